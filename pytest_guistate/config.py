@@ -1,0 +1,198 @@
+"""Options and ini values parsed once into a frozen `GuistateConfig`, kept in `config.stash`.
+
+Every option has an ini twin (`guistate_*`), so a project can pin its choices in `pytest.ini`
+or `pyproject.toml` and CI can still override them on the command line.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_guistate.core.tiers import AutoThresholds, Tier
+
+__all__ = ["GuistateConfig", "Retain", "CONFIG_KEY", "add_options", "build_config", "get_config"]
+
+
+class Retain(enum.Enum):
+    """When per-test artifacts are kept (as pytest-playwright's `retain-on-failure`)."""
+
+    ON = "on"
+    FAILURE = "failure"
+    OFF = "off"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+SIM = "sim"
+
+
+@dataclass(frozen=True)
+class GuistateConfig:
+    """Everything the plugin reads from options and ini, validated once at configure time."""
+
+    tier: Tier
+    devices: tuple[str, ...]
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    artifacts_dir: Path = Path("guistate-artifacts")
+    retain: Retain = Retain.FAILURE
+    summary_path: Path | None = None
+    thresholds: AutoThresholds = field(default_factory=AutoThresholds)
+    plan_ceiling: int = 12
+    settle_timeout_s: float = 3.0
+
+    @property
+    def uses_sim(self) -> bool:
+        return self.devices == (SIM,)
+
+    @property
+    def enabled(self) -> bool:
+        return self.tier is not Tier.OFF
+
+
+CONFIG_KEY = pytest.StashKey[GuistateConfig]()
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("guistate", "GUI task state, visual oracle and anchored reports")
+    group.addoption(
+        "--guistate",
+        dest="guistate_tier",
+        choices=[t.value for t in Tier],
+        default=None,
+        help="What to record per step: off, light, standard, full, or auto (by test length). Default: auto.",
+    )
+    group.addoption(
+        "--guistate-device",
+        dest="guistate_device",
+        default=None,
+        metavar="sim|URL",
+        help="'sim' (default: the embedded simulated phone) or an Appium server URL, e.g. http://127.0.0.1:4723.",
+    )
+    group.addoption(
+        "--guistate-caps",
+        dest="guistate_caps",
+        default=None,
+        metavar="FILE.json",
+        help="JSON file of Appium capabilities merged over the defaults.",
+    )
+    group.addoption(
+        "--guistate-artifacts",
+        dest="guistate_artifacts",
+        default=None,
+        metavar="DIR",
+        help="Directory for per-test artifacts. Default: guistate-artifacts.",
+    )
+    group.addoption(
+        "--guistate-retain",
+        dest="guistate_retain",
+        choices=[r.value for r in Retain],
+        default=None,
+        help="Keep per-test artifacts: on (always), failure (default), off.",
+    )
+    group.addoption(
+        "--guistate-summary",
+        dest="guistate_summary",
+        default=None,
+        metavar="PATH",
+        help="Write a JSON summary of the run (for CI merge gates).",
+    )
+    parser.addini("guistate", "default tier (off|light|standard|full|auto)", default="auto")
+    parser.addini("guistate_device", "sim or an Appium server URL", default=SIM)
+    parser.addini("guistate_caps", "JSON file of Appium capabilities", default="")
+    parser.addini("guistate_artifacts", "artifacts directory", default="guistate-artifacts")
+    parser.addini("guistate_retain", "on|failure|off", default=Retain.FAILURE.value)
+    parser.addini("guistate_summary", "path of the JSON run summary", default="")
+    parser.addini("guistate_light_max_steps", "auto tier: at most this many steps → light", default="8")
+    parser.addini("guistate_standard_max_steps", "auto tier: at most this many steps → standard", default="25")
+    parser.addini("guistate_plan_ceiling", "warn when a plan has more milestones than this", default="12")
+    parser.addini("guistate_settle_timeout", "seconds to wait for a screen to settle", default="3.0")
+
+
+def _choice(value: str, enum_type: type[enum.Enum], what: str) -> Any:
+    try:
+        return enum_type(value.strip().lower())
+    except ValueError:
+        allowed = ", ".join(str(m.value) for m in enum_type)
+        raise pytest.UsageError(f"{what}: {value!r} is not one of {allowed}") from None
+
+
+def _positive_int(config: pytest.Config, name: str) -> int:
+    raw = str(config.getini(name))
+    try:
+        value = int(raw)
+    except ValueError:
+        raise pytest.UsageError(f"ini {name}: {raw!r} is not an integer") from None
+    if value < 0:
+        raise pytest.UsageError(f"ini {name}: must be >= 0, got {value}")
+    return value
+
+
+def _load_caps(path_text: str, rootdir: Path) -> dict[str, Any]:
+    if not path_text:
+        return {}
+    path = Path(path_text)
+    if not path.is_absolute() and not path.exists():
+        path = rootdir / path
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise pytest.UsageError(f"--guistate-caps: no such file {path_text!r}") from None
+    except json.JSONDecodeError as exc:
+        raise pytest.UsageError(f"--guistate-caps: {path_text} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise pytest.UsageError(f"--guistate-caps: {path_text} must hold a JSON object of capabilities")
+    return data
+
+
+def _devices(value: str) -> tuple[str, ...]:
+    items = tuple(v.strip() for v in value.split(",") if v.strip())
+    if not items:
+        return (SIM,)
+    for item in items:
+        if item != SIM and not item.startswith(("http://", "https://")):
+            raise pytest.UsageError(
+                f"--guistate-device: {item!r} is neither 'sim' nor an http(s):// Appium server URL"
+            )
+    if SIM in items and len(items) > 1:
+        raise pytest.UsageError("--guistate-device: 'sim' cannot be mixed with server URLs")
+    return items
+
+
+def build_config(config: pytest.Config) -> GuistateConfig:
+    """Read options (command line first, then ini) into one validated object."""
+    opt = config.option
+
+    def pick(option: str, ini: str) -> str:
+        value = getattr(opt, option, None)
+        return str(value) if value is not None else str(config.getini(ini))
+
+    summary = pick("guistate_summary", "guistate_summary")
+    try:
+        settle = float(str(config.getini("guistate_settle_timeout")))
+    except ValueError:
+        raise pytest.UsageError("ini guistate_settle_timeout must be a number of seconds") from None
+    return GuistateConfig(
+        tier=_choice(pick("guistate_tier", "guistate"), Tier, "--guistate"),
+        devices=_devices(pick("guistate_device", "guistate_device")),
+        capabilities=_load_caps(pick("guistate_caps", "guistate_caps"), config.rootpath),
+        artifacts_dir=Path(pick("guistate_artifacts", "guistate_artifacts")),
+        retain=_choice(pick("guistate_retain", "guistate_retain"), Retain, "--guistate-retain"),
+        summary_path=Path(summary) if summary else None,
+        thresholds=AutoThresholds(
+            light_max_steps=_positive_int(config, "guistate_light_max_steps"),
+            standard_max_steps=_positive_int(config, "guistate_standard_max_steps"),
+        ),
+        plan_ceiling=_positive_int(config, "guistate_plan_ceiling"),
+        settle_timeout_s=settle,
+    )
+
+
+def get_config(config: pytest.Config) -> GuistateConfig:
+    return config.stash[CONFIG_KEY]

@@ -1,0 +1,194 @@
+"""Checks: small predicates on an `Observation` that say whether an expected effect is on screen.
+
+A check is what turns "the tap did something" into "the tap did *the right thing*": the step
+loop evaluates `expect=` and milestone checks with them. Anything a user passes is normalised by
+`as_check`: a str means "this text or content-desc is visible", a callable `(Observation) ->
+bool | CheckResult` is wrapped, and the factories below build the common ones with evidence
+(what was found, where) so a failure message can say what the screen showed instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Union
+
+from pytest_guistate.core.frame import Frame
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.observation import Observation
+from pytest_guistate.core.uitree import UINode
+
+__all__ = [
+    "CheckResult",
+    "Check",
+    "CheckSpec",
+    "visible",
+    "gone",
+    "frame_check",
+    "all_of",
+    "as_check",
+]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of a check: `evidence` is one readable line; `box` locates it when known."""
+
+    ok: bool
+    evidence: str
+    box: Box | None = None
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def to_dict(self) -> dict[str, object]:
+        return {"ok": self.ok, "evidence": self.evidence, "box": self.box.as_list() if self.box else None}
+
+
+@dataclass(frozen=True)
+class Check:
+    """A named predicate. `description` is what a failure message calls the expectation."""
+
+    description: str
+    fn: Callable[[Observation], CheckResult | bool]
+
+    def __call__(self, observation: Observation) -> CheckResult:
+        result = self.fn(observation)
+        if isinstance(result, CheckResult):
+            return result
+        if isinstance(result, bool):
+            return CheckResult(result, f"{self.description}: {'true' if result else 'false'}")
+        raise TypeError(
+            f"check {self.description!r} returned {type(result).__name__}; a check must return bool or CheckResult"
+        )
+
+
+CheckSpec = Union[str, Check, Callable[[Observation], Union[CheckResult, bool]], "list[CheckSpec]", "tuple[CheckSpec, ...]"]
+
+
+def _is_visible(node: UINode, screen: Box | None) -> bool:
+    if not node.displayed or node.bounds is None or node.bounds.is_empty:
+        return False
+    return screen is None or node.bounds.intersects(screen)
+
+
+def _describe_target(text: str | None, id: str | None, desc: str | None, exact: bool) -> str:
+    parts = []
+    if text is not None:
+        parts.append(f"text {text!r}" + ("" if exact else " (substring)"))
+    if id is not None:
+        parts.append(f"id {id!r}")
+    if desc is not None:
+        parts.append(f"content-desc {desc!r}" + ("" if exact else " (substring)"))
+    return " and ".join(parts)
+
+
+def _matcher(text: str | None, id: str | None, desc: str | None, exact: bool) -> Callable[[UINode], bool]:
+    def same(value: str, wanted: str) -> bool:
+        return value == wanted if exact else wanted in value
+
+    def match(node: UINode) -> bool:
+        if text is not None and not (same(node.text, text) or (desc is None and same(node.content_desc, text))):
+            return False
+        if desc is not None and not same(node.content_desc, desc):
+            return False
+        if id is not None and not (node.resource_id == id or node.resource_id.rpartition("/")[2] == id):
+            return False
+        return True
+
+    return match
+
+
+def _find(observation: Observation, text: str | None, id: str | None, desc: str | None, exact: bool) -> list[UINode]:
+    tree = observation.tree
+    if tree is None:
+        return []
+    screen = Box(0, 0, tree.width, tree.height) if tree.width and tree.height else None
+    match = _matcher(text, id, desc, exact)
+    return [node for node in tree.nodes() if match(node) and _is_visible(node, screen)]
+
+
+def visible(text: str | None = None, *, id: str | None = None, desc: str | None = None, exact: bool = False) -> Check:
+    """Passes when a displayed node matches: `text` (text, or content-desc when `desc` is not given),
+    `id` (full resource-id or its part after "/"), `desc` (content-desc). Substring unless `exact`."""
+    if text is None and id is None and desc is None:
+        raise ValueError("visible() needs at least one of text=, id=, desc=")
+    target = _describe_target(text, id, desc, exact)
+
+    def fn(observation: Observation) -> CheckResult:
+        if observation.tree is None:
+            return CheckResult(False, f"{target} cannot be checked: no accessibility tree in this observation")
+        found = _find(observation, text, id, desc, exact)
+        if found:
+            node = found[0]
+            return CheckResult(True, f"{target} visible as {node.cls.rpartition('.')[2]} {node.label!r}", node.bounds)
+        return CheckResult(False, f"{target} not visible")
+
+    return Check(f"{target} visible", fn)
+
+
+def gone(text: str | None = None, *, id: str | None = None, desc: str | None = None, exact: bool = False) -> Check:
+    """Passes when no displayed node matches (the negation of `visible`, with the node as evidence)."""
+    if text is None and id is None and desc is None:
+        raise ValueError("gone() needs at least one of text=, id=, desc=")
+    target = _describe_target(text, id, desc, exact)
+
+    def fn(observation: Observation) -> CheckResult:
+        if observation.tree is None:
+            return CheckResult(False, f"{target} cannot be checked: no accessibility tree in this observation")
+        found = _find(observation, text, id, desc, exact)
+        if found:
+            node = found[0]
+            where = node.bounds.to_bounds() if node.bounds else "?"
+            return CheckResult(False, f"{target} still visible at {where} ({node.label!r})", node.bounds)
+        return CheckResult(True, f"{target} gone")
+
+    return Check(f"{target} gone", fn)
+
+
+def frame_check(predicate: Callable[[Frame], bool], description: str) -> Check:
+    """A check on pixels alone (e.g. a colour at a point), for what the UI tree does not expose."""
+    if not description:
+        raise ValueError("frame_check() needs a description: it is what a failure message shows")
+
+    def fn(observation: Observation) -> CheckResult:
+        ok = predicate(observation.frame)
+        if not isinstance(ok, bool):
+            raise TypeError(f"frame_check {description!r}: predicate returned {type(ok).__name__}, expected bool")
+        return CheckResult(ok, f"{description}: {'yes' if ok else 'no'}")
+
+    return Check(description, fn)
+
+
+def all_of(*checks: CheckSpec) -> Check:
+    """Passes when every check passes; the evidence names the first that failed."""
+    parts = [as_check(c) for c in checks]
+    if not parts:
+        raise ValueError("all_of() needs at least one check")
+
+    def fn(observation: Observation) -> CheckResult:
+        results = [part(observation) for part in parts]
+        for result in results:
+            if not result.ok:
+                return result
+        return CheckResult(True, "; ".join(r.evidence for r in results), results[0].box)
+
+    return Check(" and ".join(p.description for p in parts), fn)
+
+
+def as_check(spec: CheckSpec) -> Check:
+    """Normalise what users write (str, callable, list of those, Check) to a `Check`."""
+    if isinstance(spec, Check):
+        return spec
+    if isinstance(spec, str):
+        if not spec:
+            raise ValueError("an empty string is not a check: name the text that must be visible")
+        return visible(spec)
+    if isinstance(spec, (list, tuple)):
+        return all_of(*spec)
+    if callable(spec):
+        name = getattr(spec, "__name__", type(spec).__name__)
+        return Check(f"{name}(observation)", spec)
+    raise TypeError(
+        f"not a check: {spec!r} ({type(spec).__name__}); use a str, visible()/gone()/frame_check(), "
+        "or a callable (Observation) -> bool | CheckResult"
+    )

@@ -1,0 +1,59 @@
+"""Errors and warnings the step loop raises: assertion subclasses, so pytest reports them as failures.
+
+`StepFailed`, `MilestoneNotVisible` and `ProgressIncomplete` subclass `AssertionError` because
+each is a test verdict ("the app did not do what the test expects"), not a harness crash. Their
+messages are plain text (no ANSI) so they read the same in a terminal and in JUnit XML.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_guistate.core.records import StepRecord
+
+__all__ = [
+    "GuistateWarning",
+    "GuistateError",
+    "StepFailed",
+    "MilestoneNotVisible",
+    "ProgressIncomplete",
+]
+
+
+class GuistateWarning(UserWarning):
+    """Something the test author should know about but that does not fail the test."""
+
+
+class GuistateError(Exception):
+    """Misuse of the API (e.g. a step opened inside another step)."""
+
+
+class StepFailed(AssertionError):
+    """A step's effect could not be confirmed after settle and refresh (or a retry).
+
+    `record` is the `StepRecord` of the step, with the attempts that decided it.
+    """
+
+    def __init__(self, message: str, record: StepRecord | None = None) -> None:
+        super().__init__(message)
+        self.record = record
+
+
+class MilestoneNotVisible(AssertionError):
+    """`milestone(name)` was declared but its check fails on the current screen: the screen wins."""
+
+    def __init__(self, message: str, milestone: str, evidence: str) -> None:
+        super().__init__(message)
+        self.milestone = milestone
+        self.evidence = evidence
+
+
+class ProgressIncomplete(AssertionError):
+    """`assert_complete()` found milestones of the plan that were never reached."""
+
+    def __init__(self, message: str, completed: list[str], current: str | None, remaining: list[str]) -> None:
+        super().__init__(message)
+        self.completed = completed
+        self.current = current
+        self.remaining = remaining

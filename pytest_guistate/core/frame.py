@@ -1,0 +1,102 @@
+"""Screenshots as the oracle sees them: PNG bytes, decoded lazily, with a capture time.
+
+Decoding a 1080x2400 PNG costs ~24 ms while diffing two decoded frames costs ~3 ms
+(../shared/MEASURED.md), so a `Frame` decodes at most once and keeps a downscaled grey copy for
+the oracle; identical PNG bytes are detected before any decode.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+__all__ = ["Frame", "FrameError"]
+
+
+class FrameError(ValueError):
+    """A screenshot that cannot be used (corrupt, empty, not an image)."""
+
+
+@dataclass(eq=False)
+class Frame:
+    """One screenshot. `png` is what the device sent; pixels are decoded on first use."""
+
+    png: bytes
+    timestamp: float = field(default_factory=time.time)
+    source: str = ""  # e.g. "step 3 before", for error messages and reports
+    _bgr: np.ndarray | None = field(default=None, repr=False)
+    _digest: str | None = field(default=None, repr=False)
+    _grey_cache: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_array(cls, bgr: np.ndarray, *, timestamp: float | None = None, source: str = "") -> Frame:
+        """Wrap already-decoded pixels (BGR, uint8); PNG bytes are produced on demand."""
+        if bgr.ndim != 3 or bgr.shape[2] != 3 or bgr.dtype != np.uint8:
+            raise FrameError(f"expected an HxWx3 uint8 BGR image, got shape {bgr.shape} dtype {bgr.dtype}")
+        ok, encoded = cv2.imencode(".png", bgr)
+        if not ok:
+            raise FrameError("OpenCV could not encode the frame as PNG")
+        frame = cls(png=encoded.tobytes(), timestamp=time.time() if timestamp is None else timestamp, source=source)
+        frame._bgr = bgr
+        return frame
+
+    @property
+    def digest(self) -> str:
+        """Content hash of the PNG bytes: equal digests mean identical screenshots, no decode needed."""
+        if self._digest is None:
+            self._digest = hashlib.blake2b(self.png, digest_size=16).hexdigest()
+        return self._digest
+
+    @property
+    def bgr(self) -> np.ndarray:
+        """Full-resolution pixels (decoded once). Raises `FrameError` naming the frame if corrupt."""
+        if self._bgr is None:
+            if not self.png:
+                raise FrameError(f"empty screenshot{self._where()}")
+            data = np.frombuffer(self.png, dtype=np.uint8)
+            image = cv2.imdecode(data, cv2.IMREAD_COLOR)
+            if image is None:
+                head = self.png[:8]
+                raise FrameError(
+                    f"corrupt screenshot{self._where()}: {len(self.png)} bytes that OpenCV cannot decode "
+                    f"(starts with {head!r}; a PNG starts with b'\\x89PNG\\r\\n\\x1a\\n')"
+                )
+            self._bgr = image
+        return self._bgr
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) in pixels."""
+        height, width = self.bgr.shape[:2]
+        return width, height
+
+    def grey(self, scale_divisor: int = 1) -> np.ndarray:
+        """Greyscale pixels at 1/`scale_divisor` size, cached (the oracle's working copy)."""
+        cached = self._grey_cache.get(scale_divisor)
+        if cached is None:
+            grey = cv2.cvtColor(self.bgr, cv2.COLOR_BGR2GRAY)
+            if scale_divisor > 1:
+                height, width = grey.shape
+                grey = cv2.resize(
+                    grey,
+                    (max(1, width // scale_divisor), max(1, height // scale_divisor)),
+                    interpolation=cv2.INTER_AREA,
+                )
+            self._grey_cache[scale_divisor] = grey
+            cached = grey
+        return cached
+
+    def release_pixels(self) -> None:
+        """Drop decoded pixels but keep PNG bytes, so long tests keep memory flat."""
+        self._bgr = None
+        self._grey_cache.clear()
+
+    def same_bytes(self, other: Frame) -> bool:
+        return len(self.png) == len(other.png) and self.digest == other.digest
+
+    def _where(self) -> str:
+        return f" ({self.source})" if self.source else ""

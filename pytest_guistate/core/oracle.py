@@ -1,0 +1,289 @@
+"""The visual oracle: did the last action change the screen, where, and what does it look like now?
+
+AGMem §3.2: per-pixel difference of adjacent frames, local background subtracted, loose and
+strict masks, morphological close, boxes of the changed regions (`oracle_mask`); here each box
+is judged against ignore and unstable regions, snapped at full scale to the smallest enclosing
+container of the UI tree (window, panel, dialog, list row; the raw box is kept if none fits) and
+cropped from the AFTER frame. No change at all falls back to a crop of the whole screen.
+
+Verdict rules (the step loop's stale-screen policy, DESIGN §4, depends on them):
+- identical PNG bytes, or no region outside the ignore regions            -> "no_change";
+- every region lies inside `unstable` boxes (a spinner, an animation seen by the stability
+  probe) or is a text cursor (raw width <= `cursor_max_width`, inside a focused EditText /
+  TextField of the tree)                                                    -> "no_change", the
+  flickering boxes listed in `Transition.unstable`;
+- a region overlaps unstable boxes and at most `uncertain_fraction` of its strictly changed
+  pixels lie outside them, or it lies inside an unstable box too large to be trusted
+  (> `max_unstable_fraction` of the screen: the screen was not settled)    -> "uncertain";
+- any other region                                                          -> "changed", even when
+  it covers the whole screen mid-animation: deciding to wait for settling is the step loop's job.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from collections.abc import Sequence
+
+import cv2
+
+from pytest_guistate.core.frame import Frame
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle_mask import ChangeMasks, RawRegion, change_masks, find_regions, merge_boxes, to_small
+from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transition, Verdict
+from pytest_guistate.core.uitree import UINode, UITree
+
+__all__ = ["Crop", "OracleConfig", "Region", "Transition", "VisualOracle", "status_bar_boxes"]
+
+_STATUS_BAR_FRACTION = 0.03  # top 3% of the screen when the tree does not say where the bar is
+_SYSTEM_UI_MAX_FRACTION = 0.1  # a systemui node taller than this is the notification shade, not a bar
+_EDITABLE_HINTS = ("EditText", "TextField", "AutoCompleteTextView", "SearchView")
+
+
+def status_bar_boxes(tree: UITree | None, width: int, height: int) -> list[Box]:
+    """System bars from the tree (status_bar ids, com.android.systemui), else the top 3%."""
+    boxes: list[Box] = []
+    if tree is not None:
+        for node in tree.nodes():
+            if node.bounds is None or node.bounds.is_empty:
+                continue
+            is_bar = node.resource_id.endswith("status_bar") or node.package == "com.android.systemui"
+            if is_bar and node.bounds.height <= _SYSTEM_UI_MAX_FRACTION * height:
+                boxes.append(node.bounds.clamp(width, height))
+    if not boxes:
+        boxes.append(Box(0, 0, width, max(1, round(height * _STATUS_BAR_FRACTION))))
+    return merge_boxes(boxes, 0)
+
+
+def png_size(png: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG's IHDR chunk without decoding; None if not a PNG."""
+    if len(png) >= 24 and png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR":
+        width, height = struct.unpack(">II", png[16:24])
+        return int(width), int(height)
+    return None
+
+
+class VisualOracle:
+    """Compares before/after frames of one action; stateless apart from its config."""
+
+    def __init__(self, config: OracleConfig | None = None) -> None:
+        self.config = config or OracleConfig()
+
+    # -- public API -------------------------------------------------------------------------
+
+    def compare(
+        self,
+        before: Frame,
+        after: Frame,
+        tree: UITree | None = None,
+        *,
+        ignore: Sequence[Box] = (),
+        unstable: Sequence[Box] = (),
+    ) -> Transition:
+        """Judge one transition. `tree` is the UI tree of the AFTER screen (snapping, cursors)."""
+        started = time.perf_counter()
+        if before.same_bytes(after):
+            return self._identical(after, tree, ignore, unstable, started)
+        width, height = self._check_sizes(before, after)
+        screen = Box(0, 0, width, height)
+        ignored = self._ignores(tree, width, height, ignore)
+        masks = self._masks(before, after, ignored)
+        raw_regions = find_regions(masks, self.config)
+        trusted, untrusted = self._split_unstable(unstable, screen)
+        focused = _focused_editables(tree)
+        kept: list[RawRegion] = []
+        flicker: list[Box] = []
+        uncertain: set[int] = set()
+        notes: list[str] = []
+        for raw in raw_regions:
+            kind = self._classify(raw, masks, trusted, untrusted, focused)
+            if kind == "noise":
+                if not any(box.contains(raw.box) for box in trusted):
+                    flicker.append(raw.box)  # a cursor: report where it blinked
+                continue
+            if kind == "uncertain":
+                uncertain.add(len(kept))
+            kept.append(raw)
+        verdict: Verdict
+        if len(kept) > len(uncertain):
+            verdict = "changed"
+        elif kept:
+            verdict = "uncertain"
+            notes.append("changes only at or just beyond unstable regions")
+        else:
+            verdict = "no_change"
+            if raw_regions:
+                notes.append("only flickering regions changed (cursor, spinner, animation)")
+        regions = [self._snap(raw, tree, screen) for raw in kept]
+        crops = self._crops(after, regions, screen)
+        return Transition(
+            verdict=verdict,
+            regions=regions,
+            crops=crops,
+            ignored=ignored,
+            unstable=[*unstable, *flicker],
+            identical_bytes=False,
+            diff_ratio=masks.strict_count / float(max(1, masks.counted_pixels)),
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            notes=notes,
+        )
+
+    def unstable_regions(
+        self, a: Frame, b: Frame, tree: UITree | None = None, *, ignore: Sequence[Box] = ()
+    ) -> list[Box]:
+        """Regions that differ between two frames taken with NO action in between (a stability probe):
+        blinking cursor, spinner, animation. The step loop passes them to compare() as `unstable`."""
+        if a.same_bytes(b):
+            return []
+        width, height = self._check_sizes(a, b)
+        masks = self._masks(a, b, self._ignores(tree, width, height, ignore))
+        margin = self.config.unstable_margin
+        grown = [raw.box.expand(margin).clamp(width, height) for raw in find_regions(masks, self.config)]
+        return sorted(merge_boxes(grown, 0), key=lambda box: (box.top, box.left))
+
+    def crop(self, frame: Frame, box: Box) -> bytes:
+        """PNG of `box` of `frame` (clipped to the screen); used by reports and memory too."""
+        return self._crop(frame, box).png
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def _identical(
+        self, after: Frame, tree: UITree | None, ignore: Sequence[Box], unstable: Sequence[Box], started: float
+    ) -> Transition:
+        """Identical bytes: nothing is decoded; the fallback crop *is* the after PNG."""
+        size = png_size(after.png)
+        if size is None and tree is not None and tree.width and tree.height:
+            size = (tree.width, tree.height)
+        ignored = self._ignores(tree, size[0], size[1], ignore) if size else list(ignore)
+        crops: list[Crop] = []
+        if self.config.full_screen_fallback_crop and size is not None:
+            crops.append(Crop(Box(0, 0, size[0], size[1]), after.png, -1))
+        return Transition(
+            verdict="no_change",
+            regions=[],
+            crops=crops,
+            ignored=ignored,
+            unstable=list(unstable),
+            identical_bytes=True,
+            diff_ratio=0.0,
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            notes=["identical screenshot bytes"],
+        )
+
+    @staticmethod
+    def _check_sizes(before: Frame, after: Frame) -> tuple[int, int]:
+        if before.size != after.size:
+            raise ValueError(
+                f"cannot compare frames of different sizes: before{_where(before)} is "
+                f"{before.size[0]}x{before.size[1]}, after{_where(after)} is {after.size[0]}x{after.size[1]}"
+            )
+        return after.size
+
+    def _ignores(self, tree: UITree | None, width: int, height: int, extra: Sequence[Box]) -> list[Box]:
+        boxes = status_bar_boxes(tree, width, height) if self.config.ignore_status_bar else []
+        return boxes + [box.clamp(width, height) for box in extra if not box.clamp(width, height).is_empty]
+
+    def _masks(self, before: Frame, after: Frame, ignored: Sequence[Box]) -> ChangeMasks:
+        scale = self.config.scale_divisor
+        return change_masks(before.grey(scale), after.grey(scale), self.config, after.size, ignored)
+
+    def _split_unstable(self, unstable: Sequence[Box], screen: Box) -> tuple[list[Box], list[Box]]:
+        """Unstable boxes small enough to hide changes, and those too big to be trusted."""
+        limit = self.config.max_unstable_fraction * screen.area
+        trusted: list[Box] = []
+        untrusted: list[Box] = []
+        for box in unstable:
+            clipped = box.clamp(screen.width, screen.height)
+            if clipped.is_empty:
+                continue
+            (trusted if clipped.area <= limit else untrusted).append(clipped)
+        return trusted, untrusted
+
+    def _classify(
+        self,
+        raw: RawRegion,
+        masks: ChangeMasks,
+        trusted: Sequence[Box],
+        untrusted: Sequence[Box],
+        focused: Sequence[UINode],
+    ) -> str:
+        """ "noise", "uncertain" or "real" for one region (rules in the module docstring)."""
+        config = self.config
+        overlapping = [box for box in trusted if box.intersects(raw.box)]
+        if overlapping:
+            x0, y0, x1, y1 = raw.small
+            outside = masks.strict[y0:y1, x0:x1].copy()
+            for box in overlapping:
+                bx0, by0, bx1, by1 = to_small(box, masks.scale, masks.strict.shape)
+                outside[max(by0 - y0, 0) : max(by1 - y0, 0), max(bx0 - x0, 0) : max(bx1 - x0, 0)] = 0
+            left_over = int(cv2.countNonZero(outside))
+            if left_over == 0:
+                return "noise"
+            if left_over <= config.uncertain_fraction * raw.strict_pixels:
+                return "uncertain"
+        if raw.box.width <= config.cursor_max_width:
+            tolerance = 2 * config.scale_divisor
+            for node in focused:
+                assert node.bounds is not None
+                if node.bounds.expand(tolerance).contains(raw.box):
+                    return "noise"
+        if any(box.contains(raw.box) for box in untrusted):
+            return "uncertain"
+        return "real"
+
+    def _snap(self, raw: RawRegion, tree: UITree | None, screen: Box) -> Region:
+        """Smallest enclosing container at full scale; the raw box if none fits."""
+        node = None
+        if tree is not None:
+            tolerance = self.config.snap_tolerance
+            query = raw.box.expand(-tolerance) if min(raw.box.width, raw.box.height) > 2 * tolerance else raw.box
+            node = tree.smallest_container(query, screen=screen)
+            limit = self.config.max_container_fraction * screen.area
+            if (
+                node is not None
+                and node.bounds is not None
+                and node.bounds.clamp(screen.width, screen.height).area > limit
+            ):
+                node = None  # the app's full-screen content view says nothing about where
+        if node is None or node.bounds is None:
+            return Region(raw=raw.box, box=raw.box, container=None, changed_fraction=raw.changed_fraction)
+        box = node.bounds.clamp(screen.width, screen.height)
+        return Region(raw=raw.box, box=box, container=node.label, changed_fraction=raw.changed_fraction)
+
+    def _crops(self, after: Frame, regions: Sequence[Region], screen: Box) -> list[Crop]:
+        """Up to `max_crops` crops of distinct boxes (most changed region first), or the whole screen."""
+        crops: list[Crop] = []
+        taken: list[Box] = []
+        for index, region in enumerate(regions):
+            if len(crops) >= self.config.max_crops:
+                break
+            box = region.box.expand(self.config.crop_margin).clamp(screen.width, screen.height)
+            if any(other.contains(box) for other in taken):
+                continue
+            taken.append(box)
+            crops.append(Crop(box, None, index, pixels=after.bgr[box.top : box.bottom, box.left : box.right].copy()))
+        if not regions and self.config.full_screen_fallback_crop:
+            crops.append(Crop(screen, after.png, -1))  # the after PNG is already the whole screen
+        return crops
+
+    def _crop(self, frame: Frame, box: Box) -> Crop:
+        width, height = frame.size
+        clipped = box.clamp(width, height)
+        if clipped.is_empty:
+            raise ValueError(f"crop box {box.as_list()} lies outside the {width}x{height} frame{_where(frame)}")
+        return Crop(clipped, None, -1, pixels=frame.bgr[clipped.top : clipped.bottom, clipped.left : clipped.right])
+
+
+def _focused_editables(tree: UITree | None) -> list[UINode]:
+    """Focused text fields: where a blinking cursor is expected."""
+    if tree is None:
+        return []
+    return [
+        node
+        for node in tree.nodes()
+        if node.focused and node.bounds is not None and any(hint in node.cls for hint in _EDITABLE_HINTS)
+    ]
+
+
+def _where(frame: Frame) -> str:
+    return f" ({frame.source})" if frame.source else ""

@@ -1,0 +1,160 @@
+"""The pixel half of the oracle: two grey frames in, changed boxes out (AGMem §3.2).
+
+Steps, all at 1/`scale_divisor` scale (the INTER_AREA downscale in `Frame.grey` is itself a
+box filter and serves as the denoising "open" for isolated pixels, which is why no opening
+kernel is applied at reduced scale: at 1/2 scale it would erase a 4-px text cursor or a thin
+checkbox tick, see MEASURED.md):
+
+1. ``d = |before - after|`` per pixel;
+2. local background ``bg = box_blur(d)`` (a large box filter, ~0.4 ms; a Gaussian costs ~30 ms);
+   the loose mask is taken on ``d - w*bg`` so diffuse low-contrast change (a gradient shifting,
+   a fading scrim edge) loses its extent while a compact change keeps its full strength;
+3. loose mask (extent) and strict mask (existence) -- hysteresis as in Canny;
+4. ignore regions zeroed, morphological close joins the parts of one change (text of a row);
+5. external contours -> bounding boxes; a box counts only with strict pixels inside and a large
+   enough area; nearby boxes merged; boxes mapped back to full scale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle_types import OracleConfig
+
+__all__ = ["ChangeMasks", "RawRegion", "change_masks", "find_regions", "merge_boxes", "to_small"]
+
+
+@dataclass
+class ChangeMasks:
+    """Masks of one frame pair at reduced scale (uint8, 0/255)."""
+
+    loose: np.ndarray  # after closing: the extent of each change
+    strict: np.ndarray  # strictly changed pixels, ignore regions removed
+    scale: int
+    full_size: tuple[int, int]  # (width, height) of the full-scale frame
+    counted_pixels: int  # reduced-scale pixels outside the ignore regions
+
+    @property
+    def strict_count(self) -> int:
+        return int(cv2.countNonZero(self.strict))
+
+
+@dataclass(frozen=True)
+class RawRegion:
+    """A changed box at full scale, with its strict-pixel statistics."""
+
+    box: Box
+    small: tuple[int, int, int, int]  # (x0, y0, x1, y1) at reduced scale
+    strict_pixels: int
+    changed_fraction: float
+
+
+def to_small(box: Box, scale: int, shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """Full-scale box -> reduced-scale (x0, y0, x1, y1), rounded outward and clipped."""
+    height, width = shape[:2]
+    x0 = min(max(box.left // scale, 0), width)
+    y0 = min(max(box.top // scale, 0), height)
+    x1 = min(max(-(-box.right // scale), 0), width)
+    y1 = min(max(-(-box.bottom // scale), 0), height)
+    return x0, y0, max(x0, x1), max(y0, y1)
+
+
+def _kernel_px(full_px: int, scale: int) -> int:
+    """A kernel size given in full-scale pixels, at reduced scale (at least 1)."""
+    return max(1, round(full_px / scale))
+
+
+def change_masks(
+    grey_before: np.ndarray,
+    grey_after: np.ndarray,
+    config: OracleConfig,
+    full_size: tuple[int, int],
+    ignore: Sequence[Box] = (),
+) -> ChangeMasks:
+    """Steps 1-4 of the module docstring."""
+    scale = config.scale_divisor
+    diff = cv2.absdiff(grey_before, grey_after)
+    if config.background_weight > 0:
+        k = _kernel_px(config.background_kernel, scale)
+        background = cv2.blur(diff, (k, k))
+        # saturating uint8 arithmetic: diff - w * background, clipped at 0
+        foreground = cv2.addWeighted(diff, 1.0, background, -config.background_weight, 0.0)
+    else:
+        foreground = diff
+    _, loose = cv2.threshold(foreground, config.loose_threshold, 255, cv2.THRESH_BINARY)
+    _, strict = cv2.threshold(diff, config.strict_threshold, 255, cv2.THRESH_BINARY)
+    ignored_pixels = np.zeros(diff.shape, dtype=np.uint8) if ignore else None
+    for box in ignore:
+        x0, y0, x1, y1 = to_small(box, scale, diff.shape)
+        loose[y0:y1, x0:x1] = 0
+        strict[y0:y1, x0:x1] = 0
+        if ignored_pixels is not None:
+            ignored_pixels[y0:y1, x0:x1] = 1
+    counted = diff.size - (int(cv2.countNonZero(ignored_pixels)) if ignored_pixels is not None else 0)
+    join = _kernel_px(config.join_distance, scale)
+    if join > 1:
+        kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (join, join))
+        loose = cv2.morphologyEx(loose, cv2.MORPH_CLOSE, kernel)
+        for box in ignore:  # closing must not leak a change back into an ignore region
+            x0, y0, x1, y1 = to_small(box, scale, diff.shape)
+            loose[y0:y1, x0:x1] = 0
+    return ChangeMasks(loose=loose, strict=strict, scale=scale, full_size=full_size, counted_pixels=counted)
+
+
+def find_regions(masks: ChangeMasks, config: OracleConfig) -> list[RawRegion]:
+    """Step 5: boxes of the changed regions, biggest change first."""
+    scale = masks.scale
+    width, height = masks.full_size
+    contours, _ = cv2.findContours(masks.loose, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    small_boxes: list[Box] = []
+    for contour in contours:
+        x, y, w, h = cv2.boundingRect(contour)
+        if cv2.countNonZero(masks.strict[y : y + h, x : x + w]) == 0:
+            continue  # loose-only: below the strict threshold everywhere
+        small_boxes.append(Box.from_xywh(x, y, w, h))
+    gap = _kernel_px(config.merge_gap, scale) if config.merge_gap > 0 else 0
+    regions: list[RawRegion] = []
+    for small in merge_boxes(small_boxes, gap):
+        roi = masks.strict[small.top : small.bottom, small.left : small.right]
+        strict_pixels = int(cv2.countNonZero(roi))
+        if strict_pixels == 0:
+            continue
+        full = Box(small.left * scale, small.top * scale, small.right * scale, small.bottom * scale)
+        full = full.clamp(width, height)
+        if full.area < config.min_region_area or full.is_empty:
+            continue
+        regions.append(
+            RawRegion(
+                box=full,
+                small=(small.left, small.top, small.right, small.bottom),
+                strict_pixels=strict_pixels,
+                changed_fraction=strict_pixels / float(max(1, small.area)),
+            )
+        )
+    regions.sort(key=lambda r: (-r.strict_pixels, r.box.top, r.box.left))
+    return regions
+
+
+def merge_boxes(boxes: Sequence[Box], gap: int) -> list[Box]:
+    """Merge boxes that overlap or lie within `gap` pixels of each other, until none do."""
+    pending = list(boxes)
+    merged = True
+    while merged:
+        merged = False
+        result: list[Box] = []
+        for box in pending:
+            grown = box.expand(gap)
+            for i, other in enumerate(result):
+                if grown.intersects(other):
+                    result[i] = other.union(box)
+                    merged = True
+                    break
+            else:
+                result.append(box)
+        pending = result
+    return pending

@@ -1,0 +1,167 @@
+"""What the visual oracle is tuned by and what it returns (AGMem §3.2).
+
+Kept apart from the pixel work so the step loop, reports and memory can import the result types
+without pulling in the algorithm. `Crop` encodes its PNG lazily: encoding a large crop costs more
+than the whole diff, and a light tier may never look at it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import cv2
+import numpy as np
+
+from pytest_guistate.core.geometry import Box
+
+__all__ = ["Crop", "OracleConfig", "Region", "Transition", "Verdict"]
+
+Verdict = Literal["changed", "no_change", "uncertain"]
+
+
+@dataclass(frozen=True)
+class OracleConfig:
+    """Tuning of the oracle. Pixel sizes are full-scale screen pixels unless named otherwise.
+
+    Defaults were chosen for lossless phone screenshots (PNG): noise there is not sensor noise but
+    small real changes, so the thresholds separate "state changed" from transient feedback such as
+    a pressed-state ripple (#F5F5F5 on white, 10 grey levels) rather than from compression noise.
+    """
+
+    scale_divisor: int = 2  # work at 1/2 scale: boxes stay within ~2 px of full scale (MEASURED.md)
+    loose_threshold: int = 10  # on the background-subtracted difference: gives a region its extent
+    strict_threshold: int = 24  # on the raw difference: a region must contain such pixels to count
+    min_region_area: int = 16  # px^2 of the raw box; a checkbox tick (~20x16) or a 4x50 cursor pass
+    ignore_status_bar: bool = True
+    crop_margin: int = 8
+    max_crops: int = 4
+    full_screen_fallback_crop: bool = True  # "no change at all -> the whole screen" (AGMem §3.2)
+    background_kernel: int = 64  # box-filter size of the local background of the difference
+    background_weight: float = 0.5  # how much of that background is subtracted (1.0 would erase fills)
+    join_distance: int = 12  # morphological close: changes closer than this become one region
+    merge_gap: int = 4  # boxes closer than this after contouring are merged
+    snap_tolerance: int = 3  # a raw box may poke this far out of the container it snaps to
+    max_container_fraction: float = 0.9  # containers covering more of the screen say nothing
+    cursor_max_width: int = 8  # a text cursor is a thin vertical bar inside a focused field
+    unstable_margin: int = 4  # grow probe regions so a spinner's next frame stays inside
+    uncertain_fraction: float = 0.2  # strict pixels outside unstable regions, relative, still "uncertain"
+    max_unstable_fraction: float = 0.25  # bigger unstable boxes are not trusted to hide changes
+
+    def __post_init__(self) -> None:
+        if self.scale_divisor < 1:
+            raise ValueError(f"scale_divisor must be >= 1, got {self.scale_divisor}")
+        if not 0 <= self.loose_threshold <= self.strict_threshold <= 255:
+            raise ValueError(
+                "thresholds must satisfy 0 <= loose_threshold <= strict_threshold <= 255, got "
+                f"loose={self.loose_threshold} strict={self.strict_threshold}"
+            )
+        if not 0.0 <= self.background_weight <= 1.0:
+            raise ValueError(f"background_weight must be in [0, 1], got {self.background_weight}")
+        if self.max_crops < 0 or self.crop_margin < 0 or self.min_region_area < 0:
+            raise ValueError("max_crops, crop_margin and min_region_area must be >= 0")
+        for name in ("uncertain_fraction", "max_unstable_fraction", "max_container_fraction"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
+
+
+@dataclass
+class Region:
+    """One changed area of the screen."""
+
+    raw: Box  # changed box at full scale
+    box: Box  # after snapping to the smallest enclosing container (== raw if none fits)
+    container: str | None  # label/class of the container snapped to, for reports
+    changed_fraction: float  # fraction of `raw` whose pixels changed strictly
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "raw": self.raw.as_list(),
+            "box": self.box.as_list(),
+            "container": self.container,
+            "changed_fraction": round(self.changed_fraction, 4),
+        }
+
+
+class Crop:
+    """A region of the AFTER frame, PNG-encoded on first access of `png`."""
+
+    __slots__ = ("_pixels", "_png", "box", "region_index")
+
+    def __init__(
+        self,
+        box: Box,
+        png: bytes | None = None,
+        region_index: int = -1,
+        *,
+        pixels: np.ndarray | None = None,
+    ) -> None:
+        if png is None and pixels is None:
+            raise ValueError("a Crop needs either PNG bytes or pixels to encode")
+        self.box = box
+        self.region_index = region_index  # -1: the full-screen fallback, not tied to a region
+        self._png = png
+        self._pixels = pixels
+
+    @property
+    def png(self) -> bytes:
+        if self._png is None:
+            assert self._pixels is not None
+            ok, encoded = cv2.imencode(".png", self._pixels)
+            if not ok:
+                raise ValueError(f"OpenCV could not encode the crop {self.box.as_list()} as PNG")
+            self._png = encoded.tobytes()
+            self._pixels = None  # keep only the bytes: crops are what outlives a run
+        return self._png
+
+    @property
+    def pixels(self) -> np.ndarray:
+        """BGR pixels of the crop (decoded from the PNG if already encoded)."""
+        if self._pixels is not None:
+            return self._pixels
+        image = cv2.imdecode(np.frombuffer(self.png, np.uint8), cv2.IMREAD_COLOR)
+        if image is None:
+            raise ValueError(f"crop {self.box.as_list()} holds bytes OpenCV cannot decode")
+        return image
+
+    def to_dict(self) -> dict[str, object]:
+        return {"box": self.box.as_list(), "region_index": self.region_index}
+
+    def __repr__(self) -> str:
+        state = "encoded" if self._png is not None else "pending"
+        return f"Crop(box={self.box.as_list()}, region_index={self.region_index}, png={state})"
+
+
+@dataclass
+class Transition:
+    """The oracle's judgement of one before/after pair."""
+
+    verdict: Verdict
+    regions: list[Region]
+    crops: list[Crop]
+    ignored: list[Box]  # ignore regions applied (status bar, user/hook regions)
+    unstable: list[Box]  # regions that flicker on their own (cursor, spinner, animation)
+    identical_bytes: bool  # PNG bytes equal -> nothing decoded
+    diff_ratio: float  # strictly changed pixels / screen pixels outside the ignore regions
+    elapsed_ms: float
+    notes: list[str] = field(default_factory=list)  # why the verdict is what it is, for reports
+
+    @property
+    def changed(self) -> bool:
+        return self.verdict == "changed"
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-safe summary without PNG bytes (boxes as `[l, t, r, b]`)."""
+        return {
+            "verdict": self.verdict,
+            "changed": self.changed,
+            "regions": [region.to_dict() for region in self.regions],
+            "crops": [crop.to_dict() for crop in self.crops],
+            "ignored": [box.as_list() for box in self.ignored],
+            "unstable": [box.as_list() for box in self.unstable],
+            "identical_bytes": self.identical_bytes,
+            "diff_ratio": round(self.diff_ratio, 6),
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "notes": list(self.notes),
+        }

@@ -1,0 +1,239 @@
+"""Building blocks every simulated app uses: screen metrics, views with style and handlers, the app base.
+
+An app rebuilds its whole view tree from its state on demand (like a declarative UI). A `View`
+carries three things at once: what UiAutomator2 would report (class, ids, flags), where it is
+(`box`, before clipping) and how it is painted (`Style`). Because the renderer and the
+accessibility tree are both derived from the same `View`s, pixels and tree cannot disagree.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from pytest_guistate.core.geometry import Box
+
+if TYPE_CHECKING:
+    from pytest_guistate.devices.sim.faults import Faults
+
+__all__ = ["RGB", "Metrics", "Style", "View", "AppContext", "App", "TEXT", "TEXT2", "WHITE", "DIVIDER"]
+
+RGB = tuple[int, int, int]
+TEXT: RGB = (33, 33, 33)
+TEXT2: RGB = (110, 110, 110)
+WHITE: RGB = (255, 255, 255)
+DIVIDER: RGB = (224, 224, 224)
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """Screen size and the scale from the 1080x2400 reference layout every app is designed in."""
+
+    width: int
+    height: int
+
+    @property
+    def scale(self) -> float:
+        return min(self.width / 1080.0, self.height / 2400.0)
+
+    def px(self, value: float) -> int:
+        """Reference pixels (1080-wide design) to screen pixels."""
+        return int(round(value * self.scale))
+
+    @property
+    def status_h(self) -> int:
+        return self.px(72)
+
+    @property
+    def appbar(self) -> Box:
+        return Box(0, self.status_h, self.width, self.status_h + self.px(168))
+
+    @property
+    def content(self) -> Box:
+        """Everything below the app bar."""
+        return Box(0, self.appbar.bottom, self.width, self.height)
+
+    @property
+    def screen(self) -> Box:
+        return Box(0, 0, self.width, self.height)
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a view is painted. `kind` picks the painter; the rest are its parameters."""
+
+    kind: str = "box"  # box|text|button|edit|switch|checkbox|image|spinner|clock|avatar|battery|cart|check
+    bg: RGB | None = None
+    fg: RGB = TEXT
+    size: int = 40  # font size in screen pixels
+    bold: bool = False
+    align: str = "left"  # left|center|right
+    radius: int = 0
+    border: RGB | None = None
+    max_lines: int = 1
+    hint: str = ""  # EditText placeholder drawn when empty (not part of the node's text)
+    glyph: str = ""  # a letter drawn inside icons/avatars (pixels only; the node says it in content-desc)
+    shadow: bool = False
+
+
+@dataclass
+class View:
+    """One widget: its accessibility attributes, its layout box and its paint and input handlers."""
+
+    key: str
+    cls: str
+    box: Box
+    text: str = ""
+    desc: str = ""
+    rid: str = ""
+    style: Style = field(default_factory=Style)
+    package: str | None = None  # None: inherit from the parent window
+    on_tap: Callable[[], None] | None = None
+    on_long: Callable[[], None] | None = None
+    on_refresh: Callable[[], None] | None = None  # pull-to-refresh on a scrollable
+    clickable: bool | None = None  # None: clickable iff on_tap is set
+    focusable: bool = False
+    focused: bool = False
+    password: bool = False
+    scrollable: bool = False
+    scroll_extent: int = 0  # content height of a scrollable (for clamping its offset)
+    checkable: bool = False
+    checked: bool = False
+    enabled: bool = True
+    selected: bool = False
+    clip: bool = False  # children are clipped to `box` (scroll viewports)
+    modal: bool = False  # a dialog window: taps outside it are swallowed
+    children: list[View] = field(default_factory=list)
+
+    def add(self, *views: View) -> View:
+        self.children.extend(views)
+        return self
+
+    @property
+    def is_clickable(self) -> bool:
+        return self.on_tap is not None if self.clickable is None else self.clickable
+
+    def walk(self) -> Any:
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+@dataclass
+class AppContext:
+    """What an app may ask of the phone: time, logging, toasts, faults, seeded randomness."""
+
+    metrics: Metrics
+    seed: int
+    now: Callable[[], float]
+    log: Callable[..., None]  # log(action, **fields): the phone adds "t" and "app"
+    toast: Callable[[str], None]
+    faults: Callable[[], Faults]
+
+    def rng(self, salt: str) -> random.Random:
+        """A generator seeded by the phone seed and `salt`, so content is stable per seed."""
+        return random.Random(f"{self.seed}:{salt}")
+
+
+class App:
+    """Base class: per-app state lives in the subclass; the phone asks for views and forwards input.
+
+    Subclasses implement `build_content` and may override `dialog`, `back`, `advance`, `on_text`.
+    """
+
+    package = "com.guistate.base"
+    label = "App"
+    primary: RGB = (63, 81, 181)
+
+    def __init__(self, ctx: AppContext) -> None:
+        self.ctx = ctx
+        self.m = ctx.metrics
+        self.scroll: dict[str, int] = {}
+        self.texts: dict[str, str] = {}
+        self.focused: str | None = None
+        self.focus_since = 0.0
+
+    # -- what the phone asks -------------------------------------------------------------
+    def screen_id(self) -> str:
+        """Names the current screen; a change starts a transition animation."""
+        return "main"
+
+    def title(self) -> str:
+        return self.label
+
+    def build_content(self, area: Box) -> list[View]:
+        raise NotImplementedError
+
+    def appbar_actions(self, bar: Box) -> list[View]:
+        return []
+
+    def dialog(self) -> View | None:
+        return None
+
+    def advance(self, now: float) -> bool:
+        """Apply time-based state (delayed redraws, finished loading); True if anything changed."""
+        return False
+
+    def back(self) -> bool:
+        """Handle the back key; False means "at the root": the phone goes to the launcher."""
+        return False
+
+    def on_text(self, key: str, text: str) -> None:
+        self.texts[key] = text
+
+    # -- helpers for subclasses ----------------------------------------------------------
+    def build(self) -> View:
+        """The app window: app bar (title + actions) above the content."""
+        m = self.m
+        window = View(f"{self.package}/window", "android.widget.FrameLayout", Box(0, m.status_h, m.width, m.height),
+                      rid="android:id/content", package=self.package, style=Style(bg=WHITE))
+        bar = m.appbar
+        appbar = View(f"{self.package}/appbar", "android.view.ViewGroup", bar, rid=f"{self.package}:id/toolbar",
+                      style=Style(bg=self.primary))
+        appbar.add(View(f"{self.package}/title", "android.widget.TextView",
+                        Box(bar.left + m.px(48), bar.top + m.px(44), bar.right - m.px(360), bar.bottom - m.px(44)),
+                        text=self.title(), rid=f"{self.package}:id/title",
+                        style=Style(kind="text", fg=WHITE, size=m.px(58), bold=True)))
+        appbar.add(*self.appbar_actions(bar))
+        window.add(appbar, *self.build_content(m.content))
+        return window
+
+    def focus(self, key: str) -> None:
+        if self.focused != key:
+            self.focused = key
+            self.focus_since = self.ctx.now()
+
+    def edit(self, key: str, box: Box, hint: str, password: bool = False) -> View:
+        """An EditText bound to `self.texts[key]`; tapping it focuses it (the cursor appears)."""
+        value = self.texts.get(key, "")
+        shown = "\u2022" * len(value) if password else value  # Android reports password text as bullets
+        return View(key, "android.widget.EditText", box, text=shown, rid=f"{self.package}:id/{key.rsplit('/', 1)[-1]}",
+                    on_tap=lambda: self.focus(key), focusable=True, focused=self.focused == key, password=password,
+                    style=Style(kind="edit", size=self.m.px(44), hint=hint,
+                                border=self.primary if self.focused == key else (150, 150, 150)))
+
+    def button(self, key: str, box: Box, text: str, on_tap: Callable[[], None] | None, rid: str = "",
+               enabled: bool = True, color: RGB | None = None) -> View:
+        fill = color or self.primary
+        return View(key, "android.widget.Button", box, text=text, rid=rid or f"{self.package}:id/{key.rsplit('/', 1)[-1]}",
+                    on_tap=on_tap if enabled else None, clickable=True, focusable=True, enabled=enabled,
+                    style=Style(kind="button", bg=fill if enabled else (200, 200, 200), fg=WHITE,
+                                size=self.m.px(40), bold=True, align="center", radius=self.m.px(24)))
+
+    def label_view(self, key: str, box: Box, text: str, size: int = 40, color: RGB = TEXT, bold: bool = False,
+                   align: str = "left", max_lines: int = 1, rid: str = "") -> View:
+        return View(key, "android.widget.TextView", box, text=text, rid=rid,
+                    style=Style(kind="text", fg=color, size=self.m.px(size), bold=bold, align=align,
+                                max_lines=max_lines))
+
+    def scroller(self, key: str, box: Box, extent: int, rid: str, on_refresh: Callable[[], None] | None = None) -> View:
+        """A RecyclerView viewport; children are laid out at `box.top - offset` by the caller."""
+        return View(key, "androidx.recyclerview.widget.RecyclerView", box, rid=rid, scrollable=extent > box.height,
+                    scroll_extent=extent, clip=True, on_refresh=on_refresh, focusable=True, style=Style(bg=WHITE))
+
+    def offset(self, key: str, extent: int, viewport: int) -> int:
+        """The clamped scroll offset of scrollable `key` (content may have shrunk since)."""
+        value = max(0, min(self.scroll.get(key, 0), max(0, extent - viewport)))
+        self.scroll[key] = value
+        return value

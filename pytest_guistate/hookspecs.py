@@ -1,0 +1,48 @@
+"""Hooks a project can implement in its conftest.py to extend pytest-guistate.
+
+Added in `pytest_addhooks`, as pytest-xdist does with its `newhooks.py`. Hooks that answer a
+question are `firstresult`; the plugin's own default implementations are `trylast`, so any
+implementation in a user's conftest wins.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_guistate.core.geometry import Box
+    from pytest_guistate.core.observation import Observation, Screen
+
+
+@pytest.hookspec
+def pytest_guistate_ignore_regions(observation: Observation, item: pytest.Item) -> list[Box] | None:
+    """Extra screen regions the visual oracle must ignore for this observation.
+
+    Return boxes (full-resolution pixels) that change on their own and say nothing about the
+    last action: an ad banner, a live video, a clock in the app's own header. All
+    implementations are called and their boxes combined; the status bar is always ignored.
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_guistate_refresh(screen: Screen, observation: Observation, item: pytest.Item) -> bool | None:
+    """Refresh a stale screen before an action is re-verified (refresh-before-retry).
+
+    Called when an action had no (or an uncertain) visible effect and settling did not show
+    it. Return True when you refreshed, False when refreshing is impossible here, None to let
+    the next implementation decide. A step's or test's own `refresh=` callable is used before
+    this hook. The default pulls to refresh when a scrollable list is on screen.
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_guistate_transition_check(
+    before: Observation, after: Observation, transition: Any, expect: Any, item: pytest.Item
+) -> str | None:
+    """Override the oracle's verdict for one transition: "changed", "no_change" or "uncertain".
+
+    Return None to keep the oracle's verdict. Use it for effects pixels cannot show (a
+    vibration, a network call) or to demote a change you know is noise.
+    """

@@ -1,0 +1,60 @@
+"""pytest11 entry point: options, markers, hookspecs and the hook wiring. No logic lives here.
+
+Every hook hands off to `runtime.py` (per run and per test) or the core; see STYLE.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import pytest
+
+from pytest_guistate import hookspecs
+from pytest_guistate.config import CONFIG_KEY, add_options, build_config
+from pytest_guistate.fixtures import device, guistate, guistate_capabilities, guistate_device_url  # noqa: F401
+from pytest_guistate.runtime import (
+    RUNTIME_KEY,
+    GuistateRuntime,
+    attach_failure_section,
+    default_refresh,
+    remember_report,
+)
+
+MARKER = (
+    "guistate(tier=None, app=None, faults=None, caps=None, settle_timeout=None): per-test guistate settings — "
+    "tier (off|light|standard|full|auto), app package to start in, sim fault injection, extra Appium capabilities"
+)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER)
+    guistate_config = build_config(config)
+    config.stash[CONFIG_KEY] = guistate_config
+    config.stash[RUNTIME_KEY] = GuistateRuntime(config, guistate_config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    runtime = config.stash.get(RUNTIME_KEY, None)
+    if runtime is not None:
+        runtime.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    remember_report(item, report)
+    attach_failure_section(item, report)
+    return report
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_guistate_refresh(screen: object, observation: object, item: pytest.Item) -> bool | None:
+    return default_refresh(screen)
