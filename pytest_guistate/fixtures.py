@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_guistate.config import get_config
-from pytest_guistate.runtime import RUNTIME_KEY, SESSION_KEY, marker_kwargs, test_failed
+from pytest_guistate.runtime import RUNTIME_KEY, SESSION_KEY, marker_kwargs, did_test_fail
 
 __all__ = ["guistate_capabilities", "guistate_device_url", "device", "guistate"]
 
@@ -93,7 +93,7 @@ def guistate(request: pytest.FixtureRequest, device: Any) -> Iterator[Any]:
     session = runtime.new_session(request.node, device)
     request.node.stash[SESSION_KEY] = session
     yield session
-    failed = test_failed(request.node)
+    failed = did_test_fail(request.node)
     try:
         runtime.finish_session(request.node, session, failed=failed)
     except Exception as exc:

@@ -32,6 +32,7 @@ __all__ = [
     "marker_kwargs",
 ]
 
+RUNTIME_KEY = pytest.StashKey["GuistateRuntime"]()
 SESSION_KEY = pytest.StashKey["TaskSession"]()
 REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
 _CACHE_PREFIX = "guistate/steps/"
@@ -109,7 +110,7 @@ def remember_report(item: pytest.Item, report: pytest.TestReport) -> None:
     item.stash.setdefault(REPORTS_KEY, {})[report.when] = report
 
 
-def test_failed(item: pytest.Item) -> bool:
+def did_test_fail(item: pytest.Item) -> bool:
     """A missing call report means the test did not pass (pytest-playwright's issue #89)."""
     reports = item.stash.get(REPORTS_KEY, {})
     call = reports.get("call")

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import enum
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-__all__ = ["AnchorType", "LinkType", "Anchor", "Link", "AnchorGraph", "ANCHOR_SCHEMA"]
+__all__ = ["ANCHOR_SCHEMA", "Anchor", "AnchorGraph", "AnchorType", "Link", "LinkType"]
 
 ANCHOR_SCHEMA = "guistate.anchors/1"
 
@@ -96,7 +97,7 @@ class AnchorGraph:
     def __len__(self) -> int:
         return len(self._anchors)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Anchor]:
         return iter(list(self._anchors.values()))
 
     def __getitem__(self, anchor_id: str) -> Anchor:

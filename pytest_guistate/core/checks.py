@@ -9,8 +9,9 @@ bool | CheckResult` is wrapped, and the factories below build the common ones wi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Iterable, Union
+from typing import Any
 
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
@@ -18,14 +19,14 @@ from pytest_guistate.core.observation import Observation
 from pytest_guistate.core.uitree import UINode
 
 __all__ = [
-    "CheckResult",
     "Check",
+    "CheckResult",
     "CheckSpec",
-    "visible",
-    "gone",
-    "frame_check",
     "all_of",
     "as_check",
+    "frame_check",
+    "gone",
+    "visible",
 ]
 
 
@@ -62,7 +63,8 @@ class Check:
         )
 
 
-CheckSpec = Union[str, Check, Callable[[Observation], Union[CheckResult, bool]], "list[CheckSpec]", "tuple[CheckSpec, ...]"]
+# str | Check | (Observation) -> bool | CheckResult, or a list/tuple of those (all must pass)
+CheckSpec = str | Check | Callable[[Observation], CheckResult | bool] | list[Any] | tuple[Any, ...]
 
 
 def _is_visible(node: UINode, screen: Box | None) -> bool:
@@ -91,9 +93,7 @@ def _matcher(text: str | None, id: str | None, desc: str | None, exact: bool) ->
             return False
         if desc is not None and not same(node.content_desc, desc):
             return False
-        if id is not None and not (node.resource_id == id or node.resource_id.rpartition("/")[2] == id):
-            return False
-        return True
+        return id is None or node.resource_id == id or node.resource_id.rpartition("/")[2] == id
 
     return match
 

@@ -13,11 +13,11 @@ if TYPE_CHECKING:
     from pytest_guistate.core.records import StepRecord
 
 __all__ = [
-    "GuistateWarning",
     "GuistateError",
-    "StepFailed",
+    "GuistateWarning",
     "MilestoneNotVisible",
     "ProgressIncomplete",
+    "StepFailed",
 ]
 
 

@@ -30,6 +30,7 @@ import cv2
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle_mask import ChangeMasks, RawRegion, change_masks, find_regions, merge_boxes, to_small
+from pytest_guistate.core.oracle_snap import grow_unstable, snap_regions
 from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transition, Verdict
 from pytest_guistate.core.uitree import UINode, UITree
 
@@ -37,6 +38,7 @@ __all__ = ["Crop", "OracleConfig", "Region", "Transition", "VisualOracle", "stat
 
 _STATUS_BAR_FRACTION = 0.03  # top 3% of the screen when the tree does not say where the bar is
 _SYSTEM_UI_MAX_FRACTION = 0.1  # a systemui node taller than this is the notification shade, not a bar
+_UNSTABLE_GROWTH = 4  # a probe box grows to a tree node at most this many times its size
 _EDITABLE_HINTS = ("EditText", "TextField", "AutoCompleteTextView", "SearchView")
 
 
@@ -91,9 +93,8 @@ class VisualOracle:
         raw_regions = find_regions(masks, self.config)
         trusted, untrusted = self._split_unstable(unstable, screen)
         focused = _focused_editables(tree)
-        kept: list[RawRegion] = []
+        kept: list[tuple[RawRegion, bool]] = []
         flicker: list[Box] = []
-        uncertain: set[int] = set()
         notes: list[str] = []
         for raw in raw_regions:
             kind = self._classify(raw, masks, trusted, untrusted, focused)
@@ -101,20 +102,19 @@ class VisualOracle:
                 if not any(box.contains(raw.box) for box in trusted):
                     flicker.append(raw.box)  # a cursor: report where it blinked
                 continue
-            if kind == "uncertain":
-                uncertain.add(len(kept))
-            kept.append(raw)
+            kept.append((raw, kind == "uncertain"))
+        snapped = snap_regions(kept, tree, screen, self.config)
         verdict: Verdict
-        if len(kept) > len(uncertain):
+        if any(not s.uncertain for s in snapped):
             verdict = "changed"
-        elif kept:
+        elif snapped:
             verdict = "uncertain"
             notes.append("changes only at or just beyond unstable regions")
         else:
             verdict = "no_change"
             if raw_regions:
                 notes.append("only flickering regions changed (cursor, spinner, animation)")
-        regions = [self._snap(raw, tree, screen) for raw in kept]
+        regions = [s.region for s in snapped]
         crops = self._crops(after, regions, screen)
         return Transition(
             verdict=verdict,
@@ -138,8 +138,10 @@ class VisualOracle:
         width, height = self._check_sizes(a, b)
         masks = self._masks(a, b, self._ignores(tree, width, height, ignore))
         margin = self.config.unstable_margin
-        grown = [raw.box.expand(margin).clamp(width, height) for raw in find_regions(masks, self.config)]
-        return sorted(merge_boxes(grown, 0), key=lambda box: (box.top, box.left))
+        found = [raw.box for raw in find_regions(masks, self.config)]
+        grown = grow_unstable(found, tree, _UNSTABLE_GROWTH, self.config.snap_tolerance)
+        boxes = [box.expand(margin).clamp(width, height) for box in grown]
+        return sorted(merge_boxes(boxes, 0), key=lambda box: (box.top, box.left))
 
     def crop(self, frame: Frame, box: Box) -> bytes:
         """PNG of `box` of `frame` (clipped to the screen); used by reports and memory too."""
@@ -185,7 +187,7 @@ class VisualOracle:
 
     def _masks(self, before: Frame, after: Frame, ignored: Sequence[Box]) -> ChangeMasks:
         scale = self.config.scale_divisor
-        return change_masks(before.grey(scale), after.grey(scale), self.config, after.size, ignored)
+        return change_masks(before.small(scale), after.small(scale), self.config, after.size, ignored)
 
     def _split_unstable(self, unstable: Sequence[Box], screen: Box) -> tuple[list[Box], list[Box]]:
         """Unstable boxes small enough to hide changes, and those too big to be trusted."""
@@ -230,25 +232,6 @@ class VisualOracle:
         if any(box.contains(raw.box) for box in untrusted):
             return "uncertain"
         return "real"
-
-    def _snap(self, raw: RawRegion, tree: UITree | None, screen: Box) -> Region:
-        """Smallest enclosing container at full scale; the raw box if none fits."""
-        node = None
-        if tree is not None:
-            tolerance = self.config.snap_tolerance
-            query = raw.box.expand(-tolerance) if min(raw.box.width, raw.box.height) > 2 * tolerance else raw.box
-            node = tree.smallest_container(query, screen=screen)
-            limit = self.config.max_container_fraction * screen.area
-            if (
-                node is not None
-                and node.bounds is not None
-                and node.bounds.clamp(screen.width, screen.height).area > limit
-            ):
-                node = None  # the app's full-screen content view says nothing about where
-        if node is None or node.bounds is None:
-            return Region(raw=raw.box, box=raw.box, container=None, changed_fraction=raw.changed_fraction)
-        box = node.bounds.clamp(screen.width, screen.height)
-        return Region(raw=raw.box, box=box, container=node.label, changed_fraction=raw.changed_fraction)
 
     def _crops(self, after: Frame, regions: Sequence[Region], screen: Box) -> list[Crop]:
         """Up to `max_crops` crops of distinct boxes (most changed region first), or the whole screen."""

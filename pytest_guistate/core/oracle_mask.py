@@ -1,11 +1,12 @@
-"""The pixel half of the oracle: two grey frames in, changed boxes out (AGMem §3.2).
+"""The pixel half of the oracle: two frames in, changed boxes out (AGMem §3.2).
 
 Steps, all at 1/`scale_divisor` scale (the INTER_AREA downscale in `Frame.grey` is itself a
 box filter and serves as the denoising "open" for isolated pixels, which is why no opening
 kernel is applied at reduced scale: at 1/2 scale it would erase a 4-px text cursor or a thin
-checkbox tick, see MEASURED.md):
+checkbox tick, see MEASURED.md; at full scale a 2x2 opening is applied):
 
-1. ``d = |before - after|`` per pixel;
+1. ``d = max over B,G,R of |before - after|`` per pixel (colour, not grey: a blue and a green
+   button can share a grey level);
 2. local background ``bg = box_blur(d)`` (a large box filter, ~0.4 ms; a Gaussian costs ~30 ms);
    the loose mask is taken on ``d - w*bg`` so diffuse low-contrast change (a gradient shifting,
    a fading scrim edge) loses its extent while a compact change keeps its full strength;
@@ -26,7 +27,7 @@ import numpy as np
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle_types import OracleConfig
 
-__all__ = ["ChangeMasks", "RawRegion", "change_masks", "find_regions", "merge_boxes", "to_small"]
+__all__ = ["ChangeMasks", "RawRegion", "change_masks", "colour_difference", "find_regions", "merge_boxes", "to_small"]
 
 
 @dataclass
@@ -65,20 +66,30 @@ def to_small(box: Box, scale: int, shape: tuple[int, ...]) -> tuple[int, int, in
 
 
 def _kernel_px(full_px: int, scale: int) -> int:
-    """A kernel size given in full-scale pixels, at reduced scale (at least 1)."""
-    return max(1, round(full_px / scale))
+    """A kernel size given in full-scale pixels, at reduced scale: odd (centred, so a close
+    does not shift boxes by half a kernel) and at least 1."""
+    return max(1, round(full_px / scale)) | 1
+
+
+def colour_difference(small_before: np.ndarray, small_after: np.ndarray) -> np.ndarray:
+    """Per-pixel max over channels of the absolute difference (uint8, one channel)."""
+    diff = cv2.absdiff(small_before, small_after)
+    if diff.ndim == 2:
+        return diff
+    blue, green, red = cv2.split(diff)
+    return cv2.max(cv2.max(blue, green), red)
 
 
 def change_masks(
-    grey_before: np.ndarray,
-    grey_after: np.ndarray,
+    small_before: np.ndarray,
+    small_after: np.ndarray,
     config: OracleConfig,
     full_size: tuple[int, int],
     ignore: Sequence[Box] = (),
 ) -> ChangeMasks:
     """Steps 1-4 of the module docstring."""
     scale = config.scale_divisor
-    diff = cv2.absdiff(grey_before, grey_after)
+    diff = colour_difference(small_before, small_after)
     if config.background_weight > 0:
         k = _kernel_px(config.background_kernel, scale)
         background = cv2.blur(diff, (k, k))
@@ -88,6 +99,8 @@ def change_masks(
         foreground = diff
     _, loose = cv2.threshold(foreground, config.loose_threshold, 255, cv2.THRESH_BINARY)
     _, strict = cv2.threshold(diff, config.strict_threshold, 255, cv2.THRESH_BINARY)
+    if scale == 1:  # at full scale nothing has averaged single stray pixels away yet
+        loose = cv2.morphologyEx(loose, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     ignored_pixels = np.zeros(diff.shape, dtype=np.uint8) if ignore else None
     for box in ignore:
         x0, y0, x1, y1 = to_small(box, scale, diff.shape)

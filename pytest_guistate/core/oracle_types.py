@@ -74,6 +74,10 @@ class Region:
     box: Box  # after snapping to the smallest enclosing container (== raw if none fits)
     container: str | None  # label/class of the container snapped to, for reports
     changed_fraction: float  # fraction of `raw` whose pixels changed strictly
+    # The UI element the change is in: the topmost tree node enclosing `raw` -- a leaf (a TextView
+    # whose text changed, a ProgressBar) or a container at most 4x bigger -- else `raw`; None without a tree.
+    # Comparable with node-level truth, where `raw` is pixel-level and `box` is the container.
+    element: Box | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -81,6 +85,7 @@ class Region:
             "box": self.box.as_list(),
             "container": self.container,
             "changed_fraction": round(self.changed_fraction, 4),
+            "element": self.element.as_list() if self.element is not None else None,
         }
 
 

@@ -4,19 +4,29 @@ Tests mostly say *what* to touch (a text, a description, a resource id); the dev
 into Appium calls. `.driver` is the raw Appium client for everything else. `Device` also
 implements the core's `Screen` protocol (`observe`, `pull_to_refresh`), which is all the step
 loop needs.
+
+Every coordinate `Device` takes or returns is in *screenshot pixels*, whatever the driver's own
+unit (issue 6): UiAutomator2 and the sim use pixels, XCUITest uses points (screenshots are 2-3x),
+and a web context (the chromium driver) uses CSS pixels (screenshots are x devicePixelRatio).
+`scale` converts; web contexts get their tree and locators from `devices/web.py`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import struct
 import time
 from typing import Any
 
 from appium.webdriver.common.appiumby import AppiumBy
 from appium.webdriver.webdriver import WebDriver
 from appium.webdriver.webelement import WebElement
-from selenium.common.exceptions import NoSuchElementException, WebDriverException
+from selenium.common.exceptions import (
+    InvalidSelectorException,
+    NoSuchElementException,
+    WebDriverException,
+)
 from selenium.webdriver.common.actions import interaction
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.pointer_input import PointerInput
@@ -25,26 +35,23 @@ from pytest_guistate.core.frame import Frame, FrameError
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.core.uitree import UITree, parse_page_source
+from pytest_guistate.devices import web
+from pytest_guistate.devices.errors import (
+    CapabilityUnavailable,
+    DeviceError,
+    ElementNotFound,
+    driver_call,
+)
 
-__all__ = ["Device", "DeviceError", "ElementNotFound"]
+__all__ = ["CapabilityUnavailable", "Device", "DeviceError", "ElementNotFound"]
 
 
-class DeviceError(RuntimeError):
-    """The device (Appium server or sim) failed or is gone; the message says which call."""
-
-
-class ElementNotFound(AssertionError):
-    """No element matched a locator; the message lists what was on screen instead."""
-
-
-def _xpath_literal(value: str) -> str:
-    """Quote a string for XPath 1.0, which has no escape sequences."""
-    if "'" not in value:
-        return f"'{value}'"
-    if '"' not in value:
-        return f'"{value}"'
-    parts = value.split("'")
-    return "concat(" + ", \"'\", ".join(f"'{p}'" for p in parts) + ")"
+def _png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) from a PNG header, without decoding the pixels."""
+    if len(png) < 24 or not png.startswith(b"\x89PNG\r\n\x1a\n"):
+        raise FrameError(f"screenshot is not a PNG (starts with {png[:8]!r})")
+    width, height = struct.unpack(">II", png[16:24])
+    return int(width), int(height)
 
 
 class Device:
@@ -56,6 +63,33 @@ class Device:
         self.is_sim = is_sim
         self._tap_ms = tap_ms
         self._size: tuple[int, int] | None = None
+        self._scale: float | None = None
+        self._web: bool | None = None
+
+    @property
+    def is_web(self) -> bool:
+        """A browser/webview session: HTML page source, CSS-pixel coordinates, DOM locators."""
+        if self._web is None:
+            caps = getattr(self.driver, "capabilities", None) or {}
+            self._web = not self.is_sim and bool(caps.get("browserName"))
+        return self._web
+
+    @property
+    def scale(self) -> float:
+        """Screenshot pixels per driver unit (1 for the sim and UiAutomator2, 2-3 for XCUITest
+        points, devicePixelRatio for a web context), measured once per session."""
+        if self._scale is None:
+            self._scale = 1.0 if self.is_sim else self._measure_scale()
+        return self._scale
+
+    def _measure_scale(self) -> float:
+        if self.is_web:
+            _, _, ratio = self._call("viewport geometry", lambda: self.driver.execute_script(web.GEOMETRY_JS))
+            return float(ratio)
+        rect = self._call("window rect", self.driver.get_window_rect)
+        shot_width = self.size[0]
+        ratio = shot_width / float(rect["width"]) if rect.get("width") else 1.0
+        return 1.0 if abs(ratio - 1.0) < 0.02 else round(ratio, 4)
 
     # -- observing -----------------------------------------------------------------------
     def screenshot(self, *, source: str = "") -> Frame:
@@ -71,8 +105,29 @@ class Device:
         return str(self._call("page source", lambda: self.driver.page_source))
 
     def ui_tree(self) -> UITree:
-        """The parsed accessibility tree (raises `UITreeError` on malformed XML)."""
-        return parse_page_source(self.page_source())
+        """The accessibility tree with bounds in screenshot pixels (`UITreeError` on bad XML).
+
+        A web context's page source is HTML without geometry, so there the tree comes from a
+        script that walks the rendered DOM (`devices/web.py`); XCUITest points are scaled.
+        """
+        if self.is_web:
+            return self._web_tree()
+        source = self.page_source()
+        if web.looks_like_html(source):
+            self._web = True  # e.g. an Android webview context: switch to the DOM route for good
+            return self._web_tree()
+        tree = parse_page_source(source)
+        scale = self.scale
+        if scale != 1.0:
+            for node in tree.nodes():
+                if node.bounds is not None:
+                    node.bounds = _scaled(node.bounds, scale)
+            tree.width = round(tree.width * scale) if tree.width else tree.width
+            tree.height = round(tree.height * scale) if tree.height else tree.height
+        return tree
+
+    def _web_tree(self) -> UITree:
+        return web.script_tree(self.driver, self.url)
 
     def observe(self) -> Observation:
         frame = self.screenshot()
@@ -82,10 +137,17 @@ class Device:
 
     @property
     def size(self) -> tuple[int, int]:
-        """Screen size in the pixels of screenshots (what taps and boxes use)."""
+        """Screen size in the pixels of screenshots (what taps and boxes use).
+
+        Off the sim it is read from a screenshot's PNG header: a browser's window rect is the
+        outer window, not the emulated phone, and XCUITest's is in points.
+        """
         if self._size is None:
-            rect = self._call("window rect", self.driver.get_window_rect)
-            self._size = (int(rect["width"]), int(rect["height"]))
+            if self.is_sim:
+                rect = self._call("window rect", self.driver.get_window_rect)
+                self._size = (int(rect["width"]), int(rect["height"]))
+            else:
+                self._size = _png_size(self.screenshot(source="size probe").png)
         return self._size
 
     # -- finding -------------------------------------------------------------------------
@@ -103,21 +165,34 @@ class Device:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                return self.driver.find_element(by, value)
+                if self.is_web:
+                    found = self._web_pick(by, value)
+                    if found is not None:
+                        return found
+                else:
+                    return self.driver.find_element(by, value)
             except NoSuchElementException:
-                if time.monotonic() >= deadline:
-                    break
-                time.sleep(0.1)
+                pass
+            except InvalidSelectorException as exc:
+                raise DeviceError(f"locator {by}={value!r} is not valid on {self.url}: {exc.msg}") from exc
             except WebDriverException as exc:
                 raise DeviceError(f"find {by}={value!r} failed on {self.url}: {exc.msg}") from exc
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)
         raise ElementNotFound(f"no element with {by}={value!r}; on screen: {self._visible_labels()}")
 
     def exists(self, text: str | None = None, **locator: str) -> bool:
         by, value = self._locator(text=text, **locator)
         try:
+            if self.is_web:
+                return self._web_pick(by, value) is not None
             return bool(self.driver.find_elements(by, value))
         except WebDriverException as exc:
             raise DeviceError(f"find {by}={value!r} failed on {self.url}: {exc.msg}") from exc
+
+    def _web_pick(self, by: str, value: str) -> WebElement | None:
+        return web.pick_reachable(self.driver, by, value)  # type: ignore[no-any-return]
 
     def _locator(
         self, *, text: str | None = None, desc: str | None = None, id: str | None = None, xpath: str | None = None
@@ -126,8 +201,10 @@ class Device:
         if len(given) != 1:
             raise TypeError(f"give exactly one locator (text=, desc=, id= or xpath=), got {given or 'none'}")
         kind, value = given[0]
+        if self.is_web:
+            return web.web_locator(kind, value)
         if kind == "text":
-            return AppiumBy.XPATH, f"//*[@text={_xpath_literal(value)}]"
+            return AppiumBy.XPATH, f"//*[@text={web.xpath_literal(value)}]"
         if kind == "desc":
             return AppiumBy.ACCESSIBILITY_ID, value
         if kind == "id":
@@ -181,11 +258,36 @@ class Device:
     def back(self) -> None:
         self._call("back", self.driver.back)
 
+    def open_url(self, url: str) -> None:
+        """Load a page in a web session (a browser has no apps to activate)."""
+        if not self.is_web:
+            raise CapabilityUnavailable(f"open_url() needs a browser session; {self.url} runs a native app")
+        self._call(f"open {url}", lambda: self.driver.get(url))
+
     def activate_app(self, package: str) -> None:
+        """Bring an app to the front; in a browser session an http(s) URL is opened instead."""
+        if self.is_web:
+            if package.startswith(("http://", "https://")):
+                self.open_url(package)
+                return
+            raise CapabilityUnavailable(
+                f"activate_app({package!r}): {self.url} is a browser session with no apps; pass a page URL"
+            )
         self._call(f"activate {package}", lambda: self.driver.activate_app(package))
 
     def terminate_app(self, package: str) -> bool:
+        if self.is_web:
+            raise CapabilityUnavailable(f"terminate_app({package!r}): {self.url} is a browser session with no apps")
         return bool(self._call(f"terminate {package}", lambda: self.driver.terminate_app(package)))
+
+    def mobile(self, command: str, params: dict[str, Any] | None = None) -> Any:
+        """Run `mobile: <command>`; `CapabilityUnavailable` when this driver has no such command."""
+        if self.is_web:
+            raise CapabilityUnavailable(
+                f"'mobile: {command}' is not available on {self.url}: this is a browser session, whose "
+                "driver runs execute_script as page JavaScript"
+            )
+        return self._call(f"mobile: {command}", lambda: self.driver.execute_script(f"mobile: {command}", params or {}))
 
     def pull_to_refresh(self) -> bool:
         """Drag down from the top of the first scrollable list; False when none is on screen."""
@@ -207,7 +309,10 @@ class Device:
             raise DeviceError(f"no focused field to type into on {self.url}: {exc.msg}") from exc
 
     def _pointer(self, points: list[tuple[int, int]], *, hold_ms: int, move_ms: int = 0) -> None:
+        scale = self.scale
+        points = [(round(px / scale), round(py / scale)) for px, py in points]  # screenshot px -> driver units
         finger = PointerInput(interaction.POINTER_TOUCH, "finger")
+        # duration=0: the default pointer move takes 250 ms, which a real server honours.
         builder = ActionBuilder(self.driver, mouse=finger, duration=0)
         first = points[0]
         builder.pointer_action.move_to_location(int(first[0]), int(first[1]))
@@ -226,24 +331,36 @@ class Device:
         self._call("set faults", lambda: self.driver.execute_script("mobile: guistateFaults", faults))
 
     def action_log(self) -> list[dict[str, Any]]:
-        """What really happened on the simulated phone (effective actions only)."""
+        """What really happened (effective actions only): the sim's log, or a test page's
+        `window.__guistateActionLog` (the web Feed keeps one in the same shape)."""
+        if self.is_web:
+            return list(self._page_hook("action_log", "return window.__guistateActionLog"))
         self._require_sim("action_log")
         return list(self._call("action log", lambda: self.driver.execute_script("mobile: guistateActionLog", {})))
 
     def ground_truth(self) -> dict[str, Any]:
+        if self.is_web:
+            script = "return window.__guistateGroundTruth ? window.__guistateGroundTruth() : null"
+            return dict(self._page_hook("ground_truth", script))
         self._require_sim("ground_truth")
         return dict(self._call("ground truth", lambda: self.driver.execute_script("mobile: guistateGroundTruth", {})))
 
+    def _page_hook(self, what: str, script: str) -> Any:
+        value = self._call(what, lambda: self.driver.execute_script(script))
+        if value is None:
+            raise CapabilityUnavailable(
+                f"{what}(): the page open on {self.url} exposes no window.__guistate* hook "
+                "(only the sim and test pages such as the web Feed do)"
+            )
+        return value
+
     def _require_sim(self, what: str) -> None:
         if not self.is_sim:
-            raise DeviceError(f"{what}() exists only on the simulated phone; this device is {self.url}")
+            raise CapabilityUnavailable(f"{what}() exists only on the simulated phone; this device is {self.url}")
 
     # -- plumbing ------------------------------------------------------------------------
     def _call(self, what: str, fn: Any) -> Any:
-        try:
-            return fn()
-        except WebDriverException as exc:
-            raise DeviceError(f"{what} failed on {self.url}: {(exc.msg or str(exc)).strip()}") from exc
+        return driver_call(what, self.url, fn)
 
     def close(self) -> None:
         """End the Appium session; a device that is already gone is not an error here."""
@@ -253,5 +370,13 @@ class Device:
             pass  # quitting a dead session: nothing recorded is lost, the test result stands
 
     def box_of(self, element: WebElement) -> Box:
+        """An element's rectangle in screenshot pixels."""
         rect = self._call("rect", lambda: element.rect)
-        return Box.from_xywh(rect["x"], rect["y"], rect["width"], rect["height"])
+        x, y, w, h = (float(rect[k]) * self.scale for k in ("x", "y", "width", "height"))  # CSS px may be fractional
+        return Box(round(x), round(y), round(x + w), round(y + h))
+
+
+def _scaled(box: Box, scale: float) -> Box:
+    if scale == 1.0:
+        return box
+    return Box(round(box.left * scale), round(box.top * scale), round(box.right * scale), round(box.bottom * scale))

@@ -11,13 +11,14 @@ Key sources type their characters into the focused field.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from pytest_guistate.devices.sim.errors import W3CError, invalid_argument
+from pytest_guistate.devices.sim.errors import W3CError, invalid_argument, is_number
 from pytest_guistate.devices.sim.model import SimNode
 
-__all__ = ["Gesture", "parse_actions", "focused_node", "LONG_PRESS_MS", "TOUCH_SLOP_PX"]
+__all__ = ["LONG_PRESS_MS", "TOUCH_SLOP_PX", "Gesture", "focused_node", "parse_actions"]
 
 LONG_PRESS_MS = 500  # Android's ViewConfiguration long-press timeout
 TOUCH_SLOP_PX = 16  # ~8 dp at xxhdpi: travel below this is still a tap
@@ -61,7 +62,7 @@ def _duration(action: dict[str, Any], where: str) -> int:
 
 def _coord(action: dict[str, Any], name: str, where: str) -> float:
     value = action.get(name, 0)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not is_number(value):
         raise invalid_argument(f"{where}: {name!r} must be a number, got {value!r}")
     return float(value)
 
@@ -109,7 +110,9 @@ def parse_actions(
             if kind == "pause":
                 tick_ms = max(tick_ms, _duration(action, where))
             elif source["type"] == "pointer":
-                tick_ms = max(tick_ms, _pointer(strokes[i], action, where, now, gestures, width, height, element_centre))
+                tick_ms = max(
+                    tick_ms, _pointer(strokes[i], action, where, now, gestures, width, height, element_centre)
+                )
             elif source["type"] == "key":
                 _key(action, where, now, gestures)
             elif source["type"] == "wheel" and kind == "scroll":
@@ -131,7 +134,10 @@ def _refuse_multi_touch(gestures: list[Gesture]) -> None:
         for second in strokes[i + 1 :]:
             if first.source == second.source:
                 continue
-            if first.start_ms <= second.start_ms + second.duration_ms and second.start_ms <= first.start_ms + first.duration_ms:
+            if (
+                first.start_ms <= second.start_ms + second.duration_ms
+                and second.start_ms <= first.start_ms + first.duration_ms
+            ):
                 raise W3CError("unsupported operation", "multi-touch gestures are not supported by the simulated phone")
 
 

@@ -7,20 +7,22 @@ the same exception class it would against a real Appium server.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pytest_guistate.devices.sim.model import SimError
 
 __all__ = [
-    "W3CError",
     "W3C_STATUS",
+    "W3CError",
+    "arg_dict",
+    "arg_int",
+    "arg_number",
+    "arg_str",
     "error_body",
     "from_sim_error",
     "invalid_argument",
-    "arg_str",
-    "arg_number",
-    "arg_int",
-    "arg_dict",
+    "is_number",
 ]
 
 # W3C WebDriver §6.6 error codes and their HTTP statuses (plus Appium's "unknown method").
@@ -96,19 +98,26 @@ def arg_str(body: dict[str, Any], name: str, default: Any = _MISSING) -> Any:
     return value
 
 
+def is_number(value: Any, limit: float = 1e9) -> bool:
+    """A JSON number usable as a coordinate or duration: not a bool, not NaN/inf, not absurdly large."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return abs(value) <= limit and (isinstance(value, int) or math.isfinite(value))
+
+
 def arg_number(body: dict[str, Any], name: str, default: Any = _MISSING) -> Any:
     """A finite int or float (never a bool: JSON `true` is not a coordinate)."""
     value = _arg(body, name, default)
     if value is default:
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or abs(value) > 1e9:
+    if not is_number(value):
         raise invalid_argument(f"field {name!r} must be a finite number, got {value!r}")
     return value
 
 
 def arg_int(body: dict[str, Any], name: str, default: Any = _MISSING) -> Any:
     value = arg_number(body, name, default)
-    return value if value is default else int(round(value))
+    return value if value is default else round(value)
 
 
 def arg_dict(body: dict[str, Any], name: str, default: Any = _MISSING) -> Any:

@@ -2,20 +2,22 @@
 
 XPath runs on an lxml tree built from the nodes themselves (same tags and attributes as the page
 source UiAutomator2 dumps), so every XPath hit maps back to a node key without re-parsing XML.
-A phone that offers its own `xpath(root, expression) -> list[SimNode]` helper is used instead.
+A phone that offers its own `find_xpath(expression) -> list[SimNode]` (the real `Phone` does, over
+the very page source it serves) is used instead for searches from the screen root.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from lxml import etree
 
 from pytest_guistate.devices.sim.errors import W3CError
 from pytest_guistate.devices.sim.model import SimNode
 
-__all__ = ["STRATEGIES", "find_nodes", "build_xml"]
+__all__ = ["STRATEGIES", "build_xml", "find_nodes"]
 
 STRATEGIES = ("id", "accessibility id", "xpath", "class name", "-android uiautomator")
 
@@ -64,7 +66,12 @@ def build_xml(root: SimNode, width: int, height: int) -> tuple[Any, dict[Any, Si
         for i, child in enumerate(node.children):
             add(element, child, i)
 
-    add(hierarchy, root, 0)
+    if root.cls == "hierarchy":  # the phone's root already is the <hierarchy> of the dump
+        by_element[hierarchy] = root
+        for i, child in enumerate(root.children):
+            add(hierarchy, child, i)
+    else:
+        add(hierarchy, root, 0)
     return hierarchy, by_element
 
 
@@ -81,10 +88,10 @@ def _xpath(root: SimNode, scope: SimNode | None, expression: str, width: int, he
         raise W3CError("invalid selector", f"XPath {expression!r} selects a {type(result).__name__}, not elements")
     nodes = []
     for item in result:
-        node = by_element.get(item)
+        node = by_element.get(item) if isinstance(item, etree._Element) else None
         if node is None:
-            if isinstance(item, etree._Element) and item is hierarchy:
-                continue  # the synthetic <hierarchy> root is not an element a client can act on
+            if item is hierarchy:
+                continue  # a synthetic <hierarchy> root is not an element a client can act on
             raise W3CError("invalid selector", f"XPath {expression!r} selects {item!r}, not elements")
         nodes.append(node)
     return nodes
@@ -167,18 +174,22 @@ def find_nodes(
     scope: SimNode | None = None,
     width: int,
     height: int,
-    xpath_helper: Callable[[SimNode, str], list[SimNode]] | None = None,
+    xpath_helper: Callable[[str], list[SimNode]] | None = None,
 ) -> list[SimNode]:
     """All nodes matching a locator, in document order; `scope` limits the search to its descendants."""
     if using == "xpath":
         if xpath_helper is not None and scope is None:
-            return xpath_helper(root, value)
+            return xpath_helper(value)
         return _xpath(root, scope, value, width, height)
     candidates = list((scope or root).walk())
     if scope is not None:
         candidates = candidates[1:]
     if using == "id":
-        return [n for n in candidates if n.resource_id and (n.resource_id == value or n.resource_id.endswith(":id/" + value))]
+        return [
+            n
+            for n in candidates
+            if n.resource_id and (n.resource_id == value or n.resource_id.endswith(":id/" + value))
+        ]
     if using == "accessibility id":
         return [n for n in candidates if n.content_desc == value]
     if using == "class name":

@@ -9,14 +9,15 @@ HTTP 405), and `mobile: shell` is "unsupported operation" (there is no adb behin
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices.sim.actions import focused_node
 from pytest_guistate.devices.sim.errors import W3CError, arg_int, arg_number, arg_str, invalid_argument
 from pytest_guistate.devices.sim.session import SimSession, element_ref
 
-__all__ = ["execute_script", "MOBILE_COMMANDS", "app_id", "tree_signature"]
+__all__ = ["MOBILE_COMMANDS", "app_id", "execute_script", "tree_signature"]
 
 MobileHandler = Callable[[SimSession, dict[str, Any]], Any]
 MOBILE_COMMANDS: dict[str, MobileHandler] = {}
@@ -90,7 +91,9 @@ def _area(session: SimSession, params: dict[str, Any]) -> Box:
     box = _element_box(session, params)
     if box is not None:
         return box
-    box = Box.from_xywh(arg_int(params, "left"), arg_int(params, "top"), arg_int(params, "width"), arg_int(params, "height"))
+    box = Box.from_xywh(
+        arg_int(params, "left"), arg_int(params, "top"), arg_int(params, "width"), arg_int(params, "height")
+    )
     if box.is_empty:
         raise invalid_argument(f"gesture area {box.as_list()} is empty")
     return box
@@ -98,7 +101,10 @@ def _area(session: SimSession, params: dict[str, Any]) -> Box:
 
 def _check_on_screen(session: SimSession, x: int, y: int) -> None:
     if not (0 <= x < session.phone.width and 0 <= y < session.phone.height):
-        raise W3CError("move target out of bounds", f"({x}, {y}) is outside the {session.phone.width}x{session.phone.height} screen")
+        raise W3CError(
+            "move target out of bounds",
+            f"({x}, {y}) is outside the {session.phone.width}x{session.phone.height} screen",
+        )
 
 
 @_command("clickGesture")
@@ -148,7 +154,7 @@ def _stroke(session: SimSession, params: dict[str, Any], finger_direction: str) 
 
 
 def _direction(params: dict[str, Any]) -> str:
-    direction = arg_str(params, "direction").lower()
+    direction: str = arg_str(params, "direction").lower()
     if direction not in _DIRECTIONS:
         raise invalid_argument(f"'direction' must be one of up, down, left, right; got {direction!r}")
     return direction

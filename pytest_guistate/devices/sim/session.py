@@ -9,13 +9,22 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_guistate.devices.sim.errors import W3CError, invalid_argument
 from pytest_guistate.devices.sim.model import PhoneModel, SimNode
 
-__all__ = ["SimSession", "ELEMENT_KEY", "merge_capabilities", "find_node", "element_ref"]
+__all__ = [
+    "ELEMENT_KEY",
+    "SessionStore",
+    "SimSession",
+    "element_ref",
+    "find_node",
+    "merge_capabilities",
+    "response_capabilities",
+]
 
 # W3C web element identifier; the legacy "ELEMENT" key is sent too for old JSONWP clients.
 ELEMENT_KEY = "element-6066-11e4-a52e-4f735466cecf"
@@ -44,6 +53,7 @@ class SimSession:
     page_load_ms: int = 300_000
     script_ms: int = 30_000
     settings: dict[str, Any] = field(default_factory=dict)
+    closed: bool = False
     _id_by_key: dict[str, str] = field(default_factory=dict, repr=False)
     _key_by_id: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -145,3 +155,78 @@ def response_capabilities(merged: dict[str, Any], width: int, height: int) -> di
         }
     )
     return out
+
+
+PhoneFactory = Callable[[dict[str, Any]], PhoneModel]
+
+
+class SessionStore:
+    """All live sessions of one server. The store lock guards the dict only; each session has its own."""
+
+    def __init__(self, phone_factory: PhoneFactory, default_caps: Mapping[str, Any], max_sessions: int) -> None:
+        self._factory = phone_factory
+        self._default_caps = dict(default_caps)
+        self._max = max_sessions
+        self._sessions: dict[str, SimSession] = {}
+        self._lock = threading.Lock()
+        self.stopping = threading.Event()  # set on server stop: ends implicit-wait polls early
+
+    def create(self, body: dict[str, Any]) -> SimSession:
+        merged = {**self._default_caps, **merge_capabilities(body)}
+        with self._lock:
+            if len(self._sessions) >= self._max:
+                raise W3CError("session not created", f"too many open sessions ({self._max}); quit one first")
+        try:
+            phone = self._factory(merged)
+        except W3CError:
+            raise
+        except Exception as exc:
+            raise W3CError("session not created", f"the simulated phone refused the capabilities: {exc}") from exc
+        session = SimSession(uuid.uuid4().hex, phone, response_capabilities(merged, phone.width, phone.height))
+        with self._lock:
+            admitted = len(self._sessions) < self._max  # re-checked: another request may have won the race
+            if admitted:
+                self._sessions[session.session_id] = session
+        if not admitted:
+            phone.close()
+            raise W3CError("session not created", f"too many open sessions ({self._max}); quit one first")
+        return session
+
+    def get(self, session_id: str) -> SimSession:
+        with self._lock:
+            session = self._sessions.get(session_id)
+        if session is None:
+            raise W3CError("invalid session id", f"no active session {session_id!r} (never created or already quit)")
+        return session
+
+    def delete(self, session_id: str) -> None:
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            raise W3CError("invalid session id", f"no active session {session_id!r} (never created or already quit)")
+        with session.lock:
+            session.closed = True
+            session.phone.close()
+
+    def ids(self) -> list[str]:
+        with self._lock:
+            return list(self._sessions)
+
+    def sessions(self) -> list[SimSession]:
+        with self._lock:
+            return list(self._sessions.values())
+
+    def close_all(self) -> list[str]:
+        """Close every phone (server stop); returns the errors met, so none is lost silently."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        errors = []
+        for session in sessions:
+            with session.lock:
+                session.closed = True
+                try:
+                    session.phone.close()
+                except Exception as exc:  # noqa: BLE001 - keep closing the others; the caller reports these
+                    errors.append(f"session {session.session_id}: {exc!r}")
+        return errors

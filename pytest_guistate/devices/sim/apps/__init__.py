@@ -1,0 +1,40 @@
+"""The apps installed on the simulated phone, in launcher order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pytest_guistate.devices.sim.apps.base import RGB, App, AppContext
+from pytest_guistate.devices.sim.apps.feed import FeedApp
+from pytest_guistate.devices.sim.apps.gallery import GalleryApp
+from pytest_guistate.devices.sim.apps.launcher import LAUNCHER, LauncherApp
+from pytest_guistate.devices.sim.apps.settings import SettingsApp
+from pytest_guistate.devices.sim.apps.shop import ShopApp
+
+__all__ = ["INSTALLED", "LAUNCHER", "App", "AppContext", "InstalledApp", "LauncherApp"]
+
+
+@dataclass(frozen=True)
+class InstalledApp:
+    package: str
+    label: str
+    color: RGB
+    factory: Callable[[AppContext], App]
+
+
+def _shop(letter: str) -> InstalledApp:
+    return InstalledApp(f"com.guistate.shop{letter.lower()}", f"Shop{letter}",
+                        (230, 81, 0) if letter == "A" else (106, 27, 154), lambda ctx: ShopApp(ctx, letter))
+
+
+INSTALLED: dict[str, InstalledApp] = {
+    app.package: app
+    for app in [
+        InstalledApp(FeedApp.package, FeedApp.label, FeedApp.primary, FeedApp),
+        InstalledApp(GalleryApp.package, GalleryApp.label, GalleryApp.primary, GalleryApp),
+        _shop("A"),
+        _shop("B"),
+        InstalledApp(SettingsApp.package, SettingsApp.label, SettingsApp.primary, SettingsApp),
+    ]
+}

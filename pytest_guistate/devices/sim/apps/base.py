@@ -9,15 +9,16 @@ accessibility tree are both derived from the same `View`s, pixels and tree canno
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from pytest_guistate.core.geometry import Box
 
 if TYPE_CHECKING:
     from pytest_guistate.devices.sim.faults import Faults
 
-__all__ = ["RGB", "Metrics", "Style", "View", "AppContext", "App", "TEXT", "TEXT2", "WHITE", "DIVIDER"]
+__all__ = ["DIVIDER", "RGB", "TEXT", "TEXT2", "WHITE", "App", "AppContext", "Metrics", "Style", "View"]
 
 RGB = tuple[int, int, int]
 TEXT: RGB = (33, 33, 33)
@@ -39,7 +40,7 @@ class Metrics:
 
     def px(self, value: float) -> int:
         """Reference pixels (1080-wide design) to screen pixels."""
-        return int(round(value * self.scale))
+        return round(value * self.scale)
 
     @property
     def status_h(self) -> int:
@@ -128,8 +129,10 @@ class AppContext:
     seed: int
     now: Callable[[], float]
     log: Callable[..., None]  # log(action, **fields): the phone adds "t" and "app"
-    toast: Callable[[str], None]
+    toast: Callable[..., None]  # toast(text, start=None): shown for ~1.5 s from `start` (default now)
     faults: Callable[[], Faults]
+    launch: Callable[[str], None]  # bring another app to the foreground (the launcher uses it)
+    app_version: int = 1  # hook for restyled app versions (guistate:appVersion); apps ignore it for now
 
     def rng(self, salt: str) -> random.Random:
         """A generator seeded by the phone seed and `salt`, so content is stable per seed."""
@@ -181,6 +184,9 @@ class App:
 
     def on_text(self, key: str, text: str) -> None:
         self.texts[key] = text
+
+    def on_enter(self, key: str) -> None:
+        """The IME action key ("\\n" at the end of send_keys) in EditText `key`."""
 
     # -- helpers for subclasses ----------------------------------------------------------
     def build(self) -> View:

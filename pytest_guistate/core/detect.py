@@ -1,0 +1,85 @@
+"""Cheap detectors on two observations: did the app or screen change, did a pop-up appear?
+
+They feed STATE_CHANGE and EXCEPTION anchors. Both use the accessibility tree, not pixels: a
+list refresh repaints most of the screen but keeps its structure, while navigating to another
+screen replaces the set of view ids; a dialog shows up as a new Dialog/alert node.
+"""
+
+from __future__ import annotations
+
+from pytest_guistate.core.observation import Observation
+from pytest_guistate.core.uitree import UINode, UITree
+
+__all__ = ["is_system_alert", "popup_title", "refreshable_list", "route_change"]
+
+_DIALOG_HINTS = ("Dialog", "AlertDialog", "Alert", "PopupWindow")
+_DIALOG_IDS = ("alertTitle", "parentPanel", "dialog", "aerr_", "popup")
+_SYSTEM_ALERTS = ("isn't responding", "not responding", "has stopped", "keeps stopping")
+_LIST_HINTS = ("RecyclerView", "ListView", "ScrollView", "SwipeRefreshLayout", "CollectionView", "Table")
+
+
+def _signature(tree: UITree) -> set[str]:
+    """Structure of a screen: resource ids (else class names) of its nodes, without the text."""
+    ids = {n.resource_id for n in tree.nodes() if n.resource_id}
+    return ids if len(ids) >= 3 else {f"{n.cls}@{n.depth}" for n in tree.nodes()}
+
+
+def route_change(before: Observation | None, after: Observation, *, similarity: float = 0.5) -> str | None:
+    """Why the screen counts as a different one ("app a -> b", "screen structure changed"), or None."""
+    if before is None:
+        return None
+    if before.package and after.package and before.package != after.package:
+        return f"app {before.package} -> {after.package}"
+    if before.tree is None or after.tree is None:
+        return None
+    a, b = _signature(before.tree), _signature(after.tree)
+    if not a or not b:
+        return None
+    jaccard = len(a & b) / float(len(a | b))
+    if jaccard < similarity:
+        return f"screen structure changed (similarity {jaccard:.2f})"
+    return None
+
+
+def _is_dialog(node: UINode) -> bool:
+    return any(h in node.cls for h in _DIALOG_HINTS) or any(h in node.resource_id for h in _DIALOG_IDS)
+
+
+def _dialog_text(node: UINode) -> str:
+    for child in node.walk():
+        if child.text:
+            return child.text
+    return node.label
+
+
+def popup_title(before: Observation | None, after: Observation) -> str | None:
+    """Text of a dialog present in `after` but not in `before` (None if no new dialog)."""
+    if after.tree is None:
+        return None
+    old = {(n.cls, n.resource_id, n.bounds) for n in before.tree.nodes() if _is_dialog(n)} if (
+        before is not None and before.tree is not None) else set()
+    for node in after.tree.nodes():
+        if _is_dialog(node) and (node.cls, node.resource_id, node.bounds) not in old:
+            return _dialog_text(node)
+    return None
+
+
+def is_system_alert(title: str) -> bool:
+    """An ANR / crash dialog: always an EXCEPTION, whatever the step expected."""
+    lowered = title.lower()
+    return any(marker in lowered for marker in _SYSTEM_ALERTS)
+
+
+def refreshable_list(tree: UITree | None) -> UINode | None:
+    """The first list a pull-to-refresh can act on: scrollable, else a list-like class (a short
+    RecyclerView is not scrollable, yet a SwipeRefreshLayout around it still refreshes)."""
+    if tree is None:
+        return None
+    candidates = [n for n in tree.nodes() if n.displayed and n.bounds is not None and not n.bounds.is_empty]
+    for node in candidates:
+        if node.scrollable:
+            return node
+    for node in candidates:
+        if any(hint in node.cls for hint in _LIST_HINTS):
+            return node
+    return None

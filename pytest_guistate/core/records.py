@@ -1,0 +1,146 @@
+"""What the step loop remembers of each step: JSON-safe records plus an artifact store for bytes.
+
+Records never hold PNG bytes or pixels (a 500-step test must stay small in memory and in the
+journal); crops and frames go into an `ArtifactSink` under names the records refer to. The
+default sink keeps them in memory; the reporters may pass one that writes to disk.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = ["OUTCOMES", "ArtifactSink", "Attempt", "MemoryArtifacts", "StepRecord"]
+
+OUTCOMES = ("ok", "settled", "refreshed", "retried", "failed")
+
+
+@dataclass
+class Attempt:
+    """One verification of a step: the first look, after settling, after a refresh, after a retry."""
+
+    stage: str  # initial | settle | refresh | retry
+    verdict: str | None  # oracle verdict vs the before-frame (None when not compared)
+    expect_ok: bool | None  # None when the step has no expect
+    evidence: str  # the expect's evidence, or the oracle's notes
+    met: bool
+    regions: list[list[int]] = field(default_factory=list)
+    polls: int = 0  # frames taken while settling
+    refreshed_by: str = ""  # what refreshed (step callable, session callable, hook, pull-to-refresh)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "stage": self.stage,
+            "verdict": self.verdict,
+            "expect_ok": self.expect_ok,
+            "evidence": self.evidence,
+            "met": self.met,
+            "regions": [list(r) for r in self.regions],
+            "polls": self.polls,
+            "refreshed_by": self.refreshed_by,
+            "elapsed_s": round(self.elapsed_s, 4),
+        }
+
+
+@dataclass
+class StepRecord:
+    """One step (`step` block or `perform`). `outcome` is one of OUTCOMES, "" while running."""
+
+    index: int  # 1-based, as reports number steps
+    name: str
+    kind: str  # "step" | "perform"
+    expect: str | None
+    idempotent: bool
+    started: float = 0.0  # session clock (monotonic) at the start
+    ended: float | None = None  # session clock at the end
+    wall: float = field(default_factory=time.time)  # wall-clock start, for reports
+    outcome: str = ""
+    verdict: str | None = None
+    confirmed: bool = False  # the effect was confirmed (expect met / visible change)
+    attempts: list[Attempt] = field(default_factory=list)
+    actions: int = 0  # how many times the action ran (perform); 1 for a step block
+    regions: list[dict[str, Any]] = field(default_factory=list)
+    crops: list[str] = field(default_factory=list)  # artifact names
+    frames: list[str] = field(default_factory=list)  # artifact names (tier full, or failure)
+    package_before: str = ""
+    package_after: str = ""
+    reused_before: bool = False  # the before-observation was the previous step's after-observation
+    episode: bool = False  # a stale-screen episode (first check unmet)
+    route_changed: bool = False  # app or screen changed (a STATE_CHANGE anchor was due)
+    anchors: list[str] = field(default_factory=list)
+    error: str | None = None
+    explanation: str = ""
+    transition: dict[str, Any] | None = None
+    state: dict[str, Any] | None = None  # TaskState snapshot (tier full)
+
+    @property
+    def duration_s(self) -> float | None:
+        return None if self.ended is None else self.ended - self.started
+
+    @property
+    def retries(self) -> int:
+        return max(0, self.actions - 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "kind": self.kind,
+            "expect": self.expect,
+            "idempotent": self.idempotent,
+            "outcome": self.outcome,
+            "verdict": self.verdict,
+            "confirmed": self.confirmed,
+            "actions": self.actions,
+            "retries": self.retries,
+            "attempts": [a.to_dict() for a in self.attempts],
+            "regions": list(self.regions),
+            "crops": list(self.crops),
+            "frames": list(self.frames),
+            "package_before": self.package_before,
+            "package_after": self.package_after,
+            "reused_before": self.reused_before,
+            "episode": self.episode,
+            "route_changed": self.route_changed,
+            "anchors": list(self.anchors),
+            "error": self.error,
+            "explanation": self.explanation,
+            "transition": self.transition,
+            "state": self.state,
+            "wall": round(self.wall, 3),
+            "duration_s": None if self.duration_s is None else round(self.duration_s, 4),
+        }
+
+
+class ArtifactSink(Protocol):
+    """Where crops and frames go. `put` returns the name records refer to."""
+
+    def put(self, name: str, data: bytes, media_type: str = "image/png") -> str: ...
+
+
+class MemoryArtifacts:
+    """Default sink: bytes in a dict (PNG bytes only, never decoded pixels)."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, tuple[bytes, str]] = {}
+
+    def put(self, name: str, data: bytes, media_type: str = "image/png") -> str:
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"artifact {name!r} must be bytes, got {type(data).__name__}")
+        self.items[name] = (bytes(data), media_type)
+        return name
+
+    def get(self, name: str) -> bytes:
+        try:
+            return self.items[name][0]
+        except KeyError:
+            raise KeyError(f"no artifact {name!r}; stored: {sorted(self.items)[:20]}") from None
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(len(data) for data, _ in self.items.values())

@@ -1,0 +1,260 @@
+"""Bookkeeping after each step: artifacts, anchors, the state update, listeners, frame memory.
+
+Kept apart from `session.py` so the verbs read as the policy they implement. The `Journal` is
+the only writer of the anchor graph and of `TaskSession._state` after a step; listeners
+(journal file, HTML, Allure) are notified from here, and a listener that raises is reported as a
+`GuistateWarning` naming what its report will miss, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pytest_guistate.core.anchors import Anchor, AnchorType, LinkType
+from pytest_guistate.core.detect import is_system_alert, popup_title, route_change
+from pytest_guistate.core.errors import GuistateWarning
+from pytest_guistate.core.frame import Frame
+from pytest_guistate.core.observation import Observation
+from pytest_guistate.core.records import StepRecord
+from pytest_guistate.core.state import Conflict, TaskState
+from pytest_guistate.core.updater import reconcile
+
+if TYPE_CHECKING:
+    from pytest_guistate.core.session import TaskSession
+    from pytest_guistate.core.steploop import Verification
+
+__all__ = ["FrameWindow", "Journal", "SessionListener"]
+
+
+class SessionListener(Protocol):
+    """Reporters implement any subset of these (missing methods are skipped)."""
+
+    def on_step(self, record: StepRecord) -> None: ...
+
+    def on_anchor(self, anchor: Anchor) -> None: ...
+
+    def on_state(self, state: TaskState) -> None: ...
+
+    def on_finish(self, session: TaskSession) -> None: ...
+
+
+class FrameWindow:
+    """Keeps at most `size` frames with decoded pixels; older ones keep only PNG bytes.
+
+    A 1080x2400 frame decoded is ~7.8 MB; a 500-step test would hold gigabytes otherwise
+    (MEASURED.md). Pinned frames (the current step's before-frame) are released last.
+    """
+
+    def __init__(self, size: int) -> None:
+        if size < 2:
+            raise ValueError(f"the frame window must hold at least 2 frames, got {size}")
+        self.size = size
+        self._frames: list[Frame] = []
+        self._pinned: set[int] = set()
+
+    def add(self, frame: Frame) -> None:
+        if all(f is not frame for f in self._frames):
+            self._frames.append(frame)
+        self.trim()
+
+    def pin(self, frame: Frame) -> None:
+        self._pinned = {id(frame)}
+        self.add(frame)
+
+    def unpin(self) -> None:
+        self._pinned = set()
+        self.trim()
+
+    def trim(self) -> None:
+        while len(self._frames) > self.size:
+            victim = next((f for f in self._frames if id(f) not in self._pinned), None)
+            if victim is None:
+                return
+            victim.release_pixels()
+            self._frames.remove(victim)
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+
+class Journal:
+    def __init__(self, session: TaskSession, listeners: list[Any]) -> None:
+        self.session = session
+        self.listeners = listeners
+        self._subgoals: dict[str, Anchor] = {}
+        self._last_subgoal: Anchor | None = None
+        self._pending: list[Anchor] = []  # EXCEPTIONs since the last SUBGOAL, linked "blocks" when it comes
+
+    # -- listeners -------------------------------------------------------------------------
+    def _emit(self, method: str, arg: Any) -> None:
+        for listener in self.listeners:
+            fn = getattr(listener, method, None)
+            if fn is None:
+                continue
+            try:
+                fn(arg)
+            except Exception as exc:  # noqa: BLE001 - a reporter must not fail the test; say what is lost
+                warnings.warn(GuistateWarning(
+                    f"guistate listener {type(listener).__name__}.{method} raised {type(exc).__name__}: {exc}; "
+                    "its report will miss this event"), stacklevel=3)
+
+    def emit_anchor(self, anchor: Anchor) -> None:
+        self._emit("on_anchor", anchor)
+
+    def emit_state(self, state: TaskState) -> None:
+        self._emit("on_state", state)
+
+    # -- anchors ---------------------------------------------------------------------------
+    def anchor(self, type: AnchorType, title: str, *, step_index: int | None = None, detail: str = "",
+               app: str = "", crops: list[str] | None = None, data: dict[str, Any] | None = None) -> Anchor | None:
+        """Add an anchor when the tier records anchors (None otherwise)."""
+        if not self.session.policy.anchors:
+            return None
+        if step_index is None and self.session._open_step is not None:
+            step_index = self.session._open_step.index
+        return self.session.anchors.add(type, title, step_index=step_index, detail=detail, app=app, crops=crops,
+                                        data=data, timestamp=None)
+
+    def _exception(self, title: str, record: StepRecord | None, **kwargs: Any) -> Anchor | None:
+        current = self.session.state.current
+        data = dict(kwargs.pop("data", {}) or {})
+        data.setdefault("milestone", current)
+        anchor = self.anchor(AnchorType.EXCEPTION, title, step_index=record.index if record else None, data=data,
+                             **kwargs)
+        if anchor is not None:
+            self._pending.append(anchor)
+            if record is not None:
+                record.anchors.append(anchor.id)
+        return anchor
+
+    def subgoal(self, name: str, how: str, step_index: int | None, app: str) -> None:
+        anchor = self.anchor(AnchorType.SUBGOAL, name, step_index=step_index, app=app,
+                             detail="declared by the test" if how == "declared" else f"completed ({how})",
+                             data={"milestone": name, "how": how})
+        if anchor is None:
+            return
+        if self._last_subgoal is not None:
+            self.session.anchors.link(self._last_subgoal, anchor, LinkType.ENABLES)
+        for exc in [a for a in self._pending if a.data.get("milestone") == name]:
+            self.session.anchors.link(exc, anchor, LinkType.BLOCKS)
+        self._pending = [a for a in self._pending if a.data.get("milestone") != name]
+        self._subgoals[name] = anchor
+        self._last_subgoal = anchor
+
+    def conflict(self, conflict: Conflict, app: str) -> None:
+        self.session.conflicts += 1
+        anchor = self._exception(f"conflict: milestone {conflict.milestone!r}", None, app=app,
+                                 detail=f"{conflict.evidence} -> {conflict.resolution}",
+                                 data={"kind": "conflict", "milestone": conflict.milestone})
+        if anchor is not None:
+            anchor.step_index = conflict.step_index
+            earlier = self._subgoals.get(conflict.milestone)
+            if earlier is not None:
+                self.session.anchors.link(anchor, earlier, LinkType.RESULT_OF)
+
+    # -- after a step ----------------------------------------------------------------------
+    def close_step(self, record: StepRecord, before: Observation | None, verification: Verification | None) -> None:
+        session = self.session
+        after = verification.after if verification is not None else None
+        transition = verification.judgement.transition if verification is not None else None
+        record.ended = session.clock.monotonic()
+        if verification is not None:
+            record.verdict = verification.judgement.verdict
+        if after is not None:
+            record.package_after = after.package
+        if transition is not None:
+            record.transition = transition.to_dict()
+            record.regions = [region.to_dict() for region in transition.regions]
+        failed = record.outcome == "failed"
+        self._store_artifacts(record, before, after, transition, failed)
+        app = after.package if after is not None else record.package_before
+        route = route_change(before, after) if after is not None else None
+        record.route_changed = route is not None
+        self._update(record, before, after, transition, app)  # SUBGOALs first: the timeline reads in order
+        self._step_anchors(record, before, after, failed, app, route)
+        session.frames.unpin()
+        self._emit("on_step", record)
+        self.emit_state(session.state)
+
+    def _store_artifacts(self, record: StepRecord, before: Observation | None, after: Observation | None,
+                         transition: Any, failed: bool) -> None:
+        policy, sink = self.session.policy, self.session.artifacts
+        keep_crops = policy.keep_step_crops or (failed and policy.keeps_crops_on_failure)
+        if transition is not None and keep_crops:
+            for i, crop in enumerate(transition.crops):
+                if crop.region_index == -1 and not failed:
+                    continue  # the whole-screen fallback is a frame, not a crop: only kept on failure
+                record.crops.append(sink.put(f"step{record.index:03d}-crop{i}.png", crop.png))
+        if policy.keep_frames and before is not None:
+            record.frames.append(sink.put(f"step{record.index:03d}-before.png", before.frame.png))
+        if after is not None and (policy.keep_frames or (failed and policy.keeps_crops_on_failure)):
+            record.frames.append(sink.put(f"step{record.index:03d}-after.png", after.frame.png))
+
+    def _step_anchors(self, record: StepRecord, before: Observation | None, after: Observation | None,
+                      failed: bool, app: str, why: str | None) -> None:
+        if after is not None:
+            if why is not None:
+                anchor = self.anchor(AnchorType.STATE_CHANGE, f"after {record.name!r}: {why}", step_index=record.index,
+                                     app=app, crops=record.crops[:1], data={"reason": why, "from": record.package_before})
+                if anchor is not None:
+                    record.anchors.append(anchor.id)
+            title = popup_title(before, after)
+            if title is not None:
+                if is_system_alert(title) or not record.confirmed:
+                    self._exception(f"pop-up {title!r}", record, app=app, crops=record.crops[:1],
+                                    data={"kind": "popup", "title": title})
+                else:
+                    anchor = self.anchor(AnchorType.STATE_CHANGE, f"dialog {title!r} opened", step_index=record.index,
+                                         app=app, data={"reason": "dialog", "title": title})
+                    if anchor is not None:
+                        record.anchors.append(anchor.id)
+        if record.episode:
+            stages = " -> ".join(f"{a.stage}:{a.verdict or '-'}{'' if a.expect_ok is None else '/expect ' + ('met' if a.expect_ok else 'unmet')}"
+                                 for a in record.attempts)
+            self._exception(f"stale screen after {record.name!r}", record, app=app, crops=list(record.crops),
+                            detail=f"{stages}; outcome {record.outcome}",
+                            data={"kind": "stale_screen", "outcome": record.outcome,
+                                  "attempts": [a.to_dict() for a in record.attempts]})
+        if failed:
+            first_line = record.explanation.splitlines()[0] if record.explanation else "failed"
+            self._exception(f"step {record.name!r} failed", record, app=app,
+                            crops=list(record.crops) + list(record.frames[-1:]), detail=first_line,
+                            data={"kind": "step_failed", "error": record.error})
+
+    def _update(self, record: StepRecord, before: Observation | None, after: Observation | None,
+                transition: Any, app: str) -> None:
+        session = self.session
+        old = session.state
+        try:
+            new = session.updater.update(old.copy(), record, before, after, transition)
+            if not isinstance(new, TaskState):
+                raise TypeError(f"{type(session.updater).__name__}.update returned {type(new).__name__}, "
+                                "expected TaskState")
+        except Exception as exc:  # propagate, but surfaced first (TSR: measure updater errors)
+            session.updater_errors += 1
+            self._exception(f"state updater error: {type(exc).__name__}", record, app=app, detail=str(exc)[:200],
+                            data={"kind": "updater_error"})
+            raise
+        reconcile(old, new, after, record.index)
+        session._state = new
+        for conflict in new.focus.conflicts:
+            self.conflict(conflict, app)
+        for name in [n for n in new.completed if not old.is_done(n)]:
+            self.subgoal(name, new.how.get(name, "auto"), record.index, app)
+        if session.policy.state_snapshots:
+            record.state = new.to_dict()
+
+    # -- end -------------------------------------------------------------------------------
+    def finish(self, outcome: str, error: BaseException | None) -> None:
+        session = self.session
+        detail = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}" if error else ""
+        anchor = self.anchor(AnchorType.FINISH, f"test {outcome}", step_index=len(session.steps) or None,
+                             detail=detail, app=session._last[0].package if session._last else "",
+                             data={"outcome": outcome, "progress": session.progress.to_dict()})
+        if anchor is not None:
+            for subgoal in self._subgoals.values():
+                session.anchors.link(anchor, subgoal, LinkType.RESULT_OF)
+            if error is not None and self._pending:
+                session.anchors.link(self._pending[-1], anchor, LinkType.BLOCKS)
+        self._emit("on_finish", session)

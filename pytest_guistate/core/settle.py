@@ -1,0 +1,141 @@
+"""Waiting for the screen to settle: poll frames until they stop changing, within a bound.
+
+TSR figure 2, step 1: after an action with no (or uncertain) visible effect, wait until frames
+stop changing before judging. "Stop changing" means `stable_frames` consecutive frames the
+oracle calls `no_change` (identical bytes first, which costs nothing; the oracle already ignores
+the status bar and a focused field's cursor). Nothing is learnt as "unstable" while settling: a
+spinner that keeps turning is a screen still loading (pull-to-refresh), and a late one-off change
+(a tick appearing) is the action's effect; both must keep the loop waiting, never be masked.
+Known flicker (an animated banner) belongs in ignore regions (hook `extra_ignore_regions`).
+
+Time goes through a `Clock` so tests (and the simulated phone) can run on a virtual clock.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from pytest_guistate.core.frame import Frame
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.observation import Observation, Screen
+from pytest_guistate.core.oracle_types import Transition
+from pytest_guistate.core.uitree import UITree
+
+__all__ = ["Clock", "SettlePolicy", "SettleResult", "SystemClock", "VirtualClock", "settle"]
+
+
+class Clock(Protocol):
+    """Monotonic time and sleep; inject a virtual clock in tests."""
+
+    def monotonic(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
+
+
+class VirtualClock:
+    """A clock that only moves when slept on: tests and the simulated phone share it
+    (`Phone(clock=vc)` calls it; the session sleeps on it), so waiting costs no real time."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.t = float(start)
+
+    def __call__(self) -> float:
+        return self.t
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError(f"cannot sleep a negative time ({seconds})")
+        self.t += seconds
+
+    advance = sleep
+
+
+@dataclass(frozen=True)
+class SettlePolicy:
+    """Bounds of one settle: give up after `timeout_s`; poll every `interval_s`."""
+
+    timeout_s: float = 3.0
+    interval_s: float = 0.15
+    stable_frames: int = 2  # consecutive frames judged identical (the first counts as one)
+
+    def __post_init__(self) -> None:
+        if self.timeout_s < 0 or self.interval_s <= 0:
+            raise ValueError(f"need timeout_s >= 0 and interval_s > 0, got {self.timeout_s}, {self.interval_s}")
+        if self.stable_frames < 2:
+            raise ValueError(f"stable_frames must be >= 2 (two frames to compare), got {self.stable_frames}")
+
+
+@dataclass
+class SettleResult:
+    observation: Observation  # the last frame taken
+    polls: int  # observations taken while settling
+    stable: bool  # False: timed out while frames were still changing
+    elapsed_s: float
+    stopped_early: bool = False  # `until` was satisfied before the screen was stable
+
+
+class _Comparer(Protocol):
+    def compare(
+        self, before: Frame, after: Frame, tree: UITree | None = None, *,
+        ignore: Sequence[Box] = (), unstable: Sequence[Box] = (),
+    ) -> Transition: ...
+
+
+def settle(
+    screen: Screen,
+    oracle: _Comparer,
+    start: Observation,
+    policy: SettlePolicy,
+    clock: Clock,
+    *,
+    ignore: Callable[[Observation], Sequence[Box]] = lambda obs: (),
+    unstable: Sequence[Box] = (),
+    until: Callable[[Observation], bool] | None = None,
+    observe: Callable[[str], Observation] | None = None,
+    stop_when_stable: bool = True,
+) -> SettleResult:
+    """Poll `screen` from `start` until stable, `until(obs)` holds, or the timeout.
+
+    Always takes at least one new observation (the caller's frame may be mid-redraw).
+    `observe(source)` replaces `screen.observe()` (the session uses it to track frames).
+    `stop_when_stable=False` waits for `until` (or the timeout) even on a still screen: used when
+    no refresh can follow, so an effect that lands late (a delayed redraw) is still caught.
+    """
+    began = clock.monotonic()
+    deadline = began + policy.timeout_s
+    previous = start
+    run = 1
+    polls = 0
+    while True:
+        clock.sleep(policy.interval_s)
+        current = observe(f"settle poll {polls + 1}") if observe is not None else screen.observe()
+        polls += 1
+        if until is not None and until(current):
+            return SettleResult(current, polls, False, clock.monotonic() - began, stopped_early=True)
+        if previous.frame.same_bytes(current.frame):
+            run += 1
+        else:
+            verdict = oracle.compare(previous.frame, current.frame, current.tree, ignore=ignore(current),
+                                     unstable=unstable).verdict
+            run = run + 1 if verdict == "no_change" else 1
+        previous = current
+        if run >= policy.stable_frames and (stop_when_stable or until is None):
+            return SettleResult(current, polls, True, clock.monotonic() - began)
+        if clock.monotonic() >= deadline:
+            return SettleResult(current, polls, False, clock.monotonic() - began)
+

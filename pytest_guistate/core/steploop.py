@@ -1,0 +1,251 @@
+"""The verification loop of one step: judge, settle, refresh (TSR figure 2, DESIGN §4).
+
+`StepLoop.verify` answers one question for the session: after this action, is the expected
+effect on screen? It judges the first look; if unmet it waits for the screen to settle and
+looks again; if still unmet it refreshes (step callable, session callable, hook, else
+pull-to-refresh when a scrollable list is on screen) and looks again. It never repeats the
+action: whether a retry is allowed is `TaskSession.perform`'s decision, made on the evidence
+this loop returns (`Verification.proven_no_effect`).
+
+"Met" means: the expect check passes; with no expect and transition gating on, the oracle saw a
+visible change vs the before-frame; with gating off (tier light/off), met.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pytest_guistate.core.checks import Check, CheckResult
+from pytest_guistate.core.detect import refreshable_list
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.observation import Observation, Screen
+from pytest_guistate.core.oracle import VisualOracle
+from pytest_guistate.core.oracle_types import Transition
+from pytest_guistate.core.records import Attempt, StepRecord
+from pytest_guistate.core.settle import Clock, SettlePolicy, settle
+from pytest_guistate.core.tiers import TierPolicy
+
+__all__ = ["VERDICTS", "Judgement", "SessionHooks", "StepLoop", "Verification"]
+
+VERDICTS = ("changed", "no_change", "uncertain")
+RefreshFn = Callable[[], object]
+
+
+@dataclass
+class SessionHooks:
+    """Optional callables the pytest layer fills from pluggy hooks (all may be None).
+
+    - `extra_ignore_regions(obs) -> list[Box]`: regions the oracle must ignore (ads, clocks).
+    - `refresh(screen, obs) -> bool | None`: refresh the screen; None = not handled.
+    - `transition_check(before_obs, after_obs, transition, expect) -> str | None`: a verdict
+      override ("changed" / "no_change" / "uncertain"), None = keep the oracle's.
+    """
+
+    extra_ignore_regions: Callable[[Observation], Sequence[Box]] | None = None
+    refresh: Callable[[Screen, Observation], bool | None] | None = None
+    transition_check: Callable[[Observation, Observation, Transition, Check | None], str | None] | None = None
+
+
+@dataclass
+class Judgement:
+    met: bool
+    verdict: str | None
+    transition: Transition | None
+    expect_result: CheckResult | None
+
+    @property
+    def evidence(self) -> str:
+        if self.expect_result is not None:
+            return self.expect_result.evidence
+        if self.transition is not None:
+            return "; ".join(self.transition.notes) or f"oracle: {self.verdict}"
+        return ""
+
+
+@dataclass
+class Verification:
+    """What the loop concluded. `stage` is the last look: initial | settle | refresh | wait
+    ("wait": nothing could refresh, so the loop waited for the effect up to the settle timeout)."""
+
+    met: bool
+    stage: str
+    after: Observation
+    judgement: Judgement
+    refreshed_by: str = ""
+    unstable: list[Box] = field(default_factory=list)
+
+    def proven_no_effect(self, expect: Check | None) -> bool:
+        """True only when the evidence shows the action did not take effect (TSR: no blind retry):
+        the expect is still unmet, or with no expect the oracle still sees no change at all."""
+        if self.met:
+            return False
+        if expect is not None:
+            return self.judgement.expect_result is not None and not self.judgement.expect_result.ok
+        return self.judgement.verdict == "no_change"
+
+
+class StepLoop:
+    """Judging and recovery for the session; holds no per-test state of its own."""
+
+    def __init__(
+        self,
+        screen: Screen,
+        oracle: VisualOracle,
+        policy: TierPolicy,
+        settle_policy: SettlePolicy,
+        clock: Clock,
+        hooks: SessionHooks,
+        observe: Callable[[str], Observation],
+        note_action: Callable[[str], None],
+        *,
+        probe: bool = True,
+    ) -> None:
+        self.screen = screen
+        self.oracle = oracle
+        self.policy = policy
+        self.settle_policy = settle_policy
+        self.clock = clock
+        self.hooks = hooks
+        self._observe = observe
+        self._note_action = note_action
+        self.probe = probe
+
+    def ignore(self, observation: Observation) -> list[Box]:
+        if self.hooks.extra_ignore_regions is None:
+            return []
+        boxes = list(self.hooks.extra_ignore_regions(observation))
+        for box in boxes:
+            if not isinstance(box, Box):
+                raise TypeError(f"extra_ignore_regions hook returned {box!r}; expected Box instances")
+        return boxes
+
+    def judge(
+        self, before: Observation | None, after: Observation, expect: Check | None, *, unstable: Sequence[Box] = ()
+    ) -> Judgement:
+        transition: Transition | None = None
+        verdict: str | None = None
+        if self.policy.compare and before is not None:
+            transition = self.oracle.compare(
+                before.frame, after.frame, after.tree, ignore=self.ignore(after), unstable=unstable
+            )
+            verdict = transition.verdict
+            if self.hooks.transition_check is not None:
+                override = self.hooks.transition_check(before, after, transition, expect)
+                if override is not None:
+                    if override not in VERDICTS:
+                        raise ValueError(f"transition_check hook returned {override!r}; expected one of {VERDICTS}")
+                    verdict = override
+        expect_result = expect(after) if expect is not None else None
+        if expect_result is not None:
+            met = expect_result.ok
+        elif self.policy.gate_transitions:
+            met = verdict == "changed"
+        else:
+            met = True
+        return Judgement(met, verdict, transition, expect_result)
+
+    def _probe(self, before: Observation, after: Observation, judgement: Judgement) -> tuple[list[Box], Observation]:
+        """Stability probe, only when a small no-expect change decides the step: one more frame
+        with no action; what differs between the two is flicker (banner, spinner), not effect."""
+        t = judgement.transition
+        if not self.probe or t is None or judgement.expect_result is not None or not self.policy.gate_transitions:
+            return [], after
+        if judgement.verdict not in ("changed", "uncertain") or t.identical_bytes or not t.regions:
+            return [], after
+        width, height = after.frame.size
+        changed = Box.union_all(r.raw for r in t.regions)
+        if changed is None or changed.area > self.oracle.config.max_unstable_fraction * width * height:
+            return [], after
+        self.clock.sleep(self.settle_policy.interval_s)
+        again = self._observe("stability probe")
+        return self.oracle.unstable_regions(after.frame, again.frame, again.tree, ignore=self.ignore(again)), again
+
+    def verify(
+        self,
+        record: StepRecord,
+        before: Observation | None,
+        after: Observation,
+        expect: Check | None,
+        refreshers: Sequence[tuple[str, RefreshFn | None]],
+        *,
+        stage: str = "initial",
+    ) -> Verification:
+        """Judge `after`; settle and refresh while unmet. Appends an `Attempt` per look to `record`."""
+        started = self.clock.monotonic()
+        judgement = self.judge(before, after, expect)
+        unstable: list[Box] = []
+        latest = after  # the newest frame: settling continues from it
+        if judgement.met and before is not None:
+            unstable, latest = self._probe(before, after, judgement)
+            if unstable:
+                judgement = self.judge(before, after, expect, unstable=unstable)
+        self._attempt(record, stage, judgement, started)
+        if judgement.met:
+            return Verification(True, stage, after, judgement, unstable=unstable)
+        if self.policy.settle:
+            # with a refresh to follow, stop at the first still screen and refresh (TSR fig. 2);
+            # with none, wait for the effect itself up to the settle timeout
+            wait = not self.policy.refresh
+            verification = self._settle_and_judge(record, before, latest, expect, unstable, "settle", wait=wait)
+            if verification.met or not self.policy.refresh:
+                return verification
+            after = verification.after
+        if self.policy.refresh:
+            started = self.clock.monotonic()
+            how = self.refresh(after, refreshers)
+            if how:
+                verification = self._settle_and_judge(record, before, self._observe("after refresh"), expect, unstable,
+                                                      "refresh", wait=False, refreshed_by=how, started=started)
+                return verification
+            record.attempts[-1].refreshed_by = "nothing to refresh"
+            return self._settle_and_judge(record, before, after, expect, unstable, "wait", wait=True)
+        return Verification(judgement.met, record.attempts[-1].stage, after, judgement, unstable=unstable)
+
+    def _settle_and_judge(
+        self, record: StepRecord, before: Observation | None, start: Observation, expect: Check | None,
+        unstable: list[Box], stage: str, *, wait: bool, refreshed_by: str = "", started: float | None = None,
+    ) -> Verification:
+        started = self.clock.monotonic() if started is None else started
+        until = (lambda obs: self.judge(before, obs, expect, unstable=unstable).met) if wait else None
+        result = settle(self.screen, self.oracle, start, self.settle_policy, self.clock, ignore=self.ignore,
+                        observe=self._observe, until=until, stop_when_stable=not wait)
+        # a settled screen has no flicker left: judge without probe regions; a screen that never
+        # settled keeps flickering, so the probe's regions still apply
+        judgement = self.judge(before, result.observation, expect, unstable=() if result.stable else unstable)
+        self._attempt(record, stage, judgement, started, polls=result.polls, refreshed_by=refreshed_by)
+        return Verification(judgement.met, stage, result.observation, judgement, refreshed_by=refreshed_by,
+                            unstable=unstable)
+
+    def refresh(self, observation: Observation, refreshers: Sequence[tuple[str, RefreshFn | None]]) -> str:
+        """Run the first available refresh; returns what refreshed, or "" if nothing could."""
+        for label, fn in refreshers:
+            if fn is not None:
+                self._note_action(f"refresh ({label})")
+                return "" if fn() is False else label
+        if self.hooks.refresh is not None:
+            handled = self.hooks.refresh(self.screen, observation)
+            if handled is not None:
+                self._note_action("refresh (hook)")
+                return "refresh hook" if handled else ""
+        if refreshable_list(observation.tree) is not None:
+            self._note_action("refresh (pull-to-refresh)")
+            return "pull-to-refresh" if self.screen.pull_to_refresh() else ""
+        return ""
+
+    def _attempt(
+        self, record: StepRecord, stage: str, judgement: Judgement, started: float, *, polls: int = 0,
+        refreshed_by: str = "",
+    ) -> None:
+        regions = [r.box.as_list() for r in judgement.transition.regions] if judgement.transition else []
+        record.attempts.append(Attempt(
+            stage=stage,
+            verdict=judgement.verdict,
+            expect_ok=None if judgement.expect_result is None else judgement.expect_result.ok,
+            evidence=judgement.evidence,
+            met=judgement.met,
+            regions=regions,
+            polls=polls,
+            refreshed_by=refreshed_by,
+            elapsed_s=self.clock.monotonic() - started,
+        ))

@@ -1,0 +1,52 @@
+"""Device errors, and the mapping of driver failures onto them (issue 6).
+
+A real server says "I cannot do that" in several dialects; `CapabilityUnavailable` gathers them
+so a test (and the step loop) can tell a limit of the device from a flaky failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from selenium.common.exceptions import (
+    JavascriptException,
+    UnknownMethodException,
+    WebDriverException,
+)
+
+__all__ = ["CapabilityUnavailable", "DeviceError", "ElementNotFound", "driver_call"]
+
+
+class DeviceError(RuntimeError):
+    """The device (Appium server or sim) failed or is gone; the message says which call."""
+
+
+class CapabilityUnavailable(DeviceError):
+    """The driver behind this session cannot do that (a missing `mobile:` command, no app
+    management in a browser, ...): a limit of the device, not a flaky failure, so never retried."""
+
+
+class ElementNotFound(AssertionError):
+    """No element matched a locator; the message lists what was on screen instead."""
+
+
+# How drivers say "I do not implement that": W3C `unknown command` / `unsupported operation`,
+# Appium's "Unknown mobile command", and a browser running `mobile: x` as page JavaScript
+# ("x is not defined": the chromium driver hands execute_script to the page).
+_UNSUPPORTED_HINTS = ("unknown command", "unknown mobile command", "not implemented", "not supported",
+                      "unsupported operation", "is not defined")
+
+
+def driver_call(what: str, url: str, fn: Callable[[], Any]) -> Any:
+    """Run one driver call; failures become `DeviceError` or `CapabilityUnavailable` naming the call."""
+    try:
+        return fn()
+    except WebDriverException as exc:
+        message = (exc.msg or str(exc)).strip()
+        lowered = message.lower()
+        unsupported = isinstance(exc, UnknownMethodException) or any(h in lowered for h in _UNSUPPORTED_HINTS)
+        # a page's own script error is not a missing capability, unless we asked for `mobile:`
+        if unsupported and (not isinstance(exc, JavascriptException) or what.startswith("mobile:")):
+            raise CapabilityUnavailable(f"{what} is not supported by the driver behind {url}: {message}") from exc
+        raise DeviceError(f"{what} failed on {url}: {message}") from exc

@@ -1,0 +1,233 @@
+"""ShopA (`com.guistate.shopa`) and ShopB (`com.guistate.shopb`): the compare-prices-then-buy case.
+
+The same products are sold in both shops at different, seed-determined prices (`shop_prices`),
+so a cross-app test must carry a price from one app to the other (a DEPENDENCY anchor) and buy
+in the cheaper one. Search shows a spinner for `faults.search_delay` seconds before results.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from functools import partial
+
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.devices.sim.apps.base import (
+    TEXT2,
+    WHITE,
+    App,
+    AppContext,
+    Style,
+    View,
+)
+
+__all__ = ["PRODUCTS", "Product", "ShopApp", "shop_prices"]
+
+PRODUCTS: list[tuple[str, float, str]] = [
+    ("Wireless Earbuds", 59.0, "Noise-cancelling earbuds with a 24 h charging case."),
+    ("Phone Case", 15.0, "Slim shock-absorbing case, matte finish."),
+    ("USB-C Cable", 10.0, "Braided 2 m cable, 100 W fast charging."),
+    ("Smart Watch", 199.0, "Heart rate, GPS and a week of battery."),
+    ("Bluetooth Speaker", 40.0, "Waterproof speaker with 12 h playback."),
+    ("Power Bank", 30.0, "20,000 mAh, charges two devices at once."),
+    ("Laptop Stand", 35.0, "Aluminium stand, six height settings."),
+]
+_TILE_COLORS = [(144, 202, 249), (206, 147, 216), (165, 214, 167), (255, 204, 128), (128, 203, 196),
+                (239, 154, 154), (176, 190, 197)]
+
+
+@dataclass(frozen=True)
+class Product:
+    id: str
+    name: str
+    price: float
+    description: str
+    color: tuple[int, int, int]
+
+
+def shop_prices(seed: int) -> dict[str, tuple[float, float]]:
+    """name -> (price in ShopA, price in ShopB); never equal, so one shop is always cheaper."""
+    out: dict[str, tuple[float, float]] = {}
+    for name, base, _ in PRODUCTS:
+        rng = random.Random(f"{seed}:price:{name}")
+        a, b = (math.floor(base * (1 + rng.uniform(-0.12, 0.12))) + rng.choice((0.49, 0.99)) for _ in "ab")
+        if a == b:
+            b = round(b - 0.5, 2)
+        out[name] = (round(a, 2), round(b, 2))
+    return out
+
+
+class ShopApp(App):
+    def __init__(self, ctx: AppContext, shop: str) -> None:
+        self.shop = shop
+        self.package = f"com.guistate.shop{shop.lower()}"
+        self.label = f"Shop{shop}"
+        self.primary = (230, 81, 0) if shop == "A" else (106, 27, 154)
+        super().__init__(ctx)
+        prices = shop_prices(ctx.seed)
+        index = 0 if shop == "A" else 1
+        self.products = [Product(f"sku{i + 1}", name, prices[name][index], desc, _TILE_COLORS[i])
+                         for i, (name, _, desc) in enumerate(PRODUCTS)]
+        self.stack: list[tuple[str, Product | None]] = [("search", None)]  # screen: search | product | cart
+        self.results: list[Product] | None = None
+        self.loading_until: float | None = None
+        self.pending_query = ""
+        self.cart: list[Product] = []
+
+    @property
+    def screen(self) -> str:
+        return self.stack[-1][0]
+
+    @property
+    def product(self) -> Product | None:
+        return self.stack[-1][1]
+
+    def screen_id(self) -> str:
+        return f"product/{self.product.id}" if self.product is not None else self.screen
+
+    # -- state transitions ---------------------------------------------------------------
+    def _search(self) -> None:
+        self.pending_query = self.texts.get("shop/search", "").strip()
+        self.ctx.log("search", shop=self.label, query=self.pending_query)
+        self.results = None
+        self.loading_until = self.ctx.now() + self.ctx.faults().search_delay
+        self.advance(self.ctx.now())
+
+    def on_enter(self, key: str) -> None:
+        if key == "shop/search":
+            self._search()
+
+    def advance(self, now: float) -> bool:
+        if self.loading_until is None or now < self.loading_until:
+            return False
+        query = self.pending_query.lower()
+        self.results = [p for p in self.products if query in p.name.lower()]
+        self.loading_until = None
+        return True
+
+    def _go(self, screen: str, product: Product | None = None) -> None:
+        self.stack.append((screen, product))
+        self.ctx.log("open_screen", screen=screen, **({"product": product.name} if product else {}))
+
+    def _add_to_cart(self) -> None:
+        assert self.product is not None
+        self.cart.append(self.product)
+        self.ctx.log("add_to_cart", shop=self.label, product=self.product.name, price=self.product.price)
+        self.ctx.toast("Added to cart")
+
+    def _checkout(self) -> None:
+        total = round(sum(p.price for p in self.cart), 2)
+        self.ctx.log("checkout", shop=self.label, items=[p.name for p in self.cart], total=total)
+        self.cart = []
+        self.ctx.toast("Order placed")
+
+    def back(self) -> bool:
+        if len(self.stack) == 1:
+            return False
+        self.stack.pop()
+        return True
+
+    # -- views ---------------------------------------------------------------------------
+    def title(self) -> str:
+        return {"search": self.label, "product": self.label, "cart": "Cart"}[self.screen]
+
+    def appbar_actions(self, bar: Box) -> list[View]:
+        px, count = self.m.px, len(self.cart)
+        right = bar.right - px(40)
+        cart = View("shop/cart", "android.widget.ImageView", Box(right - px(112), bar.top + px(28), right,
+                                                                 bar.bottom - px(28)),
+                    desc=f"Cart, {count} items", rid=f"{self.package}:id/cart", on_tap=lambda: self._go("cart"),
+                    style=Style(kind="cart", fg=WHITE))
+        views = [cart]
+        if count:
+            views.append(View("shop/cart_badge", "android.widget.TextView",
+                              Box(right - px(48), bar.top + px(20), right + px(8), bar.top + px(76)), text=str(count),
+                              rid=f"{self.package}:id/cart_badge",
+                              style=Style(kind="button", bg=(211, 47, 47), fg=WHITE, size=px(32), align="center",
+                                          radius=px(28))))
+        return views
+
+    def build_content(self, area: Box) -> list[View]:
+        return {"search": self._search_screen, "product": self._product_screen, "cart": self._cart_screen}[
+            self.screen](area)
+
+    def _search_screen(self, area: Box) -> list[View]:
+        px, top = self.m.px, area.top
+        views = [self.edit("shop/search", Box(px(48), top + px(40), px(756), top + px(168)), "Search products"),
+                 self.button("shop/search_button", Box(px(784), top + px(48), px(1032), top + px(160)), "Search",
+                             self._search, rid=f"{self.package}:id/search_button")]
+        results_box = Box(0, top + px(200), self.m.width, area.bottom)
+        if self.loading_until is not None:
+            c = self.m.width // 2
+            views.append(View("shop/loading", "android.widget.ProgressBar",
+                              Box(c - px(72), results_box.top + px(120), c + px(72), results_box.top + px(264)),
+                              rid=f"{self.package}:id/loading", desc="Loading", style=Style(kind="spinner",
+                                                                                            fg=self.primary)))
+        elif self.results is not None and not self.results:
+            views.append(self.label_view("shop/empty", Box(px(48), results_box.top + px(40), px(1032),
+                                                           results_box.top + px(120)),
+                                         f"No results for \"{self.pending_query}\"", color=TEXT2,
+                                         rid=f"{self.package}:id/empty"))
+        elif self.results:
+            views.append(self._product_list(results_box, self.results, "shop/results", by_index=False))
+        return views
+
+    def _product_list(self, box: Box, products: list[Product], list_key: str, by_index: bool) -> View:
+        """Result rows are keyed by product; cart rows by position (the same product may repeat)."""
+        px, row_h = self.m.px, self.m.px(180)
+        listing = self.scroller(list_key, box, row_h * len(products), f"{self.package}:id/{list_key.split('/')[-1]}")
+        offset = self.offset(list_key, row_h * len(products), box.height)
+        for i, product in enumerate(products):
+            top = box.top + i * row_h - offset
+            if top >= box.bottom or top + row_h <= box.top:
+                continue
+            key = f"shop/cart_item/{i}" if by_index else f"shop/result/{product.id}"
+            row = View(key, "android.view.ViewGroup", Box(0, top, self.m.width, top + row_h),
+                       rid=f"{self.package}:id/result_row", on_tap=partial(self._go, "product", product),
+                       style=Style(kind="row", bg=WHITE))
+            row.add(View(f"{key}/image", "android.widget.ImageView", Box(px(48), top + px(30), px(168), top + px(150)),
+                         desc=product.name, style=Style(kind="image", bg=product.color, fg=(96, 125, 139))),
+                    self.label_view(f"{key}/name", Box(px(200), top + px(40), px(800), top + px(140)), product.name,
+                                    size=44, bold=True, rid=f"{self.package}:id/name"),
+                    self.label_view(f"{key}/price", Box(px(800), top + px(40), px(1032), top + px(140)),
+                                    f"${product.price:.2f}", size=44, color=self.primary, align="right",
+                                    rid=f"{self.package}:id/price"))
+            listing.add(row)
+        return listing
+
+    def _product_screen(self, area: Box) -> list[View]:
+        assert self.product is not None
+        px, top, p = self.m.px, area.top, self.product
+        return [
+            View("shop/product/image", "android.widget.ImageView", Box(0, top, self.m.width, top + px(640)),
+                 desc=p.name, rid=f"{self.package}:id/product_image", style=Style(kind="image", bg=p.color,
+                                                                                  fg=(96, 125, 139))),
+            self.label_view("shop/product/name", Box(px(48), top + px(680), px(1032), top + px(760)), p.name,
+                            size=56, bold=True, rid=f"{self.package}:id/product_name"),
+            self.label_view("shop/product/price", Box(px(48), top + px(780), px(1032), top + px(860)),
+                            f"${p.price:.2f}", size=52, color=self.primary, bold=True,
+                            rid=f"{self.package}:id/product_price"),
+            self.label_view("shop/product/description", Box(px(48), top + px(890), px(1032), top + px(1010)),
+                            p.description, size=40, color=TEXT2, max_lines=2, rid=f"{self.package}:id/description"),
+            self.button("shop/add_to_cart", Box(px(48), top + px(1060), px(1032), top + px(1196)), "Add to cart",
+                        self._add_to_cart, rid=f"{self.package}:id/add_to_cart"),
+        ]
+
+    def _cart_screen(self, area: Box) -> list[View]:
+        px, top = self.m.px, area.top
+        views: list[View] = []
+        if self.cart:
+            views.append(self._product_list(Box(0, top, self.m.width, area.bottom - px(360)), self.cart,
+                                            "shop/cart_items", by_index=True))
+        else:
+            views.append(self.label_view("shop/cart_empty", Box(px(48), top + px(60), px(1032), top + px(140)),
+                                         "Your cart is empty", color=TEXT2, rid=f"{self.package}:id/cart_empty"))
+        total = sum(p.price for p in self.cart)
+        views.append(self.label_view("shop/cart_total", Box(px(48), area.bottom - px(330), px(1032),
+                                                            area.bottom - px(240)),
+                                     f"Total: ${total:.2f}", size=48, bold=True, rid=f"{self.package}:id/total"))
+        views.append(self.button("shop/checkout", Box(px(48), area.bottom - px(200), px(1032), area.bottom - px(64)),
+                                 "Checkout", self._checkout if self.cart else None, enabled=bool(self.cart),
+                                 rid=f"{self.package}:id/checkout"))
+        return views

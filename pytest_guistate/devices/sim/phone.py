@@ -1,0 +1,306 @@
+"""The simulated phone: apps, pixels, UI tree, noise, faults and ground truth (implements `PhoneModel`).
+
+One `Phone` per WebDriver session. Time comes from an injectable monotonic clock so delayed
+redraws, spinners, toasts, the blinking cursor and transitions are testable without sleeping.
+Capabilities (`Phone.from_capabilities`): `appium:appPackage`, `guistate:seed`, `guistate:screen`,
+`guistate:appVersion`, `guistate:faults`, `guistate:clock` ("realtime" or "frozen": frozen fixes
+the status-bar clock at 12:00:00, the cursor on and spinners still, while app timers keep running).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.devices.sim.apps import (
+    INSTALLED,
+    LAUNCHER,
+    App,
+    AppContext,
+    LauncherApp,
+)
+from pytest_guistate.devices.sim.apps.base import Metrics, View
+from pytest_guistate.devices.sim.apps.system import (
+    alert,
+    status_bar,
+    toast_window,
+)
+from pytest_guistate.devices.sim.faults import Faults
+from pytest_guistate.devices.sim.model import AppState, SimError, SimNode
+from pytest_guistate.devices.sim.phone_frames import PhoneFrames
+from pytest_guistate.devices.sim.phone_input import PhoneInput
+from pytest_guistate.devices.sim.phone_views import to_simnodes
+from pytest_guistate.devices.sim.render import Renderer
+from pytest_guistate.devices.sim.truth import snapshot
+from pytest_guistate.devices.sim.xml import PageSource
+
+__all__ = ["ManualClock", "Phone"]
+
+TOAST_S = 1.5
+
+
+class ManualClock:
+    """A monotonic clock tests advance by hand (`Phone(clock=ManualClock())`)."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.t = start
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+
+
+class Phone(PhoneInput, PhoneFrames):
+    """A deterministic Android-like phone; see the module docstring for capabilities."""
+
+    def __init__(self, *, width: int = 1080, height: int = 2400, seed: int = 0, app_package: str | None = None,
+                 faults: dict[str, Any] | None = None, clock: Callable[[], float] | None = None, frozen: bool = False,
+                 app_version: int = 1, wall_start: float | None = None) -> None:
+        for name, value in (("width", width), ("height", height)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 240 <= value <= 8000:
+                raise SimError("invalid argument", f"screen {name} must be an integer in 240..8000, got {value!r}")
+        self.width, self.height, self.seed, self.frozen = width, height, seed, frozen
+        self.app_version = app_version
+        self.m = Metrics(width, height)
+        self._clock = clock or time.monotonic
+        self._t0 = self._clock()
+        self._wall0 = time.time() if wall_start is None else wall_start
+        self._faults = Faults().updated(faults or {})
+        self._drop_rng = random.Random(self._faults.seed if self._faults.seed is not None else seed)
+        self._renderer = Renderer(self.m)
+        self._apps: dict[str, App] = {}
+        self._apps[LAUNCHER] = LauncherApp(self._context(LAUNCHER),
+                                           [(a.package, a.label, a.color) for a in INSTALLED.values()])
+        self._foreground = LAUNCHER
+        self._toast: tuple[str, str, float] | None = None  # text, package, end time
+        self._popup_for: str | None = None  # package whose "isn't responding" dialog is up
+        self._actions = 0
+        self._popup_at: int | None = self._faults.popup_at_action
+        self._log: list[dict[str, Any]] = []
+        self._dropped: list[dict[str, Any]] = []
+        self._version = 0
+        self._windows_cache: tuple[int, list[View]] | None = None
+        self._root_cache: tuple[tuple[int, str], View, SimNode] | None = None
+        self._source_cache: tuple[tuple[int, str], PageSource] | None = None
+        self._png_cache: dict[tuple[Any, ...], bytes] = {}
+        self._before: tuple[dict[str, Any], list[Box], tuple[str, str], View] | None = None
+        self._transition: tuple[float, View] | None = None
+        self._closed = False
+        if app_package is not None:
+            self._check_installed(app_package)
+            self._open(app_package)
+
+    @classmethod
+    def from_capabilities(cls, caps: dict[str, Any], clock: Callable[[], float] | None = None) -> Phone:
+        if not isinstance(caps, dict):
+            raise SimError("invalid argument", f"capabilities must be an object, got {type(caps).__name__}")
+        screen = caps.get("guistate:screen", {"width": 1080, "height": 2400})
+        if not isinstance(screen, dict) or set(screen) - {"width", "height"}:
+            raise SimError("invalid argument", f"guistate:screen must be {{'width': int, 'height': int}}, got {screen!r}")
+        seed = caps.get("guistate:seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise SimError("invalid argument", f"guistate:seed must be an integer, got {seed!r}")
+        mode = caps.get("guistate:clock", "realtime")
+        if mode not in ("realtime", "frozen"):
+            raise SimError("invalid argument", f"guistate:clock must be 'realtime' or 'frozen', got {mode!r}")
+        version = caps.get("guistate:appVersion", 1)
+        if version not in (1, 2) or isinstance(version, bool):
+            raise SimError("invalid argument", f"guistate:appVersion must be 1 or 2, got {version!r}")
+        package = caps.get("appium:appPackage")
+        if package is not None and not isinstance(package, str):
+            raise SimError("invalid argument", f"appium:appPackage must be a string, got {package!r}")
+        return cls(width=screen.get("width", 1080), height=screen.get("height", 2400), seed=seed,
+                   app_package=package, faults=caps.get("guistate:faults") or {}, clock=clock,
+                   frozen=mode == "frozen", app_version=version)
+
+    # -- time and state ------------------------------------------------------------------
+    def now(self) -> float:
+        return self._clock()
+
+    def _context(self, package: str) -> AppContext:
+        return AppContext(metrics=self.m, seed=self.seed, now=self.now,
+                          log=lambda action, **fields: self._record(package, action, **fields),
+                          toast=lambda text, start=None: self._show_toast(package, text, start),
+                          faults=lambda: self._faults, launch=self._open, app_version=self.app_version)
+
+    def _record(self, package: str, action: str, **fields: Any) -> None:
+        self._log.append({"t": round(self.now() - self._t0, 3), "app": package, "action": action, **fields})
+
+    def _show_toast(self, package: str, text: str, start: float | None) -> None:
+        end = (self.now() if start is None else start) + TOAST_S
+        if end > self.now():
+            self._toast = (text, package, end)
+            self._version += 1
+
+    def _sync(self) -> None:
+        """Apply everything time has done since the last call (delayed redraws, toasts ending)."""
+        if self._closed:
+            raise SimError("invalid session id", "this simulated phone has been closed")
+        now, changed = self.now(), False
+        for app in list(self._apps.values()):
+            changed = app.advance(now) or changed
+        if self._toast is not None and now >= self._toast[2]:
+            self._toast, changed = None, True
+        if self._transition is not None and now >= self._transition[0] + self._faults.animation_ms / 1000:
+            self._transition = None
+        if changed:
+            self._version += 1
+
+    def clock_text(self) -> str:
+        if self.frozen:
+            return "12:00:00"
+        return time.strftime("%H:%M:%S", time.localtime(self._wall0 + self.now() - self._t0))
+
+    def _windows(self) -> list[View]:
+        if self._windows_cache is None or self._windows_cache[0] != self._version:
+            app = self._apps[self._foreground]
+            windows = [app.build()]
+            dialog = app.dialog()
+            if dialog is not None:
+                windows.append(dialog)
+            if self._toast is not None:
+                windows.append(toast_window(self.m, self._toast[1], self._toast[0]))
+            if self._popup_for is not None:
+                label = INSTALLED[self._popup_for].label if self._popup_for in INSTALLED else "Launcher"
+                windows.append(alert(self.m, "system/anr", "android", f"{label} isn't responding", "",
+                                     [("system/anr/close", "android:id/aerr_close", "Close app", self._popup_close),
+                                      ("system/anr/wait", "android:id/aerr_wait", "Wait", self._popup_wait)],
+                                     (26, 115, 232)))
+            self._windows_cache = (self._version, windows)
+        return self._windows_cache[1]
+
+    def _root_view(self) -> tuple[View, SimNode]:
+        key = (self._version, self.clock_text())
+        if self._root_cache is None or self._root_cache[0] != key:
+            root = View("hierarchy", "hierarchy", self.m.screen)
+            root.children = [status_bar(self.m, key[1]), *self._windows()]
+            node = to_simnodes(root, "")
+            assert node is not None
+            self._root_cache = (key, root, node)
+        return self._root_cache[1], self._root_cache[2]
+
+    def _screen_id(self) -> tuple[str, str]:
+        return self._foreground, self._apps[self._foreground].screen_id()
+
+    # -- PhoneModel: observation ---------------------------------------------------------
+    def root(self) -> SimNode:
+        self._sync()
+        return self._root_view()[1]
+
+    def find_key(self, key: str) -> SimNode | None:
+        """The node with `key` on the current screen, or None (the element is stale)."""
+        return next((n for n in self.root().walk() if n.key == key), None)
+
+    def _page(self) -> PageSource:
+        self._sync()
+        key = (self._version, self.clock_text())
+        if self._source_cache is None or self._source_cache[0] != key:
+            self._source_cache = (key, PageSource(self._root_view()[1], self.width, self.height))
+        return self._source_cache[1]
+
+    def page_source(self) -> str:
+        return self._page().xml
+
+    def find_xpath(self, expression: str) -> list[SimNode]:
+        """XPath over the current page source; hits as `SimNode`s (SimError "invalid selector")."""
+        return self._page().find_xpath(expression)
+
+    # -- PhoneModel: apps, faults, logs --------------------------------------------------
+    def _check_installed(self, package: str) -> None:
+        if package != LAUNCHER and package not in INSTALLED:
+            raise SimError("invalid argument", f"app {package!r} is not installed; installed: {sorted(INSTALLED)}")
+
+    def _open(self, package: str) -> None:
+        self._check_installed(package)
+        if package not in self._apps:
+            self._apps[package] = INSTALLED[package].factory(self._context(package))
+        self._foreground = package
+        self._record(package, "open_app")
+        self._version += 1
+
+    def activate_app(self, package: str) -> None:
+        self._sync()
+        self._check_installed(package)
+        self._begin()
+        self._open(package)
+        self._end()
+
+    def terminate_app(self, package: str) -> bool:
+        self._sync()
+        if package == LAUNCHER or package not in self._apps:
+            return False
+        self._begin()
+        del self._apps[package]
+        if self._foreground == package:
+            self._foreground = LAUNCHER
+        self._record(package, "terminate_app")
+        self._end()
+        return True
+
+    def app_state(self, package: str) -> int:
+        self._sync()
+        if package != LAUNCHER and package not in INSTALLED:
+            return AppState.NOT_INSTALLED
+        if package not in self._apps:
+            return AppState.NOT_RUNNING
+        return AppState.RUNNING_IN_FOREGROUND if package == self._foreground else AppState.RUNNING_IN_BACKGROUND
+
+    def current_package(self) -> str:
+        self._sync()
+        return self._foreground
+
+    def set_faults(self, faults: dict[str, Any]) -> None:
+        self._sync()
+        self._faults = self._faults.updated(faults)
+        if "seed" in faults:
+            self._drop_rng = random.Random(self._faults.seed if self._faults.seed is not None else self.seed)
+        if "popup_at_action" in faults:
+            n = self._faults.popup_at_action
+            self._popup_at = None if n is None else self._actions + n
+
+    @property
+    def faults(self) -> Faults:
+        return self._faults
+
+    def action_log(self) -> list[dict[str, Any]]:
+        return [dict(entry) for entry in self._log]
+
+    def dropped(self) -> list[dict[str, Any]]:
+        """Taps the `drop_tap_rate` fault swallowed (never in `action_log`)."""
+        return [dict(entry) for entry in self._dropped]
+
+    def close(self) -> None:
+        self._closed = True
+        self._png_cache.clear()
+        self._windows_cache = self._root_cache = self._source_cache = None
+
+    # -- action bracketing (used by PhoneInput) ------------------------------------------
+    def _begin(self) -> None:
+        """Remember the screen before an action: the 'before' of ground truth and transitions."""
+        root, node = self._root_view()
+        self._before = (snapshot(node), self._noise(root), self._screen_id(), root)
+
+    def _end(self) -> None:
+        self._actions += 1
+        if self._popup_at is not None and self._actions >= self._popup_at and self._popup_for is None:
+            self._popup_for, self._popup_at = self._foreground, None
+        if self._before is not None and self._screen_id() != self._before[2] and self._faults.animation_ms > 0:
+            self._transition = (self.now(), self._before[3])
+        self._version += 1
+
+    def _popup_wait(self) -> None:
+        self._record(self._popup_for or "android", "anr_wait")
+        self._popup_for = None
+
+    def _popup_close(self) -> None:
+        package, self._popup_for = self._popup_for, None
+        self._record(package or "android", "anr_close_app")
+        if package is not None and package != LAUNCHER and package in self._apps:
+            del self._apps[package]
+            if self._foreground == package:
+                self._foreground = LAUNCHER

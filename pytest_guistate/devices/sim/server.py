@@ -1,0 +1,320 @@
+"""The simulated phone's WebDriver server: W3C + Appium endpoints over HTTP on loopback.
+
+A stdlib `ThreadingHTTPServer` in a background thread, so a test can run the stock
+Appium-Python-Client against `SimServer().start().url` with no Node, adb or emulator. Requests
+are untrusted: bodies are size-bounded and every failure becomes a W3C error body, never an HTML
+page, a hung connection or a dead server thread. `stop()` closes kept-alive connections too, so
+no thread and no listening port outlive it.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import ipaddress
+import json
+import socket
+import threading
+import time
+import traceback
+import warnings
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+from urllib.parse import urlsplit
+
+from pytest_guistate.devices.sim import routes_element, routes_input  # noqa: F401  (register their routes)
+from pytest_guistate.devices.sim.errors import W3CError, error_body, from_sim_error, invalid_argument
+from pytest_guistate.devices.sim.model import PhoneModel, SimError
+from pytest_guistate.devices.sim.routes import Request, match_route
+from pytest_guistate.devices.sim.session import PhoneFactory, SessionStore
+
+__all__ = ["RequestRecord", "SimServer", "default_phone_factory"]
+
+MAX_BODY_BYTES = 1 << 20
+_LEGACY_PREFIX = "/wd/hub"  # Appium 1 base path; old clients still send it
+
+
+def default_phone_factory(capabilities: dict[str, Any]) -> PhoneModel:
+    """`Phone.from_capabilities`, imported on first use so the server loads without the apps."""
+    from pytest_guistate.devices.sim.phone import Phone
+
+    return Phone.from_capabilities(capabilities)
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One served request, kept in a bounded in-memory log for debugging (nothing goes to stdout)."""
+
+    at: float
+    method: str
+    path: str
+    status: int
+    ms: float
+    error: str = ""
+
+
+def _json_default(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: the Selenium client pools its connections
+    server_version = "guistate-sim/0.1"
+    disable_nagle_algorithm = True  # header and body go out as written, no 40 ms delayed-ACK stall
+    timeout = 120  # an idle kept-alive connection is dropped after this many seconds
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the stdlib's stderr log; requests are recorded in `SimServer.request_log()`."""
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    do_POST = do_DELETE = do_PUT = do_PATCH = do_OPTIONS = do_GET
+
+    def do_HEAD(self) -> None:
+        self._reply(405, error_body("unknown method", "HEAD is not a WebDriver command"), head=True)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Protocol-level failures (bad request line, oversize headers) as W3C JSON, then close."""
+        self.close_connection = True
+        self.request_version = "HTTP/1.1"  # an unparsable request line left "HTTP/0.9": no headers at all
+        error = "unknown method" if code == 501 else "invalid argument"
+        self._reply(code, error_body(error, message or explain or f"HTTP {code}"))
+
+    def _read_body(self) -> dict[str, Any]:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            self.close_connection = True
+            raise W3CError("invalid argument", "chunked request bodies are not supported; send Content-Length", 411)
+        raw_length = self.headers.get("Content-Length", "0").strip() or "0"
+        if not raw_length.isdigit():
+            self.close_connection = True
+            raise invalid_argument(f"bad Content-Length {raw_length!r}")
+        length = int(raw_length)
+        if length > self.server.sim.max_body_bytes:
+            self.close_connection = True  # the unread body must not be parsed as the next request
+            raise W3CError(
+                "payload too large", f"request body of {length} bytes exceeds {self.server.sim.max_body_bytes}"
+            )
+        data = self.rfile.read(length) if length else b""
+        if len(data) != length:
+            self.close_connection = True
+            raise invalid_argument(f"request body ended after {len(data)} of {length} bytes")
+        if self.command not in ("POST", "PUT", "PATCH") or not data.strip():
+            return {}
+        try:
+            body = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise invalid_argument(f"malformed JSON body: {exc}") from exc
+        if not isinstance(body, dict):
+            raise invalid_argument(f"the request body must be a JSON object, got {type(body).__name__}")
+        return body
+
+    def _dispatch(self) -> None:
+        started = time.perf_counter()
+        path = urlsplit(self.path).path
+        if path.startswith(_LEGACY_PREFIX + "/") or path == _LEGACY_PREFIX:
+            path = path[len(_LEGACY_PREFIX) :] or "/"
+        status, payload = 200, None
+        try:
+            payload = {"value": self._call(path)}
+            data = json.dumps(payload, default=_json_default, separators=(",", ":")).encode("utf-8")
+        except W3CError as exc:
+            status, data = exc.status, json.dumps(exc.body()).encode("utf-8")
+        except Exception as exc:  # noqa: BLE001 - a bug or a phone crash: report it, keep the thread serving
+            status = 500
+            body = error_body("unknown error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
+            data = json.dumps(body).encode("utf-8")
+        self._reply(status, data)
+        error = "" if status == 200 else json.loads(data)["value"].get("error", "")
+        self.server.sim.record(
+            RequestRecord(time.time(), self.command, path, status, (time.perf_counter() - started) * 1000, error)
+        )
+
+    def _call(self, path: str) -> Any:
+        body = self._read_body()
+        route, params = match_route(self.command, path)
+        store = self.server.sim.store
+        req = Request(store, params, body)
+        try:
+            if "sid" in params:
+                req.session = store.get(params["sid"])
+            if not route.locked or req.session is None:
+                return route.handler(req)
+            with req.session.lock:
+                if req.session.closed:
+                    raise W3CError("invalid session id", f"session {params['sid']!r} was closed")
+                return route.handler(req)
+        except SimError as exc:
+            raise from_sim_error(exc) from exc
+
+    def _reply(self, status: int, payload: bytes | dict[str, Any], head: bool = False) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(0 if head else len(data)))
+            self.send_header("Cache-Control", "no-cache")
+            if self.close_connection:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            if not head:
+                self.wfile.write(data)
+        except OSError:  # the client went away mid-reply; nothing left to tell it
+            self.close_connection = True
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    """Tracks its connection threads and sockets so `stop()` can end kept-alive connections."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], sim: SimServer, family: socket.AddressFamily) -> None:
+        self.address_family = family
+        self.sim = sim
+        self.connections: dict[threading.Thread, socket.socket] = {}
+        self.connections_lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(
+            target=self._serve_connection,
+            args=(request, client_address),
+            name=f"{self.sim.thread_name}-conn",
+            daemon=True,
+        )
+        with self.connections_lock:
+            self.connections[thread] = request
+        thread.start()
+
+    def _serve_connection(self, request: Any, client_address: Any) -> None:
+        try:
+            self.process_request_thread(request, client_address)
+        finally:
+            with self.connections_lock:
+                self.connections.pop(threading.current_thread(), None)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that died outside a request (reset, timeout): record it, print nothing."""
+        self.sim.record(RequestRecord(time.time(), "-", "-", 0, 0.0, traceback.format_exc(limit=1).strip()))
+
+
+class SimServer:
+    """WebDriver server for simulated phones: one phone per session, many sessions per server.
+
+    `SimServer(port=0)` picks a free port; `url` is valid after `start()`. `default_caps` are
+    merged under each session's capabilities (the client's own values win).
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        phone_factory: PhoneFactory | None = None,
+        *,
+        default_caps: Mapping[str, Any] | None = None,
+        max_sessions: int = 16,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        request_log_size: int = 500,
+    ) -> None:
+        if not _is_loopback(host):
+            raise ValueError(f"the simulated phone serves on loopback only; {host!r} is not a loopback address")
+        if not 0 <= port <= 65535:
+            raise ValueError(f"port must be in 0..65535, got {port}")
+        self.host = host
+        self._requested_port = port
+        self.max_body_bytes = max_body_bytes
+        self.store = SessionStore(phone_factory or default_phone_factory, default_caps or {}, max_sessions)
+        self._log: deque[RequestRecord] = deque(maxlen=request_log_size)
+        self._log_lock = threading.Lock()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.thread_name = "guistate-sim"
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("SimServer is not running; call start() first")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> Self:
+        if self._httpd is not None:
+            raise RuntimeError("SimServer already started")
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        self.store.stopping.clear()
+        self._httpd = _HTTPServer((self.host, self._requested_port), self, family)
+        self.thread_name = f"guistate-sim-{self.port}"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1}, name=self.thread_name, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop accepting, end open connections, close every phone. Safe to call twice."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None or thread is None:
+            return
+        self.store.stopping.set()
+        httpd.shutdown()
+        thread.join(timeout)
+        httpd.server_close()
+        with httpd.connections_lock:
+            connections = dict(httpd.connections)
+        for sock in connections.values():
+            with contextlib.suppress(OSError):  # already closed by its client: nothing to end
+                sock.shutdown(socket.SHUT_RDWR)
+        deadline = time.monotonic() + timeout
+        for conn_thread in connections:
+            conn_thread.join(max(0.0, deadline - time.monotonic()))
+        stuck = [t.name for t in connections if t.is_alive()]
+        errors = self.store.close_all()
+        self._httpd = self._thread = None
+        if stuck or errors:
+            warnings.warn(
+                f"SimServer.stop: {len(stuck)} connection thread(s) still busy; phone close errors: {errors}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def record(self, entry: RequestRecord) -> None:
+        with self._log_lock:
+            self._log.append(entry)
+
+    def request_log(self) -> list[RequestRecord]:
+        with self._log_lock:
+            return list(self._log)
+
+    def session_ids(self) -> list[str]:
+        return self.store.ids()
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,119 @@
+"""A tiny loopback static server for the mobile web Feed (issue 6).
+
+Only the files of `static/` are served (a fixed allow-list: no directory listing, no path
+traversal), with `no-store` caching so every session loads the app fresh. It binds 127.0.0.1 on
+an ephemeral port and runs in a daemon thread, so a test session can start one in a fixture.
+"""
+
+from __future__ import annotations
+
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Self
+from urllib.parse import urlencode, urlsplit
+
+__all__ = ["STATIC_DIR", "FeedServer"]
+
+STATIC_DIR = Path(__file__).with_name("static")
+_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+
+
+def _load_files(root: Path) -> dict[str, tuple[bytes, str]]:
+    files: dict[str, tuple[bytes, str]] = {}
+    for path in sorted(root.iterdir()):
+        if path.suffix in _TYPES:
+            files["/" + path.name] = (path.read_bytes(), _TYPES[path.suffix])
+    if "/index.html" not in files:
+        raise FileNotFoundError(f"the web Feed has no index.html in {root} (is the package data installed?)")
+    files["/"] = files["/index.html"]
+    return files
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        if path == "/favicon.ico":
+            self._send(HTTPStatus.NO_CONTENT, b"", "text/plain")
+            return
+        entry = self.server.files.get(path)
+        if entry is None:
+            self._send(HTTPStatus.NOT_FOUND, f"no such file: {path}\n".encode(), "text/plain; charset=utf-8")
+            return
+        self._send(HTTPStatus.OK, *entry)
+
+    def _send(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+        self.server.hits.append(f"{status.value} {self.path}")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: requests are kept in `FeedServer.hits()` instead of stderr noise."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], files: dict[str, tuple[bytes, str]]) -> None:
+        self.files = files
+        self.hits: list[str] = []
+        super().__init__(address, _Handler)
+
+
+class FeedServer:
+    """Serves the web Feed on `http://127.0.0.1:<port>/`; use as a context manager or start/stop."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, static_dir: Path = STATIC_DIR) -> None:
+        if host not in ("127.0.0.1", "localhost"):
+            raise ValueError(f"FeedServer serves on loopback only, not {host!r}")
+        self._address = (host, port)
+        self._files = _load_files(static_dir)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Self:
+        if self._server is None:
+            self._server = _Server(self._address, self._files)
+            self._thread = threading.Thread(target=self._server.serve_forever, name="web-feed", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("FeedServer is not started")
+        return f"http://{self._address[0]}:{self._server.server_port}/"
+
+    def page_url(self, *, delay_ms: int = 0, refresh_ms: int = 600, toast_ms: int = 1500) -> str:
+        """The Feed's URL: `delay_ms` is how long the list stays stale after a delete."""
+        for name, value in (("delay_ms", delay_ms), ("refresh_ms", refresh_ms), ("toast_ms", toast_ms)):
+            if value < 0:
+                raise ValueError(f"{name} must be >= 0, got {value}")
+        query = urlencode({"delay": delay_ms, "refresh": refresh_ms, "toast": toast_ms})
+        return f"{self.url}index.html?{query}"
+
+    def hits(self) -> list[str]:
+        """Requests served so far, e.g. `['200 /index.html?delay=0', ...]`."""
+        return list(self._server.hits) if self._server is not None else []

@@ -1,0 +1,198 @@
+"""The per-test LLM client: mode, key, budget, accounting, prompt caching, cassettes.
+
+Modes (`--guistate-llm`): `off` (no model; `run`/`check` refuse, the offline updater is used),
+`anthropic` (the API; key from `ANTHROPIC_API_KEY` only, base URL from `ANTHROPIC_BASE_URL` as
+the SDK reads it, so a proxy or the reference server can stand in), `record` (as anthropic, and
+the exchanges are written to the test's cassette), `replay` (no network: a loopback server
+replays the cassette, so the real SDK still makes real HTTP requests).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anthropic
+
+from pytest_guistate.llm.accounting import CallUsage, Price, TokenLedger, price_for
+from pytest_guistate.llm.cassette import (
+    PURPOSE_HEADER,
+    Cassette,
+    Exchange,
+    ReplayServer,
+    match_text,
+    strip_images,
+)
+from pytest_guistate.llm.errors import (
+    CassetteDivergence,
+    LLMBudgetExceeded,
+    LLMConfigError,
+    LLMError,
+)
+
+__all__ = ["DEFAULT_MODEL", "REPLAY_KEY", "LLMClient", "LLMSettings", "Mode", "make_client"]
+
+DEFAULT_MODEL = "claude-sonnet-4-6"
+REPLAY_KEY = "replay-mode-no-key"  # not a secret: the replay server accepts any key
+_RECORDED_HEADERS = ("request-id", "content-type", "retry-after")
+
+
+class Mode(str, enum.Enum):
+    OFF = "off"
+    ANTHROPIC = "anthropic"
+    RECORD = "record"
+    REPLAY = "replay"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Everything configurable, built once by the plugin (options + ini)."""
+
+    mode: Mode = Mode.OFF
+    model: str = DEFAULT_MODEL
+    max_tokens: int = 1024
+    budget: int | None = None  # tokens per test (input incl. cache reads/writes + output)
+    timeout_s: float = 60.0
+    max_retries: int = 2
+    updater: str = "on_demand"  # off | on_demand | always
+    frame_divisor: float = 3.0
+    price: Price | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise LLMConfigError(f"LLM max tokens must be >= 1, got {self.max_tokens}")
+        if self.budget is not None and self.budget < 1:
+            raise LLMConfigError(f"--guistate-llm-budget must be a positive number of tokens, got {self.budget}")
+        if self.updater not in ("off", "on_demand", "always"):
+            raise LLMConfigError(f"LLM updater activation must be off, on_demand or always, got {self.updater!r}")
+
+
+@dataclass
+class LLMClient:
+    """One test's model access. `create(...)` is the only call path; it books every call in `ledger`."""
+
+    settings: LLMSettings
+    sdk: anthropic.Anthropic
+    ledger: TokenLedger
+    cassette: Cassette | None = None
+    replay: ReplayServer | None = None
+    secrets: tuple[str, ...] = ()
+    log: list[str] = field(default_factory=list)  # one line per call, for reports (never the key)
+
+    def create(self, purpose: str, *, system: list[dict[str, Any]], tools: list[dict[str, Any]],
+               messages: list[dict[str, Any]], tool_choice: dict[str, Any] | None = None,
+               step: int | None = None) -> anthropic.types.Message:
+        """One Messages call. Raises LLMBudgetExceeded, CassetteDivergence or LLMError (clear messages)."""
+        budget = self.settings.budget
+        if budget is not None and self.ledger.used >= budget:
+            raise LLMBudgetExceeded(self.ledger.used, budget, purpose, step)
+        params: dict[str, Any] = {"model": self.settings.model, "max_tokens": self.settings.max_tokens,
+                                  "system": system, "tools": tools, "messages": messages}
+        if tool_choice is not None:
+            params["tool_choice"] = tool_choice
+        headers = {PURPOSE_HEADER: purpose} if self.replay is not None else None
+        started = time.monotonic()
+        call = CallUsage(purpose=purpose, step=step, model=self.settings.model)
+        try:
+            raw = self.sdk.messages.with_raw_response.create(**params, extra_headers=headers)
+            message = raw.parse()
+        except anthropic.APIStatusError as exc:
+            self._fail(call, params, exc, started)
+            raise AssertionError("unreachable") from exc  # _fail always raises
+        except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
+            call.error = f"{type(exc).__name__}: {exc}"
+            call.elapsed_s = time.monotonic() - started
+            self.ledger.add(call)
+            self.log.append(f"{purpose} step={step} {call.error}")
+            raise LLMError(f"LLM {purpose} call failed after {self.settings.max_retries} retries: {call.error} "
+                           f"(timeout {self.settings.timeout_s:g}s)") from exc
+        usage = message.usage
+        call.input_tokens = usage.input_tokens
+        call.output_tokens = usage.output_tokens
+        call.cache_creation_input_tokens = usage.cache_creation_input_tokens or 0
+        call.cache_read_input_tokens = usage.cache_read_input_tokens or 0
+        call.request_id = raw.request_id or ""
+        call.retries = raw.retries_taken
+        call.stop_reason = str(message.stop_reason)
+        call.elapsed_s = time.monotonic() - started
+        self.ledger.add(call)
+        self.log.append(f"{purpose} step={step} {call.request_id} in={call.total_input} out={call.output_tokens} "
+                        f"cache_read={call.cache_read_input_tokens} stop={call.stop_reason} retries={call.retries}")
+        if self.cassette is not None and self.replay is None:
+            kept = {k: v for k, v in raw.headers.items() if k.lower() in _RECORDED_HEADERS}
+            self.cassette.add(Exchange(purpose, step, strip_images(params), match_text(params, purpose),
+                                       raw.status_code, raw.http_response.json(), kept))
+        if budget is not None and self.ledger.used > budget:
+            raise LLMBudgetExceeded(self.ledger.used, budget, purpose, step)
+        return message
+
+    def _fail(self, call: CallUsage, params: dict[str, Any], exc: anthropic.APIStatusError, started: float) -> None:
+        if self.replay is not None and self.replay.divergence is not None:
+            divergence = self.replay.divergence
+            raise CassetteDivergence(divergence.message, divergence.index) from None
+        body: dict[str, Any] = exc.body if isinstance(exc.body, dict) else {}
+        found = body.get("error")
+        error: dict[str, Any] = found if isinstance(found, dict) else {}
+        call.error = f"HTTP {exc.status_code} {error.get('type', type(exc).__name__)}: {error.get('message', exc.message)}"
+        call.request_id = exc.request_id or ""
+        call.elapsed_s = time.monotonic() - started
+        self.ledger.add(call)
+        self.log.append(f"{call.purpose} step={call.step} {call.request_id} {call.error}")
+        if self.cassette is not None and self.replay is None:
+            kept = {k: v for k, v in exc.response.headers.items() if k.lower() in _RECORDED_HEADERS}
+            self.cassette.add(Exchange(call.purpose, call.step, strip_images(params), match_text(params, call.purpose),
+                                       exc.status_code, body, kept))
+        retried = "" if exc.status_code < 429 and exc.status_code != 408 else f" after {self.settings.max_retries} retries"
+        raise LLMError(f"LLM {call.purpose} call failed{retried}: {call.error} (request-id {call.request_id or '?'})") from exc
+
+    def finish(self) -> None:
+        """Write the cassette (record mode) and stop the replay server. Safe to call twice."""
+        if self.cassette is not None and self.replay is None and self.cassette.exchanges:
+            self.cassette.save(model=self.settings.model, sdk_version=anthropic.__version__, secrets=self.secrets)
+        if self.replay is not None:
+            self.replay.stop()
+        self.sdk.close()
+
+    @property
+    def unused_exchanges(self) -> int:
+        """Replay: recorded exchanges the test never asked for (it took a shorter path)."""
+        if self.replay is None or self.cassette is None:
+            return 0
+        return max(0, len(self.cassette.exchanges) - self.replay.position)
+
+
+def make_client(settings: LLMSettings, *, cassette_path: Path | None = None,
+                env: dict[str, str] | None = None) -> LLMClient | None:
+    """The client for one test, or None when the mode is `off`."""
+    environ = os.environ if env is None else env
+    if settings.mode is Mode.OFF:
+        return None
+    price = settings.price or price_for(settings.model)
+    ledger = TokenLedger(settings.model, settings.budget, price)
+    common: dict[str, Any] = {"timeout": settings.timeout_s, "max_retries": settings.max_retries}
+    if settings.mode is Mode.REPLAY:
+        if cassette_path is None:
+            raise LLMConfigError("--guistate-llm=replay needs a cassette path for the test")
+        cassette = Cassette.load(cassette_path)
+        replay = ReplayServer(cassette).start()
+        sdk = anthropic.Anthropic(api_key=REPLAY_KEY, base_url=replay.url, **common)
+        return LLMClient(settings, sdk, ledger, cassette, replay)
+    key = environ.get("ANTHROPIC_API_KEY", "")
+    if not key:
+        raise LLMConfigError(f"--guistate-llm={settings.mode}: set ANTHROPIC_API_KEY in the environment "
+                             "(keys are never read from options or ini)")
+    base_url = environ.get("ANTHROPIC_BASE_URL") or None
+    sdk = anthropic.Anthropic(api_key=key, base_url=base_url, **common)
+    recording: Cassette | None = None
+    if settings.mode is Mode.RECORD:
+        if cassette_path is None:
+            raise LLMConfigError("--guistate-llm=record needs a cassette path for the test")
+        recording = Cassette(cassette_path)
+    return LLMClient(settings, sdk, ledger, recording, None, secrets=(key,))

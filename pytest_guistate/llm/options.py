@@ -1,0 +1,61 @@
+"""pytest options and ini values of the LLM layer, for `config.py`/`plugin.py` to call.
+
+`--guistate-llm=off|anthropic|record|replay` (ini `guistate_llm`, default off),
+`--guistate-llm-budget=TOKENS` (ini `guistate_llm_budget`, per test, empty = none), ini
+`guistate_llm_model`, `guistate_llm_max_tokens`, `guistate_llm_updater` (off|on_demand|always),
+`guistate_llm_price` ("INPUT,OUTPUT" USD per million tokens). The API key is never an option.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_guistate.llm.accounting import Price
+from pytest_guistate.llm.client import DEFAULT_MODEL, LLMSettings, Mode
+from pytest_guistate.llm.errors import LLMConfigError
+
+__all__ = ["add_llm_options", "build_llm_settings"]
+
+
+def add_llm_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("guistate")
+    group.addoption("--guistate-llm", dest="guistate_llm", choices=[m.value for m in Mode], default=None,
+                    help="LLM-driven steps: off (default), anthropic (API; key from ANTHROPIC_API_KEY), "
+                         "record (API + write cassettes beside the tests), replay (cassettes, no network).")
+    group.addoption("--guistate-llm-budget", dest="guistate_llm_budget", default=None, metavar="TOKENS",
+                    help="Per-test LLM token budget (input incl. cache + output); exceeding it fails the test.")
+    parser.addini("guistate_llm", "off|anthropic|record|replay", default="off")
+    parser.addini("guistate_llm_budget", "per-test LLM token budget (empty: none)", default="")
+    parser.addini("guistate_llm_model", "Claude model name", default=DEFAULT_MODEL)
+    parser.addini("guistate_llm_max_tokens", "max output tokens per LLM call", default="1024")
+    parser.addini("guistate_llm_updater", "LLM state updater activation: off|on_demand|always", default="on_demand")
+    parser.addini("guistate_llm_price", "USD per million tokens 'INPUT,OUTPUT' (default: by model)", default="")
+
+
+def _int(raw: str, what: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise pytest.UsageError(f"{what}: {raw!r} is not an integer number of tokens") from None
+
+
+def build_llm_settings(config: pytest.Config) -> LLMSettings:
+    opt = config.option
+    mode_text = getattr(opt, "guistate_llm", None) or str(config.getini("guistate_llm"))
+    try:
+        mode = Mode(mode_text.strip().lower())
+    except ValueError:
+        raise pytest.UsageError(f"--guistate-llm: {mode_text!r} is not one of off, anthropic, record, replay") from None
+    budget_text = getattr(opt, "guistate_llm_budget", None) or str(config.getini("guistate_llm_budget"))
+    price_text = str(config.getini("guistate_llm_price")).strip()
+    try:
+        return LLMSettings(
+            mode=mode,
+            model=str(config.getini("guistate_llm_model")).strip() or DEFAULT_MODEL,
+            max_tokens=_int(str(config.getini("guistate_llm_max_tokens")), "ini guistate_llm_max_tokens"),
+            budget=_int(budget_text, "--guistate-llm-budget") if budget_text.strip() else None,
+            updater=str(config.getini("guistate_llm_updater")).strip(),
+            price=Price.parse(price_text) if price_text else None,
+        )
+    except (LLMConfigError, ValueError) as exc:
+        raise pytest.UsageError(str(exc)) from None

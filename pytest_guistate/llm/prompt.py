@@ -1,0 +1,197 @@
+"""What the model is shown: tagged text sections, the UI tree's elements, and downscaled images.
+
+Every user message is a list of content blocks; text sections are wrapped in `<tag>...</tag>` so
+the reference policy (and cassette matching) can read them back without guessing. Element
+bounds are given in the pixels of the *shown* image, the same space as a `tap(x, y)` answer;
+`ImageScale.to_device` maps such a point back to the device's screenshot pixels.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from pytest_guistate.core.frame import Frame
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.uitree import UINode, UITree
+
+__all__ = [
+    "SYSTEMUI",
+    "ImageScale",
+    "downscale_png",
+    "element_lines",
+    "elements_text",
+    "image_block",
+    "parse_elements",
+    "parse_sections",
+    "section",
+    "shown_image",
+]
+
+SYSTEMUI = "com.android.systemui"  # the status bar: a ticking clock and a battery, never part of a task
+_SECTION_RE = re.compile(r"<([a-z_]+)>\n(.*?)\n</\1>", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ImageScale:
+    """A frame of `device` size shown to the model at `shown` size (aspect ratio kept)."""
+
+    device: tuple[int, int]
+    shown: tuple[int, int]
+
+    @classmethod
+    def for_frame(cls, width: int, height: int, divisor: float) -> ImageScale:
+        if divisor < 1:
+            raise ValueError(f"downscale divisor must be >= 1, got {divisor}")
+        return cls((width, height), (max(1, round(width / divisor)), max(1, round(height / divisor))))
+
+    def to_device(self, x: float, y: float) -> tuple[int, int]:
+        """A point in the shown image -> the device pixel at the same relative position.
+
+        The shown pixel (x, y) covers device pixels [x*sx, (x+1)*sx); its centre is (x+0.5)*sx.
+        Out-of-image points raise: a model answering outside the picture is an error, not a tap."""
+        (dw, dh), (sw, sh) = self.device, self.shown
+        if not (0 <= x < sw and 0 <= y < sh):
+            raise ValueError(f"point ({x}, {y}) is outside the {sw}x{sh} image the model was shown")
+        return min(dw - 1, int((x + 0.5) * dw / sw)), min(dh - 1, int((y + 0.5) * dh / sh))
+
+    def to_shown(self, box: Box) -> Box:
+        (dw, dh), (sw, sh) = self.device, self.shown
+        return Box(box.left * sw // dw, box.top * sh // dh, -(-box.right * sw // dw), -(-box.bottom * sh // dh))
+
+
+def section(tag: str, body: str) -> dict[str, Any]:
+    return {"type": "text", "text": f"<{tag}>\n{body}\n</{tag}>"}
+
+
+def parse_sections(blocks: Iterable[Any]) -> dict[str, str]:
+    """Tag -> body for every tagged text section in `blocks` (later sections win)."""
+    found: dict[str, str] = {}
+    for block in blocks:
+        text = block if isinstance(block, str) else (block.get("text") if isinstance(block, dict) else None)
+        if not isinstance(text, str):
+            continue
+        for tag, body in _SECTION_RE.findall(text):
+            found[tag] = body
+    return found
+
+
+def downscale_png(png: bytes, divisor: float, *, max_width: int | None = None) -> tuple[bytes, tuple[int, int]]:
+    """Re-encode a PNG at 1/`divisor` size (INTER_AREA), optionally capped to `max_width`."""
+    image = cv2.imdecode(np.frombuffer(png, dtype=np.uint8), cv2.IMREAD_COLOR)
+    if image is None:
+        raise ValueError(f"cannot decode a {len(png)}-byte image for the model")
+    height, width = image.shape[:2]
+    factor = 1.0 / divisor
+    if max_width is not None and width * factor > max_width:
+        factor = max_width / width
+    if factor < 1.0:
+        size = (max(1, round(width * factor)), max(1, round(height * factor)))
+        image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    ok, encoded = cv2.imencode(".png", image)
+    if not ok:
+        raise ValueError("OpenCV could not encode the downscaled image")
+    return encoded.tobytes(), (image.shape[1], image.shape[0])
+
+
+def image_block(png: bytes) -> dict[str, Any]:
+    return {"type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png).decode("ascii")}}
+
+
+def shown_image(frame: Frame, divisor: float) -> tuple[dict[str, Any], ImageScale]:
+    """The current frame as the model sees it, and the mapping back to device pixels."""
+    width, height = frame.size
+    scale = ImageScale.for_frame(width, height, divisor)
+    if scale.shown == scale.device:
+        return image_block(frame.png), scale
+    small = cv2.resize(frame.bgr, scale.shown, interpolation=cv2.INTER_AREA)
+    ok, encoded = cv2.imencode(".png", small)
+    if not ok:
+        raise ValueError("OpenCV could not encode the downscaled frame")
+    return image_block(encoded.tobytes()), scale
+
+
+def _short_cls(cls: str) -> str:
+    return cls.rpartition(".")[2]
+
+
+def _parents(tree: UITree) -> dict[int, UINode]:
+    parents: dict[int, UINode] = {}
+    for node in tree.nodes():
+        for child in node.children:
+            parents[id(child)] = node
+    return parents
+
+
+def _context(node: UINode, parents: dict[int, UINode], limit: int = 48) -> str:
+    """What an element belongs to: its own children's texts (a list row), else the texts of the
+    nearest ancestor that holds any ("Delete" -> the row's author and post)."""
+    def texts_of(root: UINode) -> list[str]:
+        return [n.text or n.content_desc for n in root.walk()
+                if n is not node and (n.text or n.content_desc) and not (n.clickable and n is not root)]
+    texts = texts_of(node) if node.children else []
+    current = parents.get(id(node))
+    while not texts and current is not None:
+        texts = texts_of(current)
+        current = parents.get(id(current))
+    joined = " · ".join(dict.fromkeys(texts))  # a row's name often repeats as its image's description
+    return joined if len(joined) <= limit else joined[: limit - 1] + "…"
+
+
+def _editable(node: UINode) -> bool:
+    return "EditText" in node.cls or "TextField" in node.cls
+
+
+def element_lines(tree: UITree, scale: ImageScale, *, limit: int = 80) -> list[dict[str, Any]]:
+    """Actionable nodes and text nodes (without the status bar), bounds in shown-image pixels."""
+    parents = _parents(tree)
+    actionable = {id(n) for n in tree.actionable()}
+    rows: list[dict[str, Any]] = []
+    for node in tree.nodes():
+        if node.package == SYSTEMUI or node.bounds is None or node.bounds.is_empty or not node.displayed:
+            continue
+        is_action = id(node) in actionable
+        if not is_action and not (node.text or node.content_desc):
+            continue
+        row: dict[str, Any] = {"id": node.index_path, "kind": _short_cls(node.cls)}
+        if node.text:
+            row["text"] = node.text
+        if node.content_desc:
+            row["desc"] = node.content_desc
+        if node.resource_id:
+            row["rid"] = node.resource_id.rpartition("/")[2]
+        row["at"] = scale.to_shown(node.bounds).as_list()
+        if node.clickable:
+            row["tap"] = True
+        if _editable(node):
+            row["edit"] = True
+        if node.scrollable:
+            row["scroll"] = True
+        if node.focused:
+            row["focused"] = True
+        if not node.enabled:
+            row["disabled"] = True
+        if is_action and not node.scrollable:
+            context = _context(node, parents)
+            if context:
+                row["in"] = context
+        rows.append(row)
+        if len(rows) >= limit:
+            break
+    return rows
+
+
+def elements_text(rows: list[dict[str, Any]]) -> str:
+    return "\n".join(json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows)
+
+
+def parse_elements(body: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in body.splitlines() if line.strip().startswith("{")]

@@ -1,0 +1,102 @@
+"""The end of one test's record: finish event, triage, final JSON and HTML, then retention.
+
+Called once per test by the runtime after `TaskSession.finish()` (which fed the recorder the
+final state and anchor graph through `on_finish`). Order matters for a reader killed midway:
+the journal gets its `finish` line and is fsync'd first; the derived files follow.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_guistate.report.artifacts import Retain, discard_folder, should_retain
+from pytest_guistate.report.html import (
+    REPORT_NAME,
+    TIMELINE_NAME,
+    render_report,
+    render_timeline_svg,
+    report_model,
+)
+from pytest_guistate.report.journal import read_journal
+from pytest_guistate.report.recorder import ArtifactRecorder
+from pytest_guistate.report.summary import TestSummary, summarize
+from pytest_guistate.report.triage import Triage, triage
+
+__all__ = ["FAILED_OUTCOMES", "FinishedTest", "finalize"]
+
+FAILED_OUTCOMES = ("failed", "error", "killed")
+
+
+@dataclass
+class FinishedTest:
+    """What the runtime needs after a test: the summary row and, when kept, the files."""
+
+    summary: TestSummary
+    triage: Triage | None
+    folder: Path | None  # None when not retained (deleted)
+    report: Path | None
+    timeline_svg: str  # the picture, also for Allure (text, not a file, so it survives deletion)
+    anchors_json: str
+    progress_text: str
+
+
+def _progress_text(state: dict[str, Any]) -> str:
+    tracker = state.get("tracker") or {}
+    lines = [f"goal: {(state.get('summary') or {}).get('goal', '')}"]
+    lines += [f"  [x] {name}" for name in tracker.get("completed") or []]
+    if tracker.get("current"):
+        lines.append(f"  [>] {tracker['current']}")
+    lines += [f"  [ ] {name}" for name in tracker.get("remaining") or []]
+    return "\n".join(lines)
+
+
+def finalize(
+    recorder: ArtifactRecorder,
+    *,
+    outcome: str,
+    error: str | None = None,
+    retain: Retain | str = Retain.FAILURE,
+    root: Path | None = None,
+    llm_tokens: int = 0,
+    duration_s: float | None = None,
+    worker: str | None = None,
+) -> FinishedTest:
+    """Close the journal, triage a failure, write state.json/anchors.json/report.html, apply retention."""
+    failed = outcome in FAILED_OUTCOMES
+    recorder.flush_extra()
+    redact = recorder.redactor.scrub
+    error_text = redact(error) if error else None
+    state = recorder.state or {}
+    anchors = recorder.anchors or {"anchors": recorder.anchor_list, "links": []}
+    label = (triage(recorder.steps, anchors.get("anchors") or [], state, error_text, conflicts=recorder.conflicts)
+             if failed else None)
+    recorder.journal.write("finish", {
+        "outcome": outcome, "error": error_text, "state": state, "anchors": anchors,
+        "triage": label.to_dict() if label else None, "llm_tokens": llm_tokens,
+    })
+    recorder.journal.close(sync=True)
+    folder = recorder.folder
+    journal = read_journal(folder)
+    states = [e["state"] for e in journal.states] + ([state] if state else [])
+    model = report_model(journal)
+    svg = render_timeline_svg(model)
+    anchors_json = json.dumps(anchors, indent=2, ensure_ascii=False, default=repr)
+    keep = should_retain(retain, failed=failed)
+    summary = summarize(
+        str(journal.meta.get("nodeid", "")), outcome, recorder.tier, recorder.steps, anchors.get("anchors") or [],
+        states, triage=label.to_dict() if label else None, artifacts=folder if keep else None, worker=worker,
+        llm_tokens=llm_tokens, duration_s=duration_s,
+    )
+    report = None
+    if keep:
+        (folder / "state.json").write_text(json.dumps(state, indent=2, ensure_ascii=False), encoding="utf-8")
+        (folder / "anchors.json").write_text(anchors_json, encoding="utf-8")
+        (folder / TIMELINE_NAME).write_text(svg, encoding="utf-8")
+        report = folder / REPORT_NAME
+        report.write_text(render_report(journal, model=model), encoding="utf-8")
+    else:
+        discard_folder(folder, root)
+    return FinishedTest(summary, label, folder if keep else None, report, svg, anchors_json, _progress_text(state))

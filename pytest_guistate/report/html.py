@@ -1,0 +1,240 @@
+"""report.html: one self-contained page per test, built from the journal alone.
+
+Built from `journal.jsonl` (never from live objects), so the report of a finished test and the
+one `guistate report DIR` rebuilds after a SIGKILL are the same code path. Jinja2 autoescape is
+on for every template: step names, app text, errors and anchor titles are data, never markup.
+Crops and anchor thumbnails are inlined as data URIs; frames are inlined while a byte budget
+lasts, then linked as files of the same folder (a 100-step full-tier test would otherwise be
+tens of MB). Nothing is loaded from the network; a CSP meta tag forbids it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from pytest_guistate.report.images import data_uri, image_size, thumbnail
+from pytest_guistate.report.journal import Journal, JournalError, read_journal
+from pytest_guistate.report.timeline import layout_timeline
+from pytest_guistate.report.triage import triage
+
+__all__ = [
+    "REPORT_NAME",
+    "TIMELINE_NAME",
+    "rebuild_report",
+    "render_report",
+    "render_timeline_svg",
+    "report_main",
+    "report_model",
+    "write_final_json",
+]
+
+REPORT_NAME = "report.html"
+TIMELINE_NAME = "timeline.svg"
+FRAME_BUDGET = 6 * 1024 * 1024  # bytes of frames inlined before linking files instead
+
+
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("pytest_guistate.report", "templates"),
+        autoescape=select_autoescape(enabled_extensions=("html", "svg", "j2"), default=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+_ENV = _environment()
+
+
+@dataclass
+class _Embedder:
+    folder: Path
+    budget: int
+    used: int = 0
+    missing: list[str] = field(default_factory=list)
+
+    def read(self, rel: str) -> bytes | None:
+        path = self.folder / rel
+        if not path.is_file():
+            self.missing.append(rel)
+            return None
+        return path.read_bytes()
+
+    def inline(self, rel: str) -> str | None:
+        data = self.read(rel)
+        return None if data is None else data_uri(data)
+
+    frames: dict[str, dict[str, Any]] = field(default_factory=dict)  # rel -> {id, src}, each embedded once
+
+    def frame(self, rel: str) -> str | None:
+        """The id of a frame `<image>` defined once in the page (frames repeat: after N = before N+1)."""
+        if rel in self.frames:
+            return str(self.frames[rel]["id"])
+        data = self.read(rel)
+        if data is None:
+            return None
+        src = rel  # relative file beside report.html once the inline budget is spent
+        if self.used + len(data) <= self.budget:
+            self.used += len(data)
+            src = data_uri(data)
+        self.frames[rel] = {"id": f"frame-{len(self.frames)}", "src": src}
+        return str(self.frames[rel]["id"])
+
+
+def _json_pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+
+
+def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[str, Any]:
+    """Everything the template shows, as plain data (text stays unescaped here; Jinja escapes)."""
+    embed = _Embedder(journal.folder, frame_budget)
+    meta, finish = journal.meta, journal.finish or {}
+    state = journal.last_state or {}
+    tracker = state.get("tracker") or {}
+    plan = journal.goal.get("plan") or tracker.get("decomposition") or []
+    completed = list(tracker.get("completed") or [])
+    anchors = journal.anchor_dicts()
+    links = journal.link_dicts()
+    records = [event.get("record") or {} for event in journal.steps]
+    tri = finish.get("triage")
+    outcome = str(finish.get("outcome") or "killed")
+    if tri is None and outcome in ("failed", "killed", "error"):
+        tri = triage(records, anchors, state, finish.get("error")).to_dict()
+    link_text: dict[str, list[str]] = {}
+    for link in links:
+        text = f"{link.get('src')} {link.get('type')} {link.get('dst')}"
+        link_text.setdefault(str(link.get("src")), []).append(text)
+        link_text.setdefault(str(link.get("dst")), []).append(text)
+    thumbs: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for event in journal.steps:
+        names.update((event.get("files") or {}).get("names") or {})
+    anchor_files = {str(e["anchor"].get("id")): e.get("files") or [] for e in journal.anchors}
+    for anchor in anchors:
+        files = anchor_files.get(str(anchor.get("id"))) or [names[n] for n in anchor.get("crops") or [] if n in names]
+        for rel in files[:1]:
+            data = embed.read(rel)
+            if data is not None:
+                thumbs[str(anchor.get("id"))] = data_uri(thumbnail(data, 104))
+    steps = []
+    for event in journal.steps:
+        record = event.get("record") or {}
+        files = event.get("files") or {}
+        frames = []
+        for role in ("before", "after", "final", *sorted(k for k in files.get("frames", {}) if k.startswith("frame"))):
+            rel = (files.get("frames") or {}).get(role)
+            if not rel:
+                continue
+            frame_id = embed.frame(rel)
+            if frame_id is None:
+                continue
+            screen = files.get("screen") or _frame_screen(journal.folder / rel)
+            frames.append((role, {"id": frame_id, "width": int(screen[0]), "height": int(screen[1])}))
+        regions = [r.get("box") if isinstance(r, dict) else r for r in record.get("regions") or []]
+        duration = record.get("duration_s")
+        steps.append({
+            "index": record.get("index"), "name": record.get("name", ""), "outcome": record.get("outcome", ""),
+            "verdict": record.get("verdict"), "actions": record.get("actions", 0), "expect": record.get("expect"),
+            "package_before": record.get("package_before", ""), "package_after": record.get("package_after", ""),
+            "error": record.get("error"), "explanation": record.get("explanation", ""),
+            "attempts": record.get("attempts") or [], "frames": frames,
+            "region_boxes": [b for b in regions if isinstance(b, list) and len(b) == 4],
+            "crops": _crop_pairs(embed, files),
+            "state": _json_pretty(record["state"]) if record.get("state") else "",
+            "duration": "" if duration is None else f"{duration:.2f} s",
+        })
+    return {
+        "schema": meta.get("schema"), "nodeid": meta.get("nodeid", journal.folder.name), "tier": meta.get("tier", ""),
+        "outcome": outcome, "killed": not journal.finished, "error": finish.get("error"),
+        "goal": journal.goal.get("goal") or (state.get("summary") or {}).get("goal", ""),
+        "tracker": {"completed": completed, "current": tracker.get("current"),
+                    "remaining": list(tracker.get("remaining") or []), "total": len(plan)},
+        "triage": tri, "steps": steps, "records": records, "thumbs": thumbs, "links": links,
+        "anchors": [{**a, "step": a.get("step"), "links": link_text.get(str(a.get("id")), [])} for a in anchors],
+        "final_state": _json_pretty(state) if state else "", "torn_lines": journal.torn_lines,
+        "missing_files": embed.missing, "frame_defs": list(embed.frames.values()),
+    }
+
+
+def _crop_pairs(embed: _Embedder, files: dict[str, Any]) -> list[dict[str, str | None]]:
+    befores = list(files.get("crops_before") or [])
+    pairs = []
+    for position, rel in enumerate(files.get("crops") or []):
+        after = embed.inline(rel)
+        if after is None:
+            continue
+        before_rel = befores[position] if position < len(befores) else ""
+        pairs.append({"after": after, "before": embed.inline(before_rel) if before_rel else None})
+    return pairs
+
+
+def _frame_screen(path: Path) -> list[int]:
+    """Screen size of a stored frame when the journal lacks it (frames may be stored scaled)."""
+    width, height = image_size(path.read_bytes())
+    return [width, height]
+
+
+def render_timeline_svg(model: dict[str, Any]) -> str:
+    layout = layout_timeline(model["records"], model["anchors"], model["links"], model["thumbs"])
+    return _ENV.get_template("timeline.svg.j2").render(t=layout, title=model["nodeid"])
+
+
+def render_report(journal: Journal, *, frame_budget: int = FRAME_BUDGET, model: dict[str, Any] | None = None) -> str:
+    model = model if model is not None else report_model(journal, frame_budget=frame_budget)
+    svg = Markup(render_timeline_svg(model))  # already escaped by its own autoescaping template
+    return _ENV.get_template("report.html.j2").render(m=model, timeline_svg=svg)
+
+
+def write_final_json(journal: Journal) -> None:
+    """state.json and anchors.json from the journal (the recorder writes the same at finish)."""
+    state = journal.last_state
+    if state is not None:
+        (journal.folder / "state.json").write_text(_json_pretty(state), encoding="utf-8")
+    from pytest_guistate.core.anchors import ANCHOR_SCHEMA
+
+    graph = {"schema": ANCHOR_SCHEMA, "anchors": journal.anchor_dicts(), "links": journal.link_dicts()}
+    (journal.folder / "anchors.json").write_text(_json_pretty(graph), encoding="utf-8")
+
+
+def rebuild_report(folder: Path, *, frame_budget: int = FRAME_BUDGET) -> Path:
+    """Rebuild `report.html` (and state.json/anchors.json when missing) from `folder/journal.jsonl`."""
+    journal = read_journal(folder)
+    if not (folder / "state.json").exists() or not (folder / "anchors.json").exists():
+        write_final_json(journal)
+    target = folder / REPORT_NAME
+    target.write_text(render_report(journal, frame_budget=frame_budget), encoding="utf-8")
+    return target
+
+
+def report_main(argv: Sequence[str] | None = None) -> int:
+    """`guistate report DIR...`: rebuild report.html of one test folder, or of every folder under DIR."""
+    parser = argparse.ArgumentParser(prog="guistate report", description="rebuild report.html from journal.jsonl")
+    parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR",
+                        help="a test's artifacts folder, or the artifacts root (every folder with a journal)")
+    args = parser.parse_args(argv)
+    status = 0
+    for root in args.dirs:
+        folders = [root] if (root / "journal.jsonl").is_file() else sorted(p.parent for p in root.glob("*/journal.jsonl"))
+        if not folders:
+            print(f"guistate report: no journal.jsonl in {root} or its subfolders", file=sys.stderr)
+            status = 1
+        for folder in folders:
+            started = time.perf_counter()
+            try:
+                path = rebuild_report(folder)
+            except JournalError as exc:
+                print(f"guistate report: {exc}", file=sys.stderr)
+                status = 1
+                continue
+            print(f"{path} ({(time.perf_counter() - started) * 1000:.0f} ms)")
+    return status

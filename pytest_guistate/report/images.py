@@ -1,0 +1,99 @@
+"""Image helpers for reports: sizes without decoding, frame compression, thumbnails, data URIs.
+
+Frames are what make the full tier heavy: a 1080x2400 sim screen is ~60-400 KB as PNG. The
+report keeps them as JPEG q80 at half resolution by default (text stays readable at 540 px
+wide, the file is ~5-10x smaller); crops stay lossless PNG because they are the evidence.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+__all__ = ["FrameFormat", "data_uri", "encode_frame", "image_size", "media_type_of", "thumbnail"]
+
+
+@dataclass(frozen=True)
+class FrameFormat:
+    """How full-tier frames are stored: `kind` png|jpeg, `scale` 0<s<=1, `quality` for JPEG."""
+
+    kind: str = "jpeg"
+    scale: float = 0.5
+    quality: int = 80
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("png", "jpeg"):
+            raise ValueError(f"frame format must be 'png' or 'jpeg', got {self.kind!r}")
+        if not 0.0 < self.scale <= 1.0:
+            raise ValueError(f"frame scale must be in (0, 1], got {self.scale}")
+        if not 1 <= self.quality <= 100:
+            raise ValueError(f"JPEG quality must be in [1, 100], got {self.quality}")
+
+    @property
+    def extension(self) -> str:
+        return ".jpg" if self.kind == "jpeg" else ".png"
+
+
+def image_size(data: bytes) -> tuple[int, int]:
+    """(width, height) from the header only; ValueError for bytes that are no image."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return image.size
+    except (UnidentifiedImageError, OSError) as exc:
+        raise ValueError(f"{len(data)} bytes are not an image Pillow can read ({exc})") from None
+
+
+def media_type_of(data: bytes) -> str:
+    if data.startswith(b"\x89PNG"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8"):
+        return "image/jpeg"
+    raise ValueError("image bytes are neither PNG nor JPEG")
+
+
+def _decode(data: bytes) -> np.ndarray:
+    pixels = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if pixels is None:
+        raise ValueError(f"{len(data)} bytes are not an image OpenCV can decode")
+    return pixels
+
+
+def encode_frame(data: bytes, fmt: FrameFormat) -> bytes:
+    """Re-encode a (redacted) frame for storage; PNG at scale 1 is kept byte for byte."""
+    if fmt.kind == "png" and fmt.scale == 1.0:
+        return data
+    pixels = _decode(data)
+    if fmt.scale != 1.0:
+        height, width = pixels.shape[:2]
+        size = (max(1, round(width * fmt.scale)), max(1, round(height * fmt.scale)))
+        pixels = cv2.resize(pixels, size, interpolation=cv2.INTER_AREA)
+    if fmt.kind == "jpeg":
+        ok, encoded = cv2.imencode(".jpg", pixels, [cv2.IMWRITE_JPEG_QUALITY, fmt.quality])
+    else:
+        ok, encoded = cv2.imencode(".png", pixels)
+    if not ok:
+        raise ValueError(f"OpenCV could not encode a frame as {fmt.kind}")
+    return encoded.tobytes()
+
+
+def thumbnail(data: bytes, max_side: int = 160) -> bytes:
+    """A small JPEG for the timeline (the inline report must stay light)."""
+    pixels = _decode(data)
+    height, width = pixels.shape[:2]
+    factor = min(1.0, max_side / max(width, height))
+    if factor < 1.0:
+        pixels = cv2.resize(pixels, (max(1, round(width * factor)), max(1, round(height * factor))),
+                            interpolation=cv2.INTER_AREA)
+    ok, encoded = cv2.imencode(".jpg", pixels, [cv2.IMWRITE_JPEG_QUALITY, 75])
+    if not ok:
+        raise ValueError("OpenCV could not encode a thumbnail")
+    return encoded.tobytes()
+
+
+def data_uri(data: bytes) -> str:
+    return f"data:{media_type_of(data)};base64,{base64.b64encode(data).decode('ascii')}"

@@ -1,0 +1,156 @@
+"""The per-test journal: append-only JSON lines, flushed per event, readable after a SIGKILL.
+
+Schema `guistate.journal/1` (docs/schema.md). One JSON object per line, `type` one of
+meta | goal | step | anchor | link | state | finish. Each line is written with a single
+`write` + `flush` on an unbuffered-at-the-line file, so a process killed mid-test leaves every
+finished line on disk (the OS owns the bytes once `flush` returns; `fsync` would only matter for
+a power cut, and costs ~ms per step on CI disks, so it is done once, at finish). A reader
+tolerates a torn last line (a kill during the write) and says so instead of failing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["EVENT_TYPES", "JOURNAL_NAME", "JOURNAL_SCHEMA", "Journal", "JournalError", "JournalWriter", "read_journal"]
+
+JOURNAL_SCHEMA = "guistate.journal/1"
+JOURNAL_NAME = "journal.jsonl"
+EVENT_TYPES = ("meta", "goal", "step", "anchor", "link", "state", "finish")
+
+
+class JournalError(ValueError):
+    """A journal that cannot be read: missing, not ours, or a newer schema."""
+
+
+class JournalWriter:
+    """Appends events to `folder/journal.jsonl`; one line per event, flushed immediately."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: IO[str] | None = path.open("a", encoding="utf-8", newline="\n")
+        self.lines = 0
+
+    def write(self, event_type: str, payload: dict[str, Any]) -> None:
+        if event_type not in EVENT_TYPES:
+            raise ValueError(f"unknown journal event type {event_type!r}; known: {EVENT_TYPES}")
+        if self._file is None:
+            raise JournalError(f"journal {self.path} is closed; cannot write a {event_type!r} event")
+        event = {"type": event_type, **payload}
+        line = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=_fallback)
+        self._file.write(line + "\n")
+        self._file.flush()
+        self.lines += 1
+
+    def close(self, *, sync: bool = True) -> None:
+        if self._file is None:
+            return
+        self._file.flush()
+        if sync:
+            os.fsync(self._file.fileno())
+        self._file.close()
+        self._file = None
+
+    @property
+    def closed(self) -> bool:
+        return self._file is None
+
+
+def _fallback(value: Any) -> Any:
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    if isinstance(value, Path):
+        return value.as_posix()
+    return repr(value)
+
+
+@dataclass
+class Journal:
+    """A journal read back: the latest view of each kind of event."""
+
+    folder: Path
+    meta: dict[str, Any] = field(default_factory=dict)
+    goal: dict[str, Any] = field(default_factory=dict)
+    steps: list[dict[str, Any]] = field(default_factory=list)  # step events, in order
+    anchors: list[dict[str, Any]] = field(default_factory=list)  # anchor events
+    links: list[dict[str, Any]] = field(default_factory=list)
+    states: list[dict[str, Any]] = field(default_factory=list)  # state events
+    finish: dict[str, Any] | None = None
+    torn_lines: int = 0  # lines that were not valid JSON (a kill mid-write)
+
+    @property
+    def finished(self) -> bool:
+        return self.finish is not None
+
+    @property
+    def last_state(self) -> dict[str, Any] | None:
+        if self.finish and isinstance(self.finish.get("state"), dict):
+            return self.finish["state"]
+        return self.states[-1]["state"] if self.states else None
+
+    def anchor_dicts(self) -> list[dict[str, Any]]:
+        """Anchors as `Anchor.to_dict()`: the finish event's graph wins over the streamed ones."""
+        graph = (self.finish or {}).get("anchors")
+        if isinstance(graph, dict) and graph.get("anchors") is not None:
+            return list(graph["anchors"])
+        return [event["anchor"] for event in self.anchors]
+
+    def link_dicts(self) -> list[dict[str, Any]]:
+        graph = (self.finish or {}).get("anchors")
+        if isinstance(graph, dict) and graph.get("links") is not None:
+            return list(graph["links"])
+        return [event["link"] for event in self.links]
+
+
+def read_journal(folder: Path) -> Journal:
+    """Read `folder/journal.jsonl`. Raises JournalError when it is missing or of another schema."""
+    path = folder / JOURNAL_NAME
+    if not path.is_file():
+        raise JournalError(f"no {JOURNAL_NAME} in {folder}: is this a guistate artifacts folder?")
+    journal = Journal(folder=folder)
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, raw in enumerate(handle, 1):
+            raw = raw.strip()
+            if not raw:
+                continue
+            try:
+                event = json.loads(raw)
+            except json.JSONDecodeError:
+                journal.torn_lines += 1
+                continue
+            if not isinstance(event, dict) or event.get("type") not in EVENT_TYPES:
+                raise JournalError(f"{path}:{number}: not a guistate journal event: {raw[:80]!r}")
+            _apply(journal, event, path, number)
+    if not journal.meta:
+        raise JournalError(f"{path} has no meta event; the first line must be the journal header")
+    return journal
+
+
+def _apply(journal: Journal, event: dict[str, Any], path: Path, number: int) -> None:
+    kind = event["type"]
+    if kind == "meta":
+        schema = str(event.get("schema", ""))
+        if not schema.startswith("guistate.journal/"):
+            raise JournalError(f"{path}:{number}: schema {schema!r} is not a guistate journal")
+        if schema != JOURNAL_SCHEMA:
+            raise JournalError(f"{path}: schema {schema!r} is newer than this reader ({JOURNAL_SCHEMA})")
+        journal.meta = event
+    elif kind == "goal":
+        journal.goal = event
+    elif kind == "step":
+        journal.steps.append(event)
+    elif kind == "anchor":
+        journal.anchors.append(event)
+    elif kind == "link":
+        journal.links.append(event)
+    elif kind == "state":
+        journal.states.append(event)
+    else:
+        journal.finish = event

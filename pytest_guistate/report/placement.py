@@ -1,0 +1,82 @@
+"""Helpers of `ArtifactRecorder`: where a crop sits on the screen, frame roles, and the
+`RecordingScreen` wrapper that lets the recorder see every observation (for redaction)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.report.redact import fill_boxes
+
+__all__ = ["Pending", "RecordingScreen", "crop_boxes", "digest", "fill_pending", "find_origin", "frame_role"]
+
+
+@dataclass
+class Pending:
+    data: bytes
+    media_type: str
+    boxes: list[Box]  # redaction boxes of the screen current when the bytes arrived
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def fill_pending(pending: Pending, origin: tuple[int, int] = (0, 0)) -> bytes:
+    return fill_boxes(pending.data, pending.boxes, origin=origin)
+
+
+def crop_boxes(step: dict[str, Any]) -> list[Box]:
+    """Screen boxes of this step's crops, in crop order (from the transition, else the regions)."""
+    boxes: list[Box] = []
+    transition = step.get("transition") or {}
+    for crop in transition.get("crops") or []:
+        box = crop.get("box") if isinstance(crop, dict) else None
+        if isinstance(box, list) and len(box) == 4:
+            boxes.append(Box(*map(int, box)))
+    if boxes:
+        return boxes
+    for region in step.get("regions") or []:
+        box = region.get("box") if isinstance(region, dict) else region
+        if isinstance(box, list) and len(box) == 4:
+            boxes.append(Box(*map(int, box)))
+    return boxes
+
+
+def find_origin(size: tuple[int, int], boxes: list[Box]) -> tuple[int, int] | None:
+    for box in boxes:
+        if (box.width, box.height) == size:
+            return box.left, box.top
+    return None
+
+
+def frame_role(name: str, position: int, count: int) -> str:
+    lowered = name.lower()
+    for role in ("before", "after", "final"):
+        if role in lowered:
+            return role
+    if count == 2:
+        return ("before", "after")[position]
+    return f"frame{position}"
+
+
+class RecordingScreen:
+    """Wraps the session's `Screen` so the recorder sees every observation (password boxes)
+    before any of its frames or crops can reach `put`. Everything else passes through."""
+
+    def __init__(self, screen: Any, recorder: Any) -> None:
+        self._screen = screen
+        self._recorder = recorder
+
+    def observe(self) -> Any:
+        observation = self._screen.observe()
+        self._recorder.on_observation(observation)
+        return observation
+
+    def pull_to_refresh(self) -> bool:
+        return bool(self._screen.pull_to_refresh())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._screen, name)

@@ -1,0 +1,205 @@
+"""The run summary for CI gates: one JSON per run, merged from xdist workers' part files.
+
+Each worker (or the single process) appends its tests to a part file
+`<summary>.parts/<worker>.json`; the controller (the process without `workerinput`) merges all
+parts into `--guistate-summary=PATH` at session finish. Part files are written whole after every
+test (write to a temp name, then `os.replace`), so a worker that dies keeps what it had.
+The same figures go into JUnit XML as `<property>`s (`junit_properties`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "SUMMARY_SCHEMA",
+    "SummaryPart",
+    "TestSummary",
+    "junit_properties",
+    "merge_parts",
+    "parts_dir",
+    "read_summary",
+    "reset_parts",
+    "summarize",
+]
+
+SUMMARY_SCHEMA = "guistate.summary/1"
+
+
+@dataclass
+class TestSummary:
+    """One test's figures. `milestones_total` 0 means no plan was declared."""
+
+    nodeid: str
+    outcome: str  # passed | failed | error | skipped | killed
+    tier: str
+    steps: int = 0
+    milestones_done: int = 0
+    milestones_total: int = 0
+    stale_episodes: int = 0
+    retries: int = 0
+    conflicts: int = 0
+    triage: str | None = None
+    triage_evidence: list[str] = field(default_factory=list)
+    llm_tokens: int = 0
+    artifacts: str | None = None  # folder path when retained
+    worker: str | None = None
+    duration_s: float | None = None
+
+    __test__ = False  # not a pytest test class despite the name
+
+    @property
+    def progress(self) -> float:
+        """Fraction of milestones done (1.0 when no plan was declared and the test passed)."""
+        if self.milestones_total == 0:
+            return 1.0 if self.outcome == "passed" else 0.0
+        return self.milestones_done / self.milestones_total
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["progress"] = round(self.progress, 4)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TestSummary:
+        known = {f.name for f in fields(cls)}
+        missing = {"nodeid", "outcome", "tier"} - set(data)
+        if missing:
+            raise ValueError(f"summary entry lacks {sorted(missing)}: {str(data)[:120]}")
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _conflict_keys(states: Sequence[dict[str, Any]], anchors: Sequence[dict[str, Any]]) -> set[tuple[Any, Any]]:
+    keys = {(c.get("milestone"), c.get("step")) for s in states for c in (s.get("focus") or {}).get("conflicts") or []}
+    keys |= {((a.get("data") or {}).get("milestone"), a.get("step")) for a in anchors
+             if (a.get("data") or {}).get("kind") == "conflict"}
+    return keys
+
+
+def summarize(
+    nodeid: str,
+    outcome: str,
+    tier: str,
+    steps: Sequence[dict[str, Any]],
+    anchors: Sequence[dict[str, Any]],
+    states: Sequence[dict[str, Any]],
+    *,
+    triage: dict[str, Any] | None = None,
+    artifacts: Path | None = None,
+    worker: str | None = None,
+    llm_tokens: int = 0,
+    duration_s: float | None = None,
+) -> TestSummary:
+    """Figures from journal-shaped dicts (`states` in order; the last is the final state)."""
+    final = states[-1] if states else {}
+    tracker = final.get("tracker") or {}
+    return TestSummary(
+        nodeid=nodeid, outcome=outcome, tier=tier, steps=len(steps),
+        milestones_done=len(tracker.get("completed") or []),
+        milestones_total=len(tracker.get("decomposition") or []),
+        stale_episodes=sum(1 for s in steps if s.get("episode")),
+        retries=sum(int(s.get("retries") or 0) for s in steps),
+        conflicts=len(_conflict_keys([*states, *(s["state"] for s in steps if s.get("state"))], anchors)),
+        triage=(triage or {}).get("label"), triage_evidence=list((triage or {}).get("evidence") or []),
+        llm_tokens=llm_tokens, artifacts=str(artifacts) if artifacts else None, worker=worker,
+        duration_s=None if duration_s is None else round(duration_s, 3),
+    )
+
+
+def junit_properties(summary: TestSummary) -> list[tuple[str, object]]:
+    """`item.user_properties` entries (pytest writes them as JUnit XML `<property>`s)."""
+    props: list[tuple[str, object]] = [
+        ("guistate_tier", summary.tier),
+        ("guistate_steps", summary.steps),
+        ("guistate_milestones", f"{summary.milestones_done}/{summary.milestones_total}"),
+        ("guistate_progress", round(summary.progress, 4)),
+        ("guistate_stale_episodes", summary.stale_episodes),
+        ("guistate_retries", summary.retries),
+        ("guistate_conflicts", summary.conflicts),
+        ("guistate_llm_tokens", summary.llm_tokens),
+    ]
+    if summary.triage:
+        props.append(("guistate_triage", summary.triage))
+    if summary.artifacts:
+        props.append(("guistate_artifacts", summary.artifacts))
+    return props
+
+
+def parts_dir(summary_path: Path) -> Path:
+    return summary_path.with_name(summary_path.name + ".parts")
+
+
+def reset_parts(summary_path: Path) -> None:
+    """Controller, at session start: drop part files a previous run left behind."""
+    folder = parts_dir(summary_path)
+    if folder.is_dir():
+        for part in folder.glob("*.json"):
+            part.unlink()
+
+
+class SummaryPart:
+    """One process's tests; `add` rewrites the part file atomically."""
+
+    def __init__(self, summary_path: Path, worker: str | None) -> None:
+        self.worker = worker or "main"
+        self.path = parts_dir(summary_path) / f"{self.worker}.json"
+        self.tests: list[TestSummary] = []
+
+    def add(self, summary: TestSummary) -> None:
+        self.tests.append(summary)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"schema": SUMMARY_SCHEMA, "worker": self.worker,
+                                   "tests": [t.to_dict() for t in self.tests]}), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+
+def merge_parts(summary_path: Path, *, remove_parts: bool = True) -> dict[str, Any]:
+    """Controller side: merge every part file into `summary_path`; returns the written document."""
+    folder = parts_dir(summary_path)
+    tests: list[dict[str, Any]] = []
+    workers: list[str] = []
+    for part in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        data = json.loads(part.read_text(encoding="utf-8"))
+        if data.get("schema") != SUMMARY_SCHEMA:
+            raise ValueError(f"{part}: schema {data.get('schema')!r} is not {SUMMARY_SCHEMA}")
+        workers.append(str(data.get("worker")))
+        tests.extend(TestSummary.from_dict(t).to_dict() for t in data.get("tests") or [])
+    tests.sort(key=lambda t: (t["nodeid"], str(t.get("worker"))))
+    totals = {
+        "tests": len(tests),
+        "failed": sum(1 for t in tests if t["outcome"] in ("failed", "error", "killed")),
+        "steps": sum(t["steps"] for t in tests),
+        "stale_episodes": sum(t["stale_episodes"] for t in tests),
+        "retries": sum(t["retries"] for t in tests),
+        "conflicts": sum(t["conflicts"] for t in tests),
+        "llm_tokens": sum(t["llm_tokens"] for t in tests),
+    }
+    document = {"schema": SUMMARY_SCHEMA, "created": round(time.time(), 3), "workers": workers,
+                "totals": totals, "tests": tests}
+    summary_path.parent.mkdir(parents=True, exist_ok=True)
+    summary_path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    if remove_parts and folder.is_dir():
+        for part in folder.glob("*.json"):
+            part.unlink()
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    return document
+
+
+def read_summary(path: Path) -> list[TestSummary]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"no summary file at {path}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema") != SUMMARY_SCHEMA:
+        raise ValueError(f"{path} is not a {SUMMARY_SCHEMA} document")
+    return [TestSummary.from_dict(t) for t in data.get("tests") or []]

@@ -1,0 +1,54 @@
+"""Integration tests against a real Appium 3 server (chromium driver, headless Chromium), issue 6.
+
+Run them with a server URL; they are skipped only when none is configured:
+
+    bash .ci/appium.sh install && URL=$(bash .ci/appium.sh start)
+    pytest tests/appium -m appium --guistate-device="$URL"            # chromium preset by default
+    pytest tests/appium -m appium --guistate-device="$URL" --guistate-caps=caps.json
+    bash .ci/appium.sh stop
+
+`--guistate-caps` is optional here: without it these tests use the chromium preset of
+`pytest_guistate.devices.capabilities` (write it to a file with
+`python -m pytest_guistate.devices.capabilities chromium -o caps.json`).
+Tests not marked `appium` in this folder (the static server, the presets) always run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pytest_guistate.config import get_config
+from pytest_guistate.devices import capabilities
+from pytest_guistate.devices.web_feed import FeedServer
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "appium: needs a real Appium server (--guistate-device=URL)")
+
+
+@pytest.fixture(autouse=True)
+def _needs_appium_url(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("appium") is None:
+        return
+    if get_config(request.config).uses_sim:
+        pytest.skip("no Appium server configured: pass --guistate-device=http://127.0.0.1:PORT "
+                    "(bash .ci/appium.sh start prints one)")
+
+
+@pytest.fixture(scope="session")
+def guistate_capabilities(pytestconfig: pytest.Config, guistate_capabilities: dict[str, Any]) -> dict[str, Any]:
+    """The plugin's capabilities when --guistate-caps is given, else the chromium preset."""
+    if get_config(pytestconfig).capabilities:
+        return guistate_capabilities
+    caps = dict(guistate_capabilities)
+    caps.update(capabilities.chromium())
+    return caps
+
+
+@pytest.fixture(scope="session")
+def feed_server() -> Iterator[FeedServer]:
+    with FeedServer() as server:
+        yield server

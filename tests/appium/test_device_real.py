@@ -1,0 +1,155 @@
+"""`Device` against a real Appium 3 server: headless Chromium emulating a Pixel 7 (issue 6).
+
+Everything goes through the plugin's `device` fixture (`--guistate-device=URL`). The web Feed
+is served on loopback; its `window.__guistateActionLog` is the ground truth of what happened.
+"""
+
+from __future__ import annotations
+
+import time
+
+import cv2
+import numpy as np
+import pytest
+
+from pytest_guistate.core.uitree import UINode, UITree
+from pytest_guistate.devices.device import (
+    CapabilityUnavailable,
+    Device,
+    ElementNotFound,
+)
+from pytest_guistate.devices.web_feed import FeedServer
+
+pytestmark = pytest.mark.appium
+
+RED_BGR = (47, 47, 211)  # the Delete button, #d32f2f
+BLUE_BGR = (210, 118, 25)  # the app bar, #1976d2
+
+
+def deletes(device: Device) -> list[str]:
+    return [e["post_id"] for e in device.action_log() if e["action"] == "delete_post"]
+
+
+def authors(tree: UITree) -> list[str]:
+    return [n.text for n in tree.nodes() if n.resource_id == "author"]
+
+
+def share_of(image: np.ndarray, node: UINode, bgr: tuple[int, int, int], tolerance: int = 12) -> float:
+    """Fraction of the node's pixels within `tolerance` of `bgr`."""
+    assert node.bounds is not None
+    b = node.bounds
+    crop = image[b.top:b.bottom, b.left:b.right].astype(np.int16)
+    close = np.all(np.abs(crop - np.array(bgr, np.int16)) <= tolerance, axis=2)
+    return float(close.mean())
+
+
+def test_screenshot_is_the_emulated_phone_not_the_window(device: Device, feed_server: FeedServer) -> None:
+    device.open_url(feed_server.page_url())
+    frame = device.screenshot()
+    assert device.is_web and not device.is_sim
+    assert frame.size == device.size == (1082, 2402)  # 412x915 CSS px at 2.625
+    assert device.scale == pytest.approx(2.625)
+    outer = device.driver.get_window_rect()
+    assert (outer["width"], outer["height"]) != device.size  # the trap: the outer window is something else
+
+
+def test_tree_bounds_are_screenshot_pixels_that_match_the_drawing(device: Device, feed_server: FeedServer) -> None:
+    device.open_url(feed_server.page_url())
+    image = device.screenshot().bgr
+    tree = device.ui_tree()
+    assert (tree.width, tree.height) == device.size
+    buttons = [n for n in tree.nodes() if n.resource_id == "delete"]
+    assert len(buttons) >= 8 and all(n.cls == "android.widget.Button" and n.clickable for n in buttons)
+    # the rounded corners and the white label are not red; most of the button is
+    assert all(share_of(image, n, RED_BGR) > 0.6 for n in buttons)
+    toolbar = tree.by_resource_id("toolbar")[0]
+    assert share_of(image, toolbar, BLUE_BGR) > 0.8
+    below = toolbar.bounds
+    assert below is not None
+    shifted = UINode(cls="probe", bounds=type(below)(below.left, below.bottom + 4, below.right, below.bottom + 40))
+    assert share_of(image, shifted, BLUE_BGR) < 0.05  # the bar ends where the tree says it does
+    first = buttons[0]
+    assert first.bounds is not None
+    element_box = device.box_of(device.find(xpath="(//button[@data-testid='delete'])[1]"))
+    assert max(abs(a - b) for a, b in zip(element_box.as_list(), first.bounds.as_list())) <= 1
+    lists = [n for n in tree.nodes() if n.scrollable]
+    assert [n.resource_id for n in lists] == ["posts"]
+    assert lists[0].bounds is not None and lists[0].bounds.bottom == device.size[1]
+
+
+def test_hostile_post_text_stays_text(device: Device, feed_server: FeedServer) -> None:
+    device.open_url(feed_server.page_url())
+    tree = device.ui_tree()
+    assert tree.find_text("<img src=x onerror=alert(1)>")
+    assert device.driver.find_elements("css selector", "img") == []
+
+
+def test_tap_by_text_then_back_closes_the_dialog(device: Device, feed_server: FeedServer) -> None:
+    device.open_url(feed_server.page_url())
+    assert not device.exists(id="dialog")
+    device.tap("Delete")
+    assert device.exists(id="dialog")
+    assert device.ui_tree().find_text("Delete post by Alice?")
+    device.back()
+    assert not device.exists(id="dialog")
+    assert [e["action"] for e in device.action_log()] == ["open_dialog", "dismiss_dialog"]
+    assert deletes(device) == []
+
+
+def test_tap_at_a_point_in_screenshot_pixels(device: Device, feed_server: FeedServer) -> None:
+    device.open_url(feed_server.page_url())
+    bob_row = [n for n in device.ui_tree().nodes() if n.resource_id == "post_row"][1]
+    button = next(n for n in bob_row.walk() if n.resource_id == "delete")
+    assert button.bounds is not None
+    device.tap(x=button.bounds.center[0], y=button.bounds.center[1])
+    assert device.ui_tree().find_text("Delete post by Bob?")
+    device.tap("Delete")  # with the dialog open, the dialog's button is the one a tap reaches
+    assert deletes(device) == ["p2"]
+    assert "Bob" not in authors(device.ui_tree())  # no delay: the list redrew at once
+
+
+def test_stale_screen_blind_retry_deletes_the_next_post(device: Device, feed_server: FeedServer) -> None:
+    """TSR figure 2 with real rendering: the list stays stale, a blind re-tap deletes Bob."""
+    device.open_url(feed_server.page_url(delay_ms=1500))
+    device.tap("Delete")
+    device.tap(id="confirm_delete")
+    assert authors(device.ui_tree())[0] == "Alice"  # deleted in the backend, still drawn
+    device.tap("Delete")  # the harmful retry on the stale row
+    device.tap(id="confirm_delete")
+    assert deletes(device) == ["p1", "p2"]
+    time.sleep(1.7)
+    assert authors(device.ui_tree())[:2] == ["Carol", "Dave"]
+    assert device.ground_truth()["shown"][:2] == ["p3", "p4"]
+
+
+def test_pull_to_refresh_redraws_the_stale_list(device: Device, feed_server: FeedServer) -> None:
+    device.open_url(feed_server.page_url(delay_ms=60_000, refresh_ms=500))
+    device.tap("Delete")
+    device.tap(id="confirm_delete")
+    before = device.screenshot()
+    assert authors(device.ui_tree())[0] == "Alice"
+    assert device.pull_to_refresh() is True
+    assert device.ui_tree().find_text("Refreshing")  # the spinner, by its accessibility label
+    deadline = time.monotonic() + 5
+    while "Alice" in authors(device.ui_tree()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert authors(device.ui_tree())[0] == "Bob"
+    assert [e["action"] for e in device.action_log()].count("refresh") == 1
+    assert deletes(device) == ["p1"]
+    changed = cv2.absdiff(before.bgr, device.screenshot().bgr).any(axis=2)
+    assert changed[200:400].any()  # the first row's pixels changed
+
+
+def test_missing_capabilities_fail_with_a_clear_message(device: Device, feed_server: FeedServer) -> None:
+    device.open_url(feed_server.page_url())
+    with pytest.raises(CapabilityUnavailable, match="'mobile: shell' is not available.*browser session"):
+        device.mobile("shell", {"command": "ls"})
+    with pytest.raises(CapabilityUnavailable, match="browser session with no apps"):
+        device.activate_app("com.guistate.feed")
+    with pytest.raises(CapabilityUnavailable, match="only on the simulated phone"):
+        device.set_faults(refresh_delay=1.0)
+    with pytest.raises(ElementNotFound, match="no element with xpath=.*on screen: .*'Delete'"):
+        device.find("No such post")
+    device.open_url("about:blank")
+    with pytest.raises(CapabilityUnavailable, match="exposes no window.__guistate"):
+        device.action_log()

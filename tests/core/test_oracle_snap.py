@@ -1,0 +1,130 @@
+"""Snapping to containers, crops from the after frame, and bad input (AGMem §3.2)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from pytest_guistate.core.frame import Frame, FrameError
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle import VisualOracle, png_size
+from pytest_guistate.core.uitree import parse_page_source
+
+W, H = 540, 960
+oracle = VisualOracle()
+
+
+def screen() -> np.ndarray:
+    img = np.full((H, W, 3), 245, np.uint8)
+    for y in range(100, 900, 100):
+        cv2.putText(img, f"item {y}", (40, y + 60), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (30, 30, 30), 2)
+    return img
+
+
+def changed_square(img: np.ndarray, box: Box, colour: tuple[int, int, int] = (0, 0, 220)) -> np.ndarray:
+    out = img.copy()
+    cv2.rectangle(out, (box.left, box.top), (box.right - 1, box.bottom - 1), colour, -1)
+    return out
+
+
+def nested_tree() -> str:
+    """root (full screen) > panel [0,100][540,700] > card [20,200][520,500] > row [20,300][520,400]."""
+    return (
+        f'<hierarchy width="{W}" height="{H}">'
+        f'<android.widget.FrameLayout bounds="[0,0][{W},{H}]">'
+        '<android.widget.LinearLayout resource-id="app:id/panel" bounds="[0,100][540,700]">'
+        '<androidx.cardview.widget.CardView resource-id="app:id/card" bounds="[20,200][520,500]">'
+        '<android.widget.LinearLayout resource-id="app:id/row" bounds="[20,300][520,400]">'
+        '<android.widget.TextView text="item" bounds="[40,320][300,380]"/>'
+        "</android.widget.LinearLayout></androidx.cardview.widget.CardView>"
+        "</android.widget.LinearLayout></android.widget.FrameLayout></hierarchy>"
+    )
+
+
+def test_smallest_enclosing_container_is_chosen() -> None:
+    before = screen()
+    after = changed_square(before, Box(100, 320, 200, 380))
+    result = oracle.compare(Frame.from_array(before), Frame.from_array(after), parse_page_source(nested_tree()))
+    assert [(r.container, r.box) for r in result.regions] == [("row", Box(20, 300, 520, 400))]
+    wider = changed_square(before, Box(100, 250, 200, 450))  # leaves the row, stays in the card
+    result = oracle.compare(Frame.from_array(before), Frame.from_array(wider), parse_page_source(nested_tree()))
+    assert [(r.container, r.box) for r in result.regions] == [("card", Box(20, 200, 520, 500))]
+
+
+def test_raw_box_kept_when_no_container_fits_and_root_never_chosen() -> None:
+    before = screen()
+    outside = Box(100, 780, 200, 860)  # below the panel: only the full-screen root encloses it
+    after = changed_square(before, outside)
+    result = oracle.compare(Frame.from_array(before), Frame.from_array(after), parse_page_source(nested_tree()))
+    (region,) = result.regions
+    assert region.container is None and region.box == region.raw
+    assert region.raw.iou(outside) >= 0.9
+
+
+def test_near_full_screen_content_view_is_not_a_container() -> None:
+    xml = (
+        f'<hierarchy width="{W}" height="{H}"><android.widget.FrameLayout bounds="[0,30][{W},{H}]">'
+        '<android.widget.TextView text="x" bounds="[10,40][50,60]"/></android.widget.FrameLayout></hierarchy>'
+    )
+    before = screen()
+    after = changed_square(before, Box(100, 780, 200, 860))
+    result = oracle.compare(Frame.from_array(before), Frame.from_array(after), parse_page_source(xml))
+    assert result.regions[0].container is None
+
+
+def test_crops_come_from_the_after_frame() -> None:
+    before = screen()
+    changed = Box(200, 500, 300, 600)
+    after = changed_square(before, changed, (10, 200, 10))
+    result = oracle.compare(Frame.from_array(before), Frame.from_array(after))
+    (crop,) = result.crops
+    assert crop.region_index == 0
+    assert crop.box == result.regions[0].box.expand(8).clamp(W, H)
+    decoded = cv2.imdecode(np.frombuffer(crop.png, np.uint8), cv2.IMREAD_COLOR)
+    expected = after[crop.box.top : crop.box.bottom, crop.box.left : crop.box.right]
+    assert np.array_equal(decoded, expected)
+    inner = changed.to_xywh()
+    assert tuple(decoded[inner[1] - crop.box.top + 10, inner[0] - crop.box.left + 10]) == (10, 200, 10)
+
+
+def test_max_crops_and_one_region_per_container() -> None:
+    before = screen()
+    after = before.copy()
+    for i in range(6):
+        after = changed_square(after, Box(40 + i * 80, 20, 80 + i * 80, 60))
+    result = oracle.compare(Frame.from_array(before), Frame.from_array(after))
+    assert len(result.regions) == 6 and len(result.crops) == 4
+    snapped = oracle.compare(
+        Frame.from_array(before),
+        Frame.from_array(changed_square(changed_square(before, Box(60, 310, 90, 330)), Box(400, 350, 440, 390))),
+        parse_page_source(nested_tree()),
+    )
+    # two changes in one row are one change of the row: one region, one crop
+    assert [(r.container, r.raw) for r in snapped.regions] == [("row", Box(60, 310, 440, 390))]
+    assert len(snapped.crops) == 1
+
+
+def test_crop_helper_clips_and_rejects_outside_boxes() -> None:
+    img = screen()
+    png = oracle.crop(Frame.from_array(img), Box(500, 900, 600, 1000))
+    assert png_size(png) == (40, 60)
+    with pytest.raises(ValueError, match="outside the 540x960 frame"):
+        oracle.crop(Frame.from_array(img, source="step 4 after"), Box(600, 0, 700, 10))
+
+
+def test_corrupt_png_raises_frame_error_naming_the_frame() -> None:
+    good = Frame.from_array(screen(), source="step 2 before")
+    bad = Frame(png=b"\x89PNG\r\n\x1a\nthis is not a png at all", source="step 2 after")
+    with pytest.raises(FrameError, match="step 2 after"):
+        oracle.compare(good, bad)
+
+
+def test_frames_of_different_sizes_raise_naming_both_sizes() -> None:
+    small = Frame.from_array(np.zeros((200, 100, 3), np.uint8), source="before rotate")
+    large = Frame.from_array(np.zeros((100, 200, 3), np.uint8), source="after rotate")
+    with pytest.raises(ValueError, match=r"100x200.*before rotate.*|.*100x200.*200x100") as info:
+        oracle.compare(small, large)
+    assert "100x200" in str(info.value) and "200x100" in str(info.value)
+    with pytest.raises(ValueError, match="200x100"):
+        oracle.unstable_regions(small, large)

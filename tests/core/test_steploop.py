@@ -1,0 +1,373 @@
+"""The step loop on a synthetic screen: settle -> refresh -> retry-only-if-proven, per tier."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+from _synthetic import PACKAGE, ListScreen, decoded_frames
+
+from pytest_guistate.core.anchors import AnchorType, LinkType
+from pytest_guistate.core.checks import gone
+from pytest_guistate.core.errors import (
+    GuistateError,
+    GuistateWarning,
+    MilestoneNotVisible,
+    ProgressIncomplete,
+    StepFailed,
+)
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.records import MemoryArtifacts
+from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.settle import SettlePolicy, VirtualClock
+from pytest_guistate.core.steploop import SessionHooks
+from pytest_guistate.core.tiers import TierPolicy
+
+
+def make(tier: str = "standard", *, hooks: SessionHooks | None = None, listeners: tuple = (), **screen_kwargs):
+    clock = VirtualClock()
+    screen = ListScreen(clock, **screen_kwargs)
+    session = TaskSession(screen, policy=TierPolicy.for_tier(tier), clock=clock, name="test_x", hooks=hooks,
+                          listeners=listeners, settle=SettlePolicy(timeout_s=1.0, interval_s=0.1))
+    return session, screen, clock
+
+
+def stages(record) -> list[str]:
+    return [a.stage for a in record.attempts]
+
+
+def test_effect_at_once_is_ok_and_before_is_reused() -> None:
+    session, screen, _ = make()
+    first = session.perform("delete post 2", lambda: screen.delete("Post 2"), expect=gone("Post 2"), idempotent=False)
+    assert first.outcome == "ok" and first.confirmed and first.verdict == "changed"
+    assert not first.reused_before
+    second = session.perform("increment", screen.increment, expect="Count: 1")
+    assert second.reused_before  # no action since the previous after-observation
+    assert screen.deletes() == ["Post 2"]
+    assert first.regions and first.crops  # standard keeps step crops
+    assert isinstance(session.artifacts, MemoryArtifacts) and session.artifacts.get(first.crops[0])[:4] == b"\x89PNG"
+
+
+def test_stale_list_is_refreshed_never_deleted_twice() -> None:
+    session, screen, _ = make(redraw_delay=5.0)
+    rec = session.perform("delete post 2", lambda: screen.delete("Post 2"), expect=gone("Post 2"), idempotent=False)
+    assert rec.outcome == "refreshed" and rec.actions == 1
+    assert stages(rec) == ["initial", "settle", "refresh"]
+    assert rec.attempts[-1].refreshed_by == "pull-to-refresh"
+    assert screen.deletes() == ["Post 2"]
+    assert session.episodes == 1 and session.retries == 0
+    stale = [a for a in session.anchors if a.type is AnchorType.EXCEPTION]
+    assert stale and stale[0].data["kind"] == "stale_screen" and stale[0].data["outcome"] == "refreshed"
+
+
+def test_late_redraw_is_caught_by_settling() -> None:
+    session, screen, _ = make(redraw_delay=0.25)
+    rec = session.perform("delete post 1", lambda: screen.delete("Post 1"), expect=gone("Post 1"), idempotent=False)
+    # settle stops as soon as two frames agree; the redraw at 0.25 s may land in the settle or the refresh
+    assert rec.outcome in ("settled", "refreshed") and rec.actions == 1
+    assert screen.deletes() == ["Post 1"]
+
+
+def test_dropped_tap_on_idempotent_action_is_retried_once() -> None:
+    session, screen, _ = make()
+    screen.drop_taps = 1
+    rec = session.perform("set counter", lambda: screen.set_counter(5), expect="Count: 5")
+    assert rec.outcome == "retried" and rec.actions == 2 and rec.retries == 1
+    assert stages(rec) == ["initial", "settle", "refresh", "retry"]
+    assert [e for e in screen.log if e[0] == "set"] == [("set", 5)]
+    assert session.retries == 1
+
+
+def test_non_idempotent_action_is_never_repeated() -> None:
+    session, screen, _ = make()
+    screen.drop_taps = 1
+    with pytest.raises(StepFailed) as info:
+        session.perform("increment", screen.increment, expect="Count: 1", idempotent=False)
+    message = str(info.value)
+    assert "step 1 'increment' failed: expected text 'Count: 1' (substring) visible" in message
+    assert "settled, refreshed (pull-to-refresh)" in message
+    assert "non-idempotent" in message and "ran 1 time(s)" in message
+    assert "crops of the after-frame: [0,0][360,640]" in message
+    assert screen.counter == 0 and info.value.record is session.steps[-1]
+    rec = session.steps[-1]
+    assert rec.outcome == "failed" and rec.frames == ["step001-after.png"]
+    failed = [a for a in session.anchors if a.data.get("kind") == "step_failed"]
+    assert failed and failed[0].crops  # the frames/crops that decided it
+
+
+def test_no_expect_gates_on_a_visible_change() -> None:
+    session, screen, _ = make()
+    ok = session.perform("increment", screen.increment)
+    assert ok.outcome == "ok" and ok.verdict == "changed"
+    with pytest.raises(StepFailed, match="expected a visible change"):
+        session.perform("tap nothing", screen.nothing, max_retries=2)
+    rec = session.steps[-1]
+    assert rec.actions == 3  # idempotent and proven no change: retried up to max_retries
+    assert "still unmet after 3 run(s)" in rec.explanation
+
+
+def test_uncertain_effect_is_not_retried_blindly() -> None:
+    session, screen, _ = make()
+    hooks_verdicts = []
+
+    def override(before, after, transition, expect):
+        hooks_verdicts.append(transition.verdict)
+        return "uncertain"
+
+    session.hooks.transition_check = override
+    with pytest.raises(StepFailed, match="cannot be proven"):
+        session.perform("increment", screen.increment)
+    assert screen.counter == 1 and session.steps[-1].actions == 1
+    assert hooks_verdicts[0] == "changed"
+
+
+def test_with_step_never_retries_and_raises() -> None:
+    session, screen, _ = make()
+    with session.step("increment", expect="Count: 1") as s:
+        screen.increment()
+    assert s.outcome == "ok" and s.transition is not None and s.transition.verdict == "changed"
+    screen.drop_taps = 1
+    with pytest.raises(StepFailed, match="cannot be re-run"), session.step("increment again", expect="Count: 2"):
+        screen.increment()
+    assert screen.counter == 1
+
+
+def test_body_exception_is_recorded_and_propagates() -> None:
+    session, _, _ = make()
+    with pytest.raises(ZeroDivisionError), session.step("boom"):
+        _ = 1 / 0
+    rec = session.steps[-1]
+    assert rec.outcome == "failed" and rec.error.startswith("ZeroDivisionError")
+    with pytest.raises(RuntimeError):
+        session.perform("raise", lambda: (_ for _ in ()).throw(RuntimeError("x")))
+    assert session.steps[-1].error == "RuntimeError: x"
+
+
+def test_steps_do_not_nest() -> None:
+    session, screen, _ = make()
+    with pytest.raises(GuistateError, match="do not nest"), session.step("outer", expect="Post 1"):
+        session.perform("inner", screen.increment)
+
+
+def test_light_tier_does_not_gate_but_checks_expect_and_keeps_crops_on_failure() -> None:
+    session, screen, _ = make("light")
+    rec = session.perform("tap nothing", screen.nothing)
+    assert rec.outcome == "ok" and rec.verdict == "no_change"  # verdict recorded, not gated
+    assert rec.crops == [] and len(session.anchors) == 0
+    with pytest.raises(StepFailed, match="no refresh at tier light"):
+        session.perform("increment", screen.increment, expect="Count: 9", idempotent=False)
+    assert session.steps[-1].crops and "refresh" not in stages(session.steps[-1])
+
+
+def test_off_tier_only_acts_and_checks_expect() -> None:
+    session, screen, _ = make("off")
+    rec = session.perform("increment", screen.increment)
+    assert rec.outcome == "ok" and rec.attempts == [] and screen.observations == 0
+    rec = session.perform("increment", screen.increment, expect="Count: 2")
+    assert rec.verdict is None and rec.outcome == "ok"
+    with pytest.raises(StepFailed):
+        session.perform("increment", screen.increment, expect="Count: 9")
+    assert session.steps[-1].actions == 1 and len(session.anchors) == 0 and session.artifacts.items == {}
+
+
+def test_refresh_order_step_then_session_then_hook() -> None:
+    calls: list[str] = []
+    hooks = SessionHooks(refresh=lambda scr, obs: calls.append("hook") or True)
+    session, screen, _ = make(hooks=hooks, redraw_delay=9.0)
+
+    def session_refresh() -> None:
+        calls.append("session")
+        screen.pull_to_refresh()
+
+    session.goal("delete posts", refresh=session_refresh)
+    session.perform("delete 1", lambda: screen.delete("Post 1"), expect=gone("Post 1"), idempotent=False,
+                    refresh=lambda: calls.append("step") or screen.pull_to_refresh())
+    session.perform("delete 2", lambda: screen.delete("Post 2"), expect=gone("Post 2"), idempotent=False)
+    assert calls == ["step", "session"]
+    assert [a.refreshed_by for a in session.steps[1].attempts if a.stage == "refresh"] == ["session refresh"]
+    session._refresh = None
+    screen.redraw_delay = 9.0
+    with pytest.raises(StepFailed):
+        session.perform("delete 3", lambda: screen.delete("Post 3"), expect=gone("Post 3"), idempotent=False)
+    assert calls[-1] == "hook"  # the hook said it refreshed, but did not: still unmet, never re-deleted
+    assert screen.deletes() == ["Post 1", "Post 2", "Post 3"]
+
+
+def test_blinking_banner_is_flagged_by_the_stability_probe() -> None:
+    session, screen, _ = make(blink=True, tap_s=0.1)
+    with pytest.raises(StepFailed) as info:
+        session.perform("tap nothing", screen.nothing, max_retries=0)
+    first = info.value.record.attempts[0]
+    # the banner flipped between before and after; the probe saw it flip again with no action
+    assert first.verdict in ("no_change", "uncertain") and not first.met
+    assert info.value.record.attempts[1].polls == 10  # never settled: the banner keeps blinking
+    assert session.perform("increment", screen.increment).outcome == "ok"  # a real change still counts
+
+
+def test_ignore_hook_hides_a_blinking_banner() -> None:
+    hooks = SessionHooks(extra_ignore_regions=lambda obs: [Box(290, 590, 350, 630)])
+    session, screen, _ = make(blink=True, hooks=hooks, tap_s=0.1)
+    with pytest.raises(StepFailed, match="initial: oracle no_change"):
+        session.perform("tap nothing", screen.nothing, max_retries=0)
+    assert session.steps[-1].attempts[1].polls == 1  # with the banner ignored the screen settles at once
+    assert session.perform("increment", screen.increment).outcome == "ok"
+    with pytest.raises(TypeError, match="expected Box"):
+        session.hooks.extra_ignore_regions = lambda obs: [(0, 0, 1, 1)]
+        session.perform("increment", screen.increment)
+
+
+def test_goal_plan_milestones_and_progress() -> None:
+    session, screen, _ = make()
+    session.goal("clean the feed", plan=["open feed", ("post 1 deleted", gone("Post 1")), "done"])
+    assert session.progress.current == "open feed" and session.progress.total == 3
+    assert session.milestone("open feed") is True
+    session.perform("delete 1", lambda: screen.delete("Post 1"), expect=gone("Post 1"), idempotent=False)
+    assert session.progress.completed == ["open feed", "post 1 deleted"]  # auto-completed by the updater
+    assert session.state.how["post 1 deleted"] == "auto"
+    with pytest.raises(ProgressIncomplete, match="current: done"):
+        session.assert_complete()
+    session.milestone("done")
+    session.assert_complete()
+    subgoals = [a for a in session.anchors if a.type is AnchorType.SUBGOAL]
+    assert [a.title for a in subgoals] == ["open feed", "post 1 deleted", "done"]
+    links = {(link.src, link.dst, link.type) for link in session.anchors.links}
+    assert (subgoals[0].id, subgoals[1].id, LinkType.ENABLES) in links
+    with pytest.raises(ValueError, match="did you mean 'done'"):
+        session.milestone("Done!")
+
+
+def test_milestone_check_failure_screen_wins() -> None:
+    session, _, _ = make()
+    session.goal("g", plan=[("checked out", "Thank you")])
+    with pytest.raises(MilestoneNotVisible, match="screen disagrees"):
+        session.milestone("checked out")
+    assert session.progress.completed == [] and session.conflicts == 1
+    conflict = [a for a in session.anchors if a.data.get("kind") == "conflict"]
+    assert conflict and "not completed" in conflict[0].detail
+    session.on_milestone_failure = "record"
+    assert session.milestone("checked out") is False and session.conflicts == 2
+
+
+def test_plan_ceiling_warns_without_truncating() -> None:
+    session, _, _ = make()
+    with pytest.warns(GuistateWarning, match="ceiling of 12"):
+        session.goal("long", plan=[f"m{i}" for i in range(14)])
+    assert session.progress.total == 14
+    with pytest.raises(GuistateError):
+        session.goal("again")
+
+
+def test_remember_recall_names_step_and_app() -> None:
+    session, screen, _ = make()
+    session.perform("read price in A", screen.increment)
+    session.remember("price_a", 12.5)
+    session.perform("open app B", lambda: screen.open_app("com.shop.b"))
+    with session.step("read price in B", expect="item 1"):
+        screen.nothing()
+        session.remember("price_b", 11.0)
+    with session.step("buy cheaper", expect="item 1"):
+        cheaper = min(session.recall("price_a"), session.recall("price_b"))
+    assert cheaper == 11.0
+    facts = session.state.to_dict()["summary"]["facts"]
+    assert facts["price_a"] == {"value": 12.5, "step": "read price in A", "app": PACKAGE}
+    assert facts["price_b"]["app"] == "com.shop.b"
+    deps = [a for a in session.anchors if a.type is AnchorType.DEPENDENCY]
+    assert deps[0].data["source_app"] == PACKAGE and deps[1].data["source_app"] == "com.shop.b"
+    assert "from step 'read price in A' in com.example.list" in deps[0].detail
+    ctx = {a.data["key"]: a.id for a in session.anchors if a.type is AnchorType.CONTEXT_INFO}
+    assert (deps[0].id, ctx["price_a"], LinkType.RESULT_OF) in {(lk.src, lk.dst, lk.type) for lk in session.anchors.links}
+    with pytest.raises(KeyError, match=r"known keys: \['price_a', 'price_b'\]"):
+        session.recall("price_c")
+    changes = [a for a in session.anchors if a.type is AnchorType.STATE_CHANGE]
+    assert any("app com.example.list -> com.shop.b" in a.title for a in changes)
+
+
+def test_popup_dialog_anchor() -> None:
+    session, screen, _ = make()
+    session.perform("open dialog", lambda: screen.show_dialog("Delete post?"), expect="Delete post?")
+    assert any(a.type is AnchorType.STATE_CHANGE and "Delete post?" in a.title for a in session.anchors)
+    session2, screen2, _ = make()
+    with pytest.raises(StepFailed):
+        session2.perform("increment", lambda: screen2.show_dialog("App isn't responding"), expect="Count: 1",
+                         idempotent=False)
+    assert any(a.type is AnchorType.EXCEPTION and a.data.get("kind") == "popup" for a in session2.anchors)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def on_step(self, record) -> None:
+        self.events.append(f"step:{record.name}:{record.outcome}")
+
+    def on_anchor(self, anchor) -> None:
+        self.events.append(f"anchor:{anchor.type.value}")
+
+    def on_finish(self, session) -> None:
+        self.events.append(f"finish:{session.outcome}")
+
+
+class Broken:
+    def on_step(self, record) -> None:
+        raise OSError("disk full")
+
+
+def test_listeners_finish_and_failure_section() -> None:
+    recorder = Recorder()
+    session, screen, _ = make(listeners=(recorder, Broken()))
+    session.goal("delete post 2", plan=[("gone", gone("Post 2"))])
+    with pytest.warns(GuistateWarning, match="Broken.on_step raised OSError: disk full"):
+        session.perform("delete", lambda: screen.delete("Post 2"), expect=gone("Post 2"), idempotent=False)
+    screen.drop_taps = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GuistateWarning)
+        with pytest.raises(StepFailed) as info:
+            session.perform("increment", screen.increment, expect="Count: 1", idempotent=False)
+    session.finish("failed", info.value)
+    session.finish("passed")  # second call ignored
+    assert session.outcome == "failed"
+    assert recorder.events[0] == "anchor:SUBGOAL" and "step:delete:ok" in recorder.events
+    assert recorder.events[-1] == "finish:failed"
+    finish = session.anchors.of_type(AnchorType.FINISH)[0]
+    assert finish.title == "test failed" and finish.detail.startswith("StepFailed")
+    text = session.failure_section(max_anchors=3)
+    assert "\x1b" not in text
+    for needle in ("goal: delete post 2", "[x] gone (auto)", "last step 2 'increment': failed",
+                   "expected: text 'Count: 1' (substring) visible", "stale-screen episodes: 1",
+                   "anchors (last 3 of"):
+        assert needle in text, (needle, text)
+    json.dumps([r.to_dict() for r in session.steps])
+    json.dumps(session.anchors.to_dict())
+
+
+def test_updater_errors_propagate_and_are_anchored() -> None:
+    class BadUpdater:
+        def update(self, state, record, before, after, transition):
+            raise RuntimeError("LLM returned prose")
+
+    clock = VirtualClock()
+    screen = ListScreen(clock)
+    session = TaskSession(screen, updater=BadUpdater(), clock=clock)
+    with pytest.raises(RuntimeError, match="prose"):
+        session.perform("increment", screen.increment)
+    assert session.updater_errors == 1
+    assert any(a.data.get("kind") == "updater_error" for a in session.anchors)
+
+
+def test_full_tier_keeps_frames_and_snapshots() -> None:
+    session, screen, _ = make("full")
+    session.goal("g", plan=["a"])
+    rec = session.perform("increment", screen.increment)
+    assert rec.frames == ["step001-before.png", "step001-after.png"]
+    assert rec.state is not None and rec.state["tracker"]["current"] == "a"
+
+
+def test_memory_stays_flat_over_500_steps() -> None:
+    session, screen, _ = make("standard")
+    window = session.policy.frames_window
+    for i in range(1, 501):
+        session.perform(f"increment {i}", screen.increment, expect=f"Count: {i}")
+        assert decoded_frames(screen.frames) <= window
+    assert len(session.steps) == 500 and screen.counter == 500
+    assert sum(1 for r in session.steps if r.reused_before) == 499

@@ -1,0 +1,114 @@
+"""Triage: each label from a known cause, with its evidence; rule order decides ties."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scenario import start
+
+from pytest_guistate.core.errors import MilestoneNotVisible
+from pytest_guistate.report.finish import finalize
+from pytest_guistate.report.triage import LABELS, triage
+
+
+def step(index: int, name: str = "tap", **kw: Any) -> dict[str, Any]:
+    base = {"index": index, "name": name, "outcome": "ok", "verdict": "changed", "confirmed": True, "episode": False,
+            "attempts": [], "error": None, "explanation": "", "package_after": "com.app"}
+    return {**base, **kw}
+
+
+def anchor(id: str, type: str, step: int | None, title: str = "", app: str = "", **data: Any) -> dict[str, Any]:
+    return {"id": id, "type": type, "step": step, "title": title, "app": app, "data": data}
+
+
+def test_environment_wins_over_everything() -> None:
+    steps = [step(1), step(2, outcome="failed", error="DeviceError: no Appium server answers at http://127.0.0.1:1")]
+    result = triage(steps, [anchor("a1", "EXCEPTION", 2, "conflict", kind="conflict")])
+    assert result.label == "environment" and result.step == 2 and "deviceerror" in result.evidence[0].lower()
+
+
+def test_progress_hallucination_from_a_conflict() -> None:
+    conflicts = [{"milestone": "cart has 2 items", "step": 5, "evidence": "text '2 items' not visible",
+                  "resolution": "not completed"}]
+    result = triage([step(5)], [], {}, "AssertionError", conflicts=conflicts)
+    assert result.label == "progress_hallucination" and "cart has 2 items" in result.evidence[0]
+
+
+def test_hidden_operation_when_the_target_was_never_on_screen() -> None:
+    steps = [step(3, "tap Buy", outcome="failed", error="ElementNotFound: no element with text 'Buy'")]
+    result = triage(steps)
+    assert result.label == "hidden_operation" and result.step == 3 and "'tap Buy'" in result.evidence[0]
+
+
+def test_grounding_error_when_the_tap_missed() -> None:
+    steps = [step(4, "tap Delete", outcome="failed", explanation="the tap at (540, 910) did not hit 'Delete'")]
+    assert triage(steps).label == "grounding_error"
+    assert triage([step(1)], [anchor("a1", "EXCEPTION", 1, "missed", kind="grounding")]).label == "grounding_error"
+
+
+def test_stale_screen_repetition_from_an_unconfirmed_episode() -> None:
+    attempts = [{"stage": "initial", "verdict": "no_change"}, {"stage": "settle", "verdict": "no_change"},
+                {"stage": "refresh", "verdict": "no_change"}]
+    steps = [step(1), step(2, "delete post", outcome="failed", verdict="no_change", confirmed=False, episode=True,
+                          attempts=attempts)]
+    result = triage(steps)
+    assert result.label == "stale_screen_repetition" and "initial -> settle -> refresh" in result.evidence[0]
+
+
+def test_stale_screen_repetition_from_repeated_no_change_actions() -> None:
+    steps = [step(i, "scroll down", verdict="no_change") for i in range(1, 4)]
+    assert triage(steps, error="AssertionError: never found").label == "stale_screen_repetition"
+
+
+def test_goal_drift_when_the_test_wandered_into_another_app() -> None:
+    anchors = [anchor("a1", "SUBGOAL", 2, "search done", app="com.shop"),
+               anchor("a2", "STATE_CHANGE", 3, "opened com.gallery", app="com.gallery")]
+    steps = [step(1, package_after="com.shop"), step(2, package_after="com.shop"),
+             step(3, package_after="com.gallery"), step(4, package_after="com.gallery"),
+             step(5, package_after="com.gallery")]
+    state = {"tracker": {"completed": ["search done"], "current": "add to cart", "remaining": []}}
+    result = triage(steps, anchors, state, "AssertionError: timeout")
+    assert result.label == "goal_drift" and result.anchor == "a2" and "add to cart" in result.evidence[0]
+
+
+def test_visual_state_misunderstanding_when_the_screen_changed_differently() -> None:
+    attempts = [{"stage": "initial", "verdict": "changed", "expect_ok": False,
+                 "evidence": "text 'Order placed' not visible"}]
+    steps = [step(6, "place order", outcome="failed", attempts=attempts)]
+    result = triage(steps)
+    assert result.label == "visual_state_misunderstanding" and "Order placed" in result.evidence[0]
+
+
+def test_unclassified_says_so() -> None:
+    result = triage([step(1)], error="ZeroDivisionError")
+    assert result.label == "unclassified" and result.evidence
+    assert set(LABELS) >= {result.label}
+
+
+# -- known causes on the simulated phone -------------------------------------------------------
+
+def _finish(run: Any, root: Path, error: BaseException) -> Any:
+    run.session.finish("failed", error)
+    return finalize(run.recorder, outcome="failed", error=f"{type(error).__name__}: {error}", retain="on", root=root)
+
+
+def test_sim_milestone_claimed_but_not_visible_is_progress_hallucination(tmp_path: Path) -> None:
+    run = start(tmp_path, tier="standard", nodeid="t.py::hallucination")
+    run.session.goal("sign in", plan=[("signed in", "Wi-Fi")])
+    with pytest.raises(MilestoneNotVisible) as info:
+        run.session.milestone("signed in")  # still on the login form
+    done = _finish(run, tmp_path, info.value)
+    assert done.triage.label == "progress_hallucination"
+    assert "signed in" in done.triage.evidence[0]
+    assert done.summary.conflicts == 1
+
+
+def test_sim_tapping_a_missing_element_is_hidden_operation(tmp_path: Path) -> None:
+    run = start(tmp_path, tier="standard", nodeid="t.py::hidden")
+    run.session.goal("open dark mode", plan=["dark mode on"])
+    with pytest.raises(LookupError) as info:
+        run.session.perform("tap Dark mode", lambda: run.screen.tap_text("Dark mode"))  # not on the login form
+    done = _finish(run, tmp_path, info.value)
+    assert done.triage.label == "hidden_operation" and done.triage.step == 1
