@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from pytest_guistate.core.tiers import AutoThresholds, Tier
+from pytest_guistate.llm.client import LLMSettings, Mode
+from pytest_guistate.llm.options import add_llm_options, build_llm_settings
 
 __all__ = ["GuistateConfig", "Retain", "CONFIG_KEY", "add_options", "build_config", "get_config"]
 
@@ -46,6 +48,7 @@ class GuistateConfig:
     thresholds: AutoThresholds = field(default_factory=AutoThresholds)
     plan_ceiling: int = 12
     settle_timeout_s: float = 3.0
+    llm: LLMSettings = field(default_factory=lambda: LLMSettings(mode=Mode.OFF))
 
     @property
     def uses_sim(self) -> bool:
@@ -103,6 +106,7 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="Write a JSON summary of the run (for CI merge gates).",
     )
+    add_llm_options(parser)
     parser.addini("guistate", "default tier (off|light|standard|full|auto)", default="auto")
     parser.addini("guistate_device", "sim or an Appium server URL", default=SIM)
     parser.addini("guistate_caps", "JSON file of Appium capabilities", default="")
@@ -191,6 +195,7 @@ def build_config(config: pytest.Config) -> GuistateConfig:
         ),
         plan_ceiling=_positive_int(config, "guistate_plan_ceiling"),
         settle_timeout_s=settle,
+        llm=build_llm_settings(config),
     )
 
 

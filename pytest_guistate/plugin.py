@@ -41,6 +41,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUNTIME_KEY] = GuistateRuntime(config, guistate_config)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[RUNTIME_KEY].start_summary()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    session.config.stash[RUNTIME_KEY].write_summary()
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     runtime = config.stash.get(RUNTIME_KEY, None)
     if runtime is not None:

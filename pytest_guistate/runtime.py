@@ -8,6 +8,7 @@ kept in `item.stash`, never as attributes on items.
 from __future__ import annotations
 
 import re
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -15,11 +16,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_guistate.config import GuistateConfig
-from pytest_guistate.core.tiers import Tier
+from pytest_guistate.core.tiers import Tier, TierPolicy, choose_tier
+from pytest_guistate.testsession import GuistateSession
 
 if TYPE_CHECKING:
-    from pytest_guistate.core.session import TaskSession
+    from pytest_guistate.core.steploop import SessionHooks
     from pytest_guistate.devices.sim.server import SimServer
+    from pytest_guistate.report.allure_adapter import AllureAdapter
+    from pytest_guistate.report.recorder import ArtifactRecorder
+    from pytest_guistate.report.summary import SummaryPart
 
 __all__ = [
     "GuistateRuntime",
@@ -33,8 +38,18 @@ __all__ = [
 ]
 
 RUNTIME_KEY = pytest.StashKey["GuistateRuntime"]()
-SESSION_KEY = pytest.StashKey["TaskSession"]()
+SESSION_KEY = pytest.StashKey[GuistateSession]()
 REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
+
+
+@dataclass
+class _TestRecording:
+    recorder: ArtifactRecorder
+    adapter: AllureAdapter | None
+    started: float
+
+
+RECORDER_KEY = pytest.StashKey[_TestRecording]()
 _CACHE_PREFIX = "guistate/steps/"
 
 
@@ -49,6 +64,7 @@ class GuistateRuntime:
     config: pytest.Config
     settings: GuistateConfig
     _sim: SimServer | None = field(default=None, init=False)
+    _summary_part: SummaryPart | None = field(default=None, init=False)
 
     def sim_url(self) -> str:
         """Start the embedded simulated phone on a free loopback port (once per process)."""
@@ -65,14 +81,14 @@ class GuistateRuntime:
             self._sim = None
 
     def last_step_count(self, nodeid: str) -> int | None:
-        cache = self.config.cache
+        cache = getattr(self.config, "cache", None)
         if cache is None:
             return None
         value = cache.get(_cache_key(nodeid), None)
         return int(value) if isinstance(value, int) else None
 
     def store_step_count(self, nodeid: str, steps: int) -> None:
-        cache = self.config.cache
+        cache = getattr(self.config, "cache", None)
         if cache is not None:
             cache.set(_cache_key(nodeid), int(steps))
 
@@ -89,6 +105,141 @@ class GuistateRuntime:
                     f"{item.nodeid}: @pytest.mark.guistate(tier={marker_tier!r}) is not one of {allowed}"
                 ) from None
         return self.settings.tier, parsed
+
+    @property
+    def worker(self) -> str | None:
+        """xdist's worker id (`gw0`), None in the controller or without xdist."""
+        workerinput = getattr(self.config, "workerinput", None)
+        return str(workerinput["workerid"]) if workerinput else None
+
+    def resolve_tier(self, item: pytest.Item) -> tuple[Tier, str, bool]:
+        """The tier for one test, why, and whether a declared plan may still choose it (auto)."""
+        requested, marker_tier = self.requested_tier(item)
+        if requested is Tier.OFF:
+            return Tier.OFF, "option", False  # --guistate=off switches recording off for every test
+        last = self.last_step_count(item.nodeid) if requested is Tier.AUTO else None
+        tier, reason = choose_tier(
+            requested, marker_tier=marker_tier, last_step_count=last, thresholds=self.settings.thresholds
+        )
+        return tier, reason, reason == "default"
+
+    def new_session(self, item: pytest.Item, device: Any) -> GuistateSession:
+        """Build the test's task session with its recorder (journal, report) and Allure adapter."""
+        from pytest_guistate.core.settle import SettlePolicy
+        from pytest_guistate.report.allure_adapter import AllureAdapter
+        from pytest_guistate.report.artifacts import create_test_folder
+        from pytest_guistate.report.recorder import ArtifactRecorder, RecordingScreen
+        from pytest_guistate.report.redact import Redactor
+
+        tier, reason, auto_from_plan = self.resolve_tier(item)
+        options = marker_kwargs(item)
+        folder = create_test_folder(self.settings.artifacts_dir, item.nodeid, worker=self.worker)
+        redactor = Redactor()
+        recorder = ArtifactRecorder(
+            folder, nodeid=item.nodeid, tier=tier.value, redactor=redactor, worker=self.worker,
+            extra_meta={"tier_reason": reason, "device": getattr(device, "url", "")},
+        )
+        adapter = AllureAdapter.for_pluginmanager(self.config.pluginmanager, recorder)
+        settle_timeout = float(options.get("settle_timeout") or self.settings.settle_timeout_s)
+
+        def retier(new_tier: Tier) -> None:
+            recorder.tier = new_tier.value
+            recorder.before_crops = new_tier in (Tier.STANDARD, Tier.FULL)
+
+        session = GuistateSession(
+            RecordingScreen(device, recorder),
+            policy=TierPolicy.for_tier(tier, max_plan_length=self.settings.plan_ceiling),
+            hooks=self._hooks(item),
+            listeners=[recorder, *([adapter] if adapter is not None else [])],
+            settle=SettlePolicy(timeout_s=settle_timeout),
+            name=item.nodeid,
+            artifacts=recorder,
+            tier_reason=reason,
+            auto_from_plan=self.settings.thresholds if auto_from_plan else None,
+            redactor=redactor,
+            retier_hook=retier,
+        )
+        recorder.bind(session)
+        if hasattr(device, "on_secret"):
+            device.on_secret = session.secret
+        item.stash[RECORDER_KEY] = _TestRecording(recorder, adapter, time.monotonic())
+        if self.settings.llm.mode.value != "off":
+            from pytest_guistate.llm.facade import open_llm
+
+            session.llm = open_llm(self.settings.llm, session, device, test_file=item.path, test_name=item.name)
+        return session
+
+    def finish_session(self, item: pytest.Item, session: GuistateSession, *, failed: bool) -> None:
+        """Close the record: FINISH anchor, report.html, summary part, JUnit properties, Allure."""
+        from pytest_guistate.report.finish import finalize
+
+        reports = item.stash.get(REPORTS_KEY, {})
+        call = reports.get("call")
+        outcome = "failed" if failed else ("skipped" if call is not None and call.skipped else "passed")
+        error = call.longreprtext if (call is not None and call.failed) else None
+        llm_tokens = 0
+        recording = item.stash[RECORDER_KEY]
+        try:
+            if session.llm is not None:
+                session.llm.close()
+                llm_report = session.llm.report()
+                llm_tokens = int(llm_report.get("usage", {}).get("totals", {}).get("total_tokens", 0))
+                recording.recorder.journal.write("llm", llm_report)
+        finally:
+            session.finish(outcome)
+            done = finalize(
+                recording.recorder, outcome=outcome, error=error, retain=self.settings.retain.value,
+                root=self.settings.artifacts_dir, llm_tokens=llm_tokens,
+                duration_s=round(time.monotonic() - recording.started, 3), worker=self.worker,
+            )
+        if recording.adapter is not None:
+            recording.adapter.finish(done, goal=session.goal_text, tier=session.tier.value, failed=failed)
+        from pytest_guistate.report.summary import junit_properties
+
+        item.user_properties.extend(junit_properties(done.summary))
+        if self._summary_part is not None:
+            self._summary_part.add(done.summary)
+        self.store_step_count(item.nodeid, len(session.steps))
+
+    def _hooks(self, item: pytest.Item) -> SessionHooks:
+        """Bridge the pluggy hooks onto the core's plain callables."""
+        from pytest_guistate.core.steploop import SessionHooks
+
+        hook = self.config.hook
+
+        def ignore(observation: Any) -> list[Any]:
+            boxes: list[Any] = []
+            for result in hook.pytest_guistate_ignore_regions(observation=observation, item=item):
+                boxes.extend(result or [])
+            return boxes
+
+        def refresh(screen: Any, observation: Any) -> bool | None:
+            return hook.pytest_guistate_refresh(screen=screen, observation=observation, item=item)  # type: ignore[no-any-return]
+
+        def transition_check(before: Any, after: Any, transition: Any, expect: Any) -> str | None:
+            return hook.pytest_guistate_transition_check(  # type: ignore[no-any-return]
+                before=before, after=after, transition=transition, expect=expect, item=item
+            )
+
+        return SessionHooks(extra_ignore_regions=ignore, refresh=refresh, transition_check=transition_check)
+
+    def start_summary(self) -> None:
+        """Controller: clear stale part files; every process: open its own part."""
+        from pytest_guistate.report.summary import SummaryPart, reset_parts
+
+        path = self.settings.summary_path
+        if path is None:
+            return
+        if self.worker is None:
+            reset_parts(path)
+        self._summary_part = SummaryPart(path, self.worker)
+
+    def write_summary(self) -> None:
+        """Controller: merge every worker's part into the one summary file."""
+        from pytest_guistate.report.summary import merge_parts
+
+        if self.settings.summary_path is not None and self.worker is None:
+            merge_parts(self.settings.summary_path)
 
     def close(self) -> None:
         self.stop_sim()

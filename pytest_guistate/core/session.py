@@ -129,6 +129,14 @@ class TaskSession:
         self.updater_errors = 0
         self.outcome: str | None = None  # set by finish()
 
+    def retier(self, policy: TierPolicy) -> None:
+        """Switch tier before the first step (the auto tier learns the plan length at `goal()`)."""
+        if self._steps:
+            raise GuistateError("the tier can only change before the first step")
+        self.policy = policy
+        self.loop.policy = policy
+        self.frames = FrameWindow(policy.frames_window)
+
     # -- read-only views -------------------------------------------------------------------
     @property
     def state(self) -> TaskState:

@@ -17,6 +17,7 @@ import base64
 import binascii
 import struct
 import time
+from collections.abc import Callable
 from typing import Any
 
 from appium.webdriver.common.appiumby import AppiumBy
@@ -65,6 +66,8 @@ class Device:
         self._size: tuple[int, int] | None = None
         self._scale: float | None = None
         self._web: bool | None = None
+        # Called with text typed into a password field, so reports can scrub it (set by the plugin).
+        self.on_secret: Callable[[str], None] | None = None
 
     @property
     def is_web(self) -> bool:
@@ -249,7 +252,15 @@ class Device:
     def type(self, text: str, *, into: str | None = None, id: str | None = None, desc: str | None = None) -> None:  # noqa: A002
         """Type into a field found by its text/hint (`into`), id or desc; clears nothing."""
         element = self.find(into, id=id, desc=desc) if (into or id or desc) else self._focused()
+        if self.on_secret is not None and self._is_password(element):
+            self.on_secret(text)  # registered before it is typed, so no frame or record can carry it
         self._call("send keys", lambda: element.send_keys(text))
+
+    def _is_password(self, element: WebElement) -> bool:
+        """Android/iOS mark secure fields `password="true"`; a web page uses `type="password"`."""
+        attribute = "type" if self.is_web else "password"
+        value = self._call("password attribute", lambda: element.get_attribute(attribute))
+        return str(value).lower() == ("password" if self.is_web else "true")
 
     def clear(self, *, into: str | None = None, id: str | None = None, desc: str | None = None) -> None:  # noqa: A002
         element = self.find(into, id=id, desc=desc)

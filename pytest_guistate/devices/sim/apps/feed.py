@@ -154,8 +154,10 @@ class FeedApp(App):
                                 size=44, bold=True, rid=f"{self.package}:id/author"))
         row.add(self.label_view(f"{key}/text", Box(px(196), top + px(108), px(770), top + px(218)), post.text,
                                 size=38, color=TEXT2, max_lines=2, rid=f"{self.package}:id/text"))
-        row.add(self.button(f"{key}/delete", Box(px(800), top + px(77), px(1032), top + px(173)), "Delete",
-                            lambda: self._ask_delete(position), rid=f"{self.package}:id/delete", color=(211, 47, 47)))
+        delete = self.button(f"{key}/delete", Box(px(800), top + px(77), px(1032), top + px(173)), "Delete",
+                             lambda: self._ask_delete(position), rid=f"{self.package}:id/delete", color=(211, 47, 47))
+        delete.desc = f"Delete post by {post.author}"  # the accessibility label a real app gives each row's button
+        row.add(delete)
         return row
 
     def dialog(self) -> View | None:

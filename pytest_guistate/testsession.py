@@ -1,0 +1,82 @@
+"""`GuistateSession`: the object the `guistate` fixture hands to a test.
+
+It is the core's `TaskSession` plus what only exists inside pytest: the LLM actor and AI checks
+(`run`, `check`), secrets to redact, and the auto tier learning the plan length at `goal()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.tiers import AutoThresholds, Tier, TierPolicy, choose_tier
+
+if TYPE_CHECKING:
+    from pytest_guistate.llm.actor import RunResult
+    from pytest_guistate.llm.check import CheckVerdict
+    from pytest_guistate.llm.facade import TestLLM
+    from pytest_guistate.report.redact import Redactor
+
+__all__ = ["GuistateSession", "LLMNotConfigured"]
+
+
+class LLMNotConfigured(RuntimeError):
+    """`guistate.run()` / `guistate.check()` were called while `--guistate-llm=off`."""
+
+
+class GuistateSession(TaskSession):
+    """Per-test task state machine (see `TaskSession` for the verbs) with pytest-side extras."""
+
+    def __init__(
+        self,
+        *args: Any,
+        tier_reason: str = "",
+        auto_from_plan: AutoThresholds | None = None,
+        redactor: Redactor | None = None,
+        retier_hook: Callable[[Tier], None] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.tier_reason = tier_reason
+        self._auto_from_plan = auto_from_plan
+        self._redactor = redactor
+        self._retier_hook = retier_hook
+        self.llm: TestLLM | None = None
+
+    @property
+    def tier(self) -> Tier:
+        return self.policy.tier
+
+    def goal(self, text: str, plan: Sequence[Any] = (), *, refresh: Callable[[], object] | None = None) -> None:
+        """Declare the task (see `TaskSession.goal`); under the auto tier a declared plan picks the tier."""
+        if self._auto_from_plan is not None and plan and not self.steps:
+            tier, reason = choose_tier(Tier.AUTO, plan_length=len(plan), thresholds=self._auto_from_plan)
+            if tier is not self.policy.tier:
+                self.retier(TierPolicy.for_tier(tier, max_plan_length=self.policy.max_plan_length))
+                if self._retier_hook is not None:
+                    self._retier_hook(tier)
+            self.tier_reason = reason
+        super().goal(text, plan, refresh=refresh)
+
+    def secret(self, value: str) -> str:
+        """Register a value (password, token) that must never reach a saved file; returns it."""
+        if self._redactor is not None and value:
+            self._redactor.add_secret(value)
+        return value
+
+    def run(self, instruction: str, *, max_steps: int = 30, plan: Any = None) -> RunResult:
+        """Hand a natural-language goal to the Claude actor; every action goes through `perform`."""
+        return self._require_llm("run").run(instruction, max_steps=max_steps, plan=plan)
+
+    def check(self, claim: str) -> CheckVerdict:
+        """An AI assertion on the current screen, cross-checked against the UI tree."""
+        return self._require_llm("check").check(claim)
+
+    def _require_llm(self, verb: str) -> TestLLM:
+        if self.llm is None or self.llm.client is None:
+            raise LLMNotConfigured(
+                f"guistate.{verb}() needs an LLM: run with --guistate-llm=replay (committed cassettes), "
+                "record or anthropic (ANTHROPIC_API_KEY in the environment), or set ini guistate_llm"
+            )
+        return self.llm
