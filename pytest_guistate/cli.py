@@ -1,36 +1,50 @@
 """The `guistate` command: tools around the plugin that run outside pytest.
 
-`guistate sim` serves the simulated phone so Appium Inspector or any WebDriver client can use
-it. Subcommands import their machinery lazily so `guistate --help` stays instant.
+Each subcommand owns its argument parser in the module that implements it; this file only
+dispatches, importing lazily so `guistate --help` stays instant.
 """
 
 from __future__ import annotations
 
-import argparse
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["main"]
 
+# command -> (module, function taking argv and returning an exit code, one-line help)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "sim": ("pytest_guistate.devices.sim.cli", "serve_sim",
+            "serve the simulated phone (Appium/W3C WebDriver) on loopback until stopped"),
+    "report": ("pytest_guistate.report.html", "report_main",
+               "rebuild report.html from the journal of a test folder (or a whole artifacts dir)"),
+    "gate": ("pytest_guistate.report.gate", "gate_main",
+             "CI merge gate: read a --guistate-summary JSON, print a table, exit 1 if the run must not merge"),
+    "llm-server": ("pytest_guistate.llm.reference_server", "serve",
+                   "serve the local Messages-API reference server (for recording cassettes offline)"),
+}
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="guistate", description="pytest-guistate command-line tools")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.required = True
 
-    sim = commands.add_parser("sim", help="serve the simulated phone (Appium/W3C WebDriver) until stopped")
-    sim.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, loopback only)")
-    sim.add_argument("--port", type=int, default=4723, help="port (default: 4723, Appium's; 0 picks a free one)")
-    return parser
+def _usage() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = ["usage: guistate COMMAND [ARGS...]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {help_text}" for name, (_, _, help_text) in COMMANDS.items()]
+    lines += ["", "guistate COMMAND --help shows a command's own options."]
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _build_parser().parse_args(argv)
-    if args.command == "sim":
-        from pytest_guistate.devices.sim.cli import serve
-
-        return serve(host=args.host, port=args.port)
-    return 2  # argparse already refused anything else
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(_usage())
+        return 0 if args else 2
+    command, rest = args[0], args[1:]
+    if command not in COMMANDS:
+        print(f"guistate: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module_name, function_name, _ = COMMANDS[command]
+    function: Callable[[list[str]], int] = getattr(importlib.import_module(module_name), function_name)
+    return int(function(rest) or 0)
 
 
 if __name__ == "__main__":

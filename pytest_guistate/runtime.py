@@ -166,7 +166,10 @@ class GuistateRuntime:
         if self.settings.llm.mode.value != "off":
             from pytest_guistate.llm.facade import open_llm
 
-            session.llm = open_llm(self.settings.llm, session, device, test_file=item.path, test_name=item.name)
+            llm_settings = self.settings.llm
+            session.llm_factory = lambda: open_llm(
+                llm_settings, session, device, test_file=item.path, test_name=item.name
+            )
         return session
 
     def finish_session(self, item: pytest.Item, session: GuistateSession, *, failed: bool) -> None:

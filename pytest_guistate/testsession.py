@@ -43,6 +43,8 @@ class GuistateSession(TaskSession):
         self._redactor = redactor
         self._retier_hook = retier_hook
         self.llm: TestLLM | None = None
+        # Opened on the first run()/check(): a test without LLM steps needs no cassette and no key.
+        self.llm_factory: Callable[[], TestLLM] | None = None
 
     @property
     def tier(self) -> Tier:
@@ -74,6 +76,8 @@ class GuistateSession(TaskSession):
         return self._require_llm("check").check(claim)
 
     def _require_llm(self, verb: str) -> TestLLM:
+        if self.llm is None and self.llm_factory is not None:
+            self.llm = self.llm_factory()
         if self.llm is None or self.llm.client is None:
             raise LLMNotConfigured(
                 f"guistate.{verb}() needs an LLM: run with --guistate-llm=replay (committed cassettes), "

@@ -249,9 +249,16 @@ class TaskSession:
         finally:
             self._open_step = None
 
-    def observe(self) -> Observation:
-        """The current screen (the last observation when still fresh); for actors and hooks."""
-        return self._fresh()
+    def observe(self, *, settled: bool = False) -> Observation:
+        """The current screen (the last observation when still fresh); for actors and hooks.
+
+        `settled=True` first waits (bounded by the settle policy) until frames stop changing,
+        so an actor decides on a finished screen rather than a spinner mid-load."""
+        observation = self._fresh()
+        if settled and self.policy.settle:
+            observation = settle(self.screen, self.oracle, observation, self.settle_policy, self.clock,
+                                 ignore=self.loop.ignore, observe=self._observe).observation
+        return observation
 
     # -- progress --------------------------------------------------------------------------
     def milestone(self, name: str) -> bool:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -199,7 +198,7 @@ class _Run:
             return self.perform(turn, "back", self.actuator.back, expect, False)
         if name == "wait":
             seconds = min(float(data["seconds"]), self.config.max_wait_s)
-            return self.perform(turn, f"wait {seconds:g}s", lambda: time.sleep(seconds), None, True)
+            return self.perform(turn, f"wait {seconds:g}s", lambda: self.session.clock.sleep(seconds), None, True)
         if name == "refresh":
             return self.perform(turn, "refresh", self.actuator.pull_to_refresh, None, True)
         return self.invalid(turn, "malformed_tool_input", f"unknown tool {name!r}")
@@ -222,7 +221,7 @@ class _Run:
     def finish(self, success: bool, summary: str) -> RunResult:
         if not success:
             return self.result(False, "gave_up", summary)
-        observation = self.session.observe()
+        observation = self.session.observe(settled=True)
         state = self.session.state
         unmet = [m.name for m in state.plan
                  if m.name in state.remaining and m.check is not None and not m.check(observation).ok]
@@ -232,7 +231,7 @@ class _Run:
         return self.result(True, "done", summary)
 
     def turn(self, index: int) -> RunResult | None:
-        observation = self.session.observe()
+        observation = self.session.observe(settled=True)  # decide on a finished screen, not mid-load
         self.memory.frame(observation.frame)
         content, scale = self.prompt(observation)
         system = system_blocks(ACTOR_SYSTEM, cache=self.config.cache)

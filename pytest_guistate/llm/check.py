@@ -84,7 +84,7 @@ def check(session: Any, claim: str, *, llm: LLMClient | None, frame_divisor: flo
         raise LLMRunFailed("guistate.check needs a model: use --guistate-llm=replay, record or anthropic", None)
     if not isinstance(claim, str) or not claim.strip():
         raise ValueError(f"check() needs a claim in words, got {claim!r}")
-    observation = session.observe()
+    observation = session.observe(settled=True)
     frame_block, scale = shown_image(observation.frame, frame_divisor)
     rows = element_lines(observation.tree, scale) if observation.tree is not None else []
     content = [section("claim", claim), section("screen", json.dumps({"app": observation.package,

@@ -20,7 +20,7 @@ __all__ = ["EVENT_TYPES", "JOURNAL_NAME", "JOURNAL_SCHEMA", "Journal", "JournalE
 
 JOURNAL_SCHEMA = "guistate.journal/1"
 JOURNAL_NAME = "journal.jsonl"
-EVENT_TYPES = ("meta", "goal", "step", "anchor", "link", "state", "finish")
+EVENT_TYPES = ("meta", "goal", "step", "anchor", "link", "state", "llm", "finish")
 
 
 class JournalError(ValueError):

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.settle import VirtualClock
 from pytest_guistate.devices.sim.direct import DirectScreen
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.llm.client import LLMClient, LLMSettings, Mode, make_client
@@ -29,9 +30,13 @@ def server() -> Iterator[ReferenceServer]:
 
 class Sim:
     def __init__(self, package: str | None, faults: dict[str, Any] | None) -> None:
-        self.phone = Phone(app_package=package, seed=1, faults=faults)
+        # One virtual clock for the phone and the session: a delayed redraw lands after the same
+        # settle polls and waits on every run, however busy the machine (the model's latency is
+        # wall time and must not move the phone's timeline).
+        self.clock = VirtualClock()
+        self.phone = Phone(app_package=package, seed=1, faults=faults, clock=self.clock)
         self.screen = DirectScreen(self.phone)
-        self.session = TaskSession(self.screen, name="llm-test")
+        self.session = TaskSession(self.screen, name="llm-test", clock=self.clock)
 
     def log(self, action: str) -> list[dict[str, Any]]:
         return [entry for entry in self.phone.action_log() if entry.get("action") == action]

@@ -5,6 +5,12 @@ Appium-Python-Client against `SimServer().start().url` with no Node, adb or emul
 are untrusted: bodies are size-bounded and every failure becomes a W3C error body, never an HTML
 page, a hung connection or a dead server thread. `stop()` closes kept-alive connections too, so
 no thread and no listening port outlive it.
+
+A request is in `request_log()` before its reply is sent (a client that got the answer can read
+the log at once). When the server itself drops a connection whose request bytes it did not read
+(an oversize, chunked or unparsable request), it closes *lingering*: it half-closes and discards
+what the client is still sending, within a byte and time bound, so the client reads the error
+instead of a connection reset from a close with unread data.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from pytest_guistate.devices.sim.session import PhoneFactory, SessionStore
 __all__ = ["RequestRecord", "SimServer", "default_phone_factory"]
 
 MAX_BODY_BYTES = 1 << 20
+LINGER_MAX_BYTES = 64 << 20  # discarded at most after a refused request; past it the client may see a reset
+LINGER_S = 2.0  # and for at most this long
 _LEGACY_PREFIX = "/wd/hub"  # Appium 1 base path; old clients still send it
 
 
@@ -73,6 +81,36 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True  # header and body go out as written, no 40 ms delayed-ACK stall
     timeout = 120  # an idle kept-alive connection is dropped after this many seconds
     server: _HTTPServer
+    linger = False  # set when the server closes with client bytes possibly left unread
+
+    def handle(self) -> None:
+        super().handle()
+        if self.linger:
+            self._discard_unread()
+
+    def _discard_unread(self) -> None:
+        """Lingering close: half-close, then read and drop what the client still sends (bounded).
+
+        Closing a socket with unread input makes the kernel send a reset, which can reach the
+        client before it has read the reply (or while it is still sending the body it was
+        refused); the reply would be lost as a BrokenPipe/ConnectionReset on the client side.
+        """
+        sock = self.connection
+        deadline = time.monotonic() + LINGER_S
+        discarded = 0
+        try:
+            sock.shutdown(socket.SHUT_WR)  # the reply is complete: the client sees it end here
+            while discarded < LINGER_MAX_BYTES:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                sock.settimeout(remaining)
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return  # the client closed its side: nothing unread is left
+                discarded += len(chunk)
+        except OSError:  # reset, timeout or already closed by stop(): nothing more to protect
+            return
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the stdlib's stderr log; requests are recorded in `SimServer.request_log()`."""
@@ -88,21 +126,22 @@ class _Handler(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Protocol-level failures (bad request line, oversize headers) as W3C JSON, then close."""
         self.close_connection = True
+        self.linger = True  # the rest of the unparsable request is still unread
         self.request_version = "HTTP/1.1"  # an unparsable request line left "HTTP/0.9": no headers at all
         error = "unknown method" if code == 501 else "invalid argument"
         self._reply(code, error_body(error, message or explain or f"HTTP {code}"))
 
     def _read_body(self) -> dict[str, Any]:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            self.close_connection = True
+            self.close_connection = self.linger = True
             raise W3CError("invalid argument", "chunked request bodies are not supported; send Content-Length", 411)
         raw_length = self.headers.get("Content-Length", "0").strip() or "0"
         if not raw_length.isdigit():
-            self.close_connection = True
+            self.close_connection = self.linger = True
             raise invalid_argument(f"bad Content-Length {raw_length!r}")
         length = int(raw_length)
         if length > self.server.sim.max_body_bytes:
-            self.close_connection = True  # the unread body must not be parsed as the next request
+            self.close_connection = self.linger = True  # the unread body must not be parsed as the next request
             raise W3CError(
                 "payload too large", f"request body of {length} bytes exceeds {self.server.sim.max_body_bytes}"
             )
@@ -135,11 +174,12 @@ class _Handler(BaseHTTPRequestHandler):
             status = 500
             body = error_body("unknown error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
             data = json.dumps(body).encode("utf-8")
-        self._reply(status, data)
         error = "" if status == 200 else json.loads(data)["value"].get("error", "")
+        # recorded before the reply goes out: once the client has its answer, the log shows it
         self.server.sim.record(
             RequestRecord(time.time(), self.command, path, status, (time.perf_counter() - started) * 1000, error)
         )
+        self._reply(status, data)
 
     def _call(self, path: str) -> Any:
         body = self._read_body()
