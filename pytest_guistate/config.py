@@ -46,7 +46,7 @@ class GuistateConfig:
     retain: Retain = Retain.FAILURE
     summary_path: Path | None = None
     thresholds: AutoThresholds = field(default_factory=AutoThresholds)
-    plan_ceiling: int = 12
+    plan_ceiling: int = 12  # >= 1
     settle_timeout_s: float = 3.0
     llm: LLMSettings = field(default_factory=lambda: LLMSettings(mode=Mode.OFF))
 
@@ -166,6 +166,11 @@ def _devices(value: str) -> tuple[str, ...]:
             )
     if SIM in items and len(items) > 1:
         raise pytest.UsageError("--guistate-device: 'sim' cannot be mixed with server URLs")
+    if len(items) > 1:
+        raise pytest.UsageError(
+            "--guistate-device: one Appium server URL per run for now (device pools are not implemented); "
+            f"got {len(items)}: {', '.join(items)}"
+        )
     return items
 
 
@@ -193,7 +198,7 @@ def build_config(config: pytest.Config) -> GuistateConfig:
             light_max_steps=_positive_int(config, "guistate_light_max_steps"),
             standard_max_steps=_positive_int(config, "guistate_standard_max_steps"),
         ),
-        plan_ceiling=_positive_int(config, "guistate_plan_ceiling"),
+        plan_ceiling=max(1, _positive_int(config, "guistate_plan_ceiling")),
         settle_timeout_s=settle,
         llm=build_llm_settings(config),
     )
