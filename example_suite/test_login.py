@@ -3,7 +3,7 @@ field marked `password`, so it is filled in every saved frame and scrubbed from 
 
 import pytest
 
-from conftest import switch_is_on
+from sim_apps import switch_is_on
 
 
 @pytest.mark.guistate(app="com.guistate.settings")

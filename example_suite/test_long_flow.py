@@ -5,8 +5,7 @@ report says which milestone was reached and what the screen did.
 
 import pytest
 
-from conftest import SHOPS, result_row, switch_is_on
-
+from sim_apps import SHOPS, result_row, switch_is_on
 from pytest_guistate import gone, visible
 
 PHOTOS = ["Mountains", "Beach", "Sunset"]
@@ -73,4 +72,4 @@ def test_morning_routine_across_four_apps(device, guistate):
     log = device.action_log()
     assert [e["author"] for e in log if e["action"] == "delete_post"] == ["Dave"]
     assert [e["product"] for e in log if e["action"] == "add_to_cart"] == ["USB-C Cable"]
-    assert [e for e in log if e["action"] == "move_to_album"][0]["album"] == "Travel"
+    assert [e["album"] for e in log if e["action"] == "move_to_album"] == ["Travel"]

@@ -6,8 +6,7 @@ so a failure report shows which app every number came from.
 
 import pytest
 
-from conftest import SHOPS, product_price, result_row
-
+from sim_apps import SHOPS, product_price, result_row
 from pytest_guistate import visible
 
 PRODUCT = "Wireless Earbuds"

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from pytest_guistate.core.tiers import AutoThresholds, Tier
-from pytest_guistate.llm.client import LLMSettings, Mode
 from pytest_guistate.llm.options import add_llm_options, build_llm_settings
+from pytest_guistate.llm.settings import LLMSettings, Mode
 
-__all__ = ["GuistateConfig", "Retain", "CONFIG_KEY", "add_options", "build_config", "get_config"]
+__all__ = ["CONFIG_KEY", "GuistateConfig", "Retain", "add_options", "build_config", "get_config"]
 
 
 class Retain(enum.Enum):

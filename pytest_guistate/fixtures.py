@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from pytest_guistate.config import get_config
-from pytest_guistate.runtime import RUNTIME_KEY, SESSION_KEY, marker_kwargs, did_test_fail
+from pytest_guistate.runtime import RUNTIME_KEY, SESSION_KEY, did_test_fail, marker_kwargs
 
-__all__ = ["guistate_capabilities", "guistate_device_url", "device", "guistate"]
+__all__ = ["device", "guistate", "guistate_capabilities", "guistate_device_url"]
 
 # What a UiAutomator2 session needs; the sim accepts the same, a real server gets these merged
 # under the project's --guistate-caps file.

@@ -27,14 +27,14 @@ if TYPE_CHECKING:
     from pytest_guistate.report.summary import SummaryPart
 
 __all__ = [
-    "GuistateRuntime",
+    "REPORTS_KEY",
     "RUNTIME_KEY",
     "SESSION_KEY",
-    "REPORTS_KEY",
-    "remember_report",
+    "GuistateRuntime",
     "attach_failure_section",
     "default_refresh",
     "marker_kwargs",
+    "remember_report",
 ]
 
 RUNTIME_KEY = pytest.StashKey["GuistateRuntime"]()

@@ -8,8 +8,8 @@ node, drawn in a report and compared with the sim's ground truth without convers
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 __all__ = ["Box"]
 

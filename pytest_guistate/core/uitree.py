@@ -9,8 +9,8 @@ dialog or panel it belongs to (AGMem §3.2: a crop cut too tight loses the item 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 from xml.etree.ElementTree import Element, ParseError
 
 import defusedxml.ElementTree as SafeET

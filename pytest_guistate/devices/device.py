@@ -159,7 +159,7 @@ class Device:
         text: str | None = None,
         *,
         desc: str | None = None,
-        id: str | None = None,  # noqa: A002 - the Appium name users know
+        id: str | None = None,
         xpath: str | None = None,
         timeout: float = 0.0,
     ) -> WebElement:
@@ -228,7 +228,7 @@ class Device:
         text: str | None = None,
         *,
         desc: str | None = None,
-        id: str | None = None,  # noqa: A002
+        id: str | None = None,
         xpath: str | None = None,
         x: int | None = None,
         y: int | None = None,
@@ -249,7 +249,7 @@ class Device:
     def swipe(self, x1: int, y1: int, x2: int, y2: int, *, duration_ms: int = 300) -> None:
         self._pointer([(x1, y1), (x2, y2)], hold_ms=0, move_ms=duration_ms)
 
-    def type(self, text: str, *, into: str | None = None, id: str | None = None, desc: str | None = None) -> None:  # noqa: A002
+    def type(self, text: str, *, into: str | None = None, id: str | None = None, desc: str | None = None) -> None:
         """Type into a field found by its text/hint (`into`), id or desc; clears nothing."""
         element = self.find(into, id=id, desc=desc) if (into or id or desc) else self._focused()
         if self.on_secret is not None and self._is_password(element):
@@ -262,7 +262,7 @@ class Device:
         value = self._call("password attribute", lambda: element.get_attribute(attribute))
         return str(value).lower() == ("password" if self.is_web else "true")
 
-    def clear(self, *, into: str | None = None, id: str | None = None, desc: str | None = None) -> None:  # noqa: A002
+    def clear(self, *, into: str | None = None, id: str | None = None, desc: str | None = None) -> None:
         element = self.find(into, id=id, desc=desc)
         self._call("clear", element.clear)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_guistate.llm.accounting import Price
-from pytest_guistate.llm.client import DEFAULT_MODEL, LLMSettings, Mode
 from pytest_guistate.llm.errors import LLMConfigError
+from pytest_guistate.llm.settings import DEFAULT_MODEL, LLMSettings, Mode
 
 __all__ = ["add_llm_options", "build_llm_settings"]
 

@@ -7,12 +7,13 @@ nothing of HTTP. They meet here: a `SimNode` tree (what UiAutomator2 would dump)
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
 
 from pytest_guistate.core.geometry import Box
 
-__all__ = ["SimNode", "PhoneModel", "AppState", "SimError"]
+__all__ = ["AppState", "PhoneModel", "SimError", "SimNode"]
 
 
 class AppState:

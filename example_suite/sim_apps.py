@@ -1,4 +1,4 @@
-"""Shared helpers for the example suite (the simulated phone's apps; see README "The simulated phone")."""
+"""Helpers the example tests share: locators and checks for the simulated phone's apps."""
 
 from __future__ import annotations
 
