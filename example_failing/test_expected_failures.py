@@ -8,15 +8,17 @@ Run them to see the reports (they are not part of the main job, which must stay 
 `.ci/allure.sh` runs them together with `example_suite`, checks that exactly these tests fail, and
 checks the Allure 3 report built from the results: steps, before/after crops, timeline SVG, report.html.
 
-- `test_dropped_tap_cannot_be_confirmed`: the phone loses every tap. The confirm step is
-  non-idempotent, so after settling and refreshing the plugin does NOT tap again; it fails
-  with `StepFailed` saying the effect could not be confirmed (the stale-screen case).
+- `test_dropped_tap_cannot_be_confirmed`: the touchscreen drops the tap on "Delete" in the
+  confirm dialog (sim fault `drop_tap_rate=1.0`). The step is non-idempotent, so after settling
+  and refreshing the plugin does NOT tap again; it fails with `StepFailed` and the evidence of
+  each stage (the stale-screen case).
 - `test_milestone_the_screen_contradicts`: the test claims "Carol's post gone" although the
   delete was cancelled: progress hallucination. The screen wins: `MilestoneNotVisible`.
-- `test_long_flow_fails_at_a_late_step`: a ten-step flow through the Feed (whose first screen
-  shows the hostile post text `<img src=x onerror=alert(1)>`, which the report must show as text)
-  that fails at its last step, expecting an "Undo" snackbar the app never shows. The anchor timeline shows
-  which milestones were reached before it.
+- `test_long_flow_fails_at_a_late_step`: a nine-step flow through the Feed that fails at its
+  last step, "report the post <img src=x onerror=alert(1)> as spam", which the app does not
+  offer. The post text is hostile app data: it reaches the failure message, report.html, the
+  timeline and the Allure report, and must be shown as text everywhere. The anchor timeline
+  shows which milestones were reached before the failure.
 """
 
 import pytest
@@ -24,14 +26,21 @@ import pytest
 from pytest_guistate import gone
 
 FEED = "com.guistate.feed"
+ODD_POST = "//*[contains(@resource-id, ':id/text') and contains(@text, 'onerror')]"
 
 
-@pytest.mark.guistate(app=FEED, faults={"drop_tap_rate": 1.0})
+@pytest.mark.guistate(app=FEED)
 def test_dropped_tap_cannot_be_confirmed(device, guistate):
-    guistate.goal("Delete Carol's post", plan=[("Carol's post gone", gone("Carol"))])
-    # The touchscreen drops the tap: nothing happens. A delete must never be repeated blindly, so the
-    # plugin settles and pulls to refresh, then fails instead of tapping a second time.
-    guistate.perform("delete Carol's post", lambda: device.tap(desc="Delete post by Carol"),
+    guistate.goal("Delete Carol's post", plan=[("dialog open", "Delete post by Carol?"),
+                                               ("Carol's post gone", gone("Carol"))])
+    guistate.perform("ask to delete Carol's post", lambda: device.tap(desc="Delete post by Carol"),
+                     expect="Delete post by Carol?")
+    guistate.milestone("dialog open")
+    # From here on the touchscreen loses every tap: the confirm has no visible effect. A delete must
+    # never be repeated blindly (on a stale list it would delete the next post), so the plugin
+    # settles and pulls to refresh, then fails with the evidence instead of tapping again.
+    device.set_faults(drop_tap_rate=1.0)
+    guistate.perform("confirm the delete", lambda: device.tap(id="android:id/button1"),
                      expect=gone("Carol"), idempotent=False)
     guistate.milestone("Carol's post gone")
 
@@ -52,8 +61,8 @@ def test_milestone_the_screen_contradicts(device, guistate):
 def test_long_flow_fails_at_a_late_step(device, guistate):
     authors = ["Alice", "Bob", "Frank"]
     guistate.goal(
-        "Look at three posts without deleting them, then delete Erin's post and undo it",
-        plan=[*(f"{author} kept" for author in authors), ("Erin's post gone", gone("Erin")), "delete undone"],
+        "Look at three posts without deleting them, delete Erin's post, then report the odd post as spam",
+        plan=[*(f"{author} kept" for author in authors), ("Erin's post gone", gone("Erin")), "odd post reported"],
     )
     for author in authors:
         guistate.perform(f"ask to delete {author}'s post", lambda a=author: device.tap(desc=f"Delete post by {a}"),
@@ -65,6 +74,13 @@ def test_long_flow_fails_at_a_late_step(device, guistate):
                      expect="Delete post by Erin?")
     guistate.perform("confirm", lambda: device.tap(id="android:id/button1"), expect=gone("Erin"), idempotent=False)
     guistate.milestone("Erin's post gone")
-    # The Feed offers no Undo after a delete: this last step cannot be confirmed and fails.
-    guistate.perform("wait for the Undo snackbar", lambda: None, expect="Undo")
-    guistate.milestone("delete undone")
+
+    # The post text is app data, i.e. untrusted: it reaches the step name, the failure message,
+    # report.html, the timeline and the Allure report, and must stay text everywhere.
+    odd = device.find(xpath=ODD_POST).text
+    guistate.remember("odd post", odd, source="Feed post text")
+    # The Feed has no "report as spam" on a tap of the text: this late step fails (and, being
+    # non-idempotent, is not tapped a second time).
+    guistate.perform(f"report the post {guistate.recall('odd post')} as spam", lambda: device.tap(xpath=ODD_POST),
+                     expect="Reported as spam", idempotent=False)
+    guistate.milestone("odd post reported")

@@ -17,6 +17,7 @@ import pytest
 
 from pytest_guistate.config import GuistateConfig
 from pytest_guistate.core.tiers import Tier, TierPolicy, choose_tier
+from pytest_guistate.progress import TerminalProgress, terminal_progress
 from pytest_guistate.testsession import GuistateSession
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class _TestRecording:
 
 
 RECORDER_KEY = pytest.StashKey[_TestRecording]()
+LIVE_KEY = pytest.StashKey[TerminalProgress]()
 _CACHE_PREFIX = "guistate/steps/"
 
 
@@ -160,6 +162,10 @@ class GuistateRuntime:
             retier_hook=retier,
         )
         recorder.bind(session)
+        live = terminal_progress(self.config, item.nodeid, session)
+        if live is not None:
+            session.journal.listeners.append(live)
+            item.stash[LIVE_KEY] = live
         if hasattr(device, "on_secret"):
             device.on_secret = session.secret
         item.stash[RECORDER_KEY] = _TestRecording(recorder, adapter, time.monotonic())
@@ -262,6 +268,9 @@ def marker_kwargs(item: pytest.Item) -> dict[str, Any]:
 
 def remember_report(item: pytest.Item, report: pytest.TestReport) -> None:
     item.stash.setdefault(REPORTS_KEY, {})[report.when] = report
+    live = item.stash.get(LIVE_KEY, None)
+    if live is not None and report.when == "call":
+        live.clear()  # before the terminal reporter writes this test's result
 
 
 def did_test_fail(item: pytest.Item) -> bool:

@@ -36,15 +36,20 @@ __all__ = ["LLMStateUpdater", "should_activate"]
 
 
 def should_activate(previous: TaskState, offline: TaskState, record: StepRecord, transition: Transition | None) -> str:
-    """Why the model should be asked now ("" = it need not be)."""
+    """Why the model should be asked now, every reason that holds ("" = it need not be).
+
+    All reasons are named, not the first: a milestone reached inside a stale-screen episode is
+    both an exception and a boundary, and which step a late redraw lands on must not hide either.
+    """
     verdict = transition.verdict if transition is not None else record.verdict
+    reasons: list[str] = []
     if record.episode or record.outcome in ("failed", "refreshed", "retried") or record.error:
-        return "exception"
+        reasons.append("exception")
     if verdict == "uncertain" or (verdict == "no_change" and not record.confirmed):
-        return "oracle uncertain"
+        reasons.append("oracle uncertain")
     if len(offline.completed) != len(previous.completed):
-        return "milestone boundary"
-    return ""
+        reasons.append("milestone boundary")
+    return ", ".join(reasons)
 
 
 class LLMStateUpdater:

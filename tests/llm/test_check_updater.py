@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from pytest_guistate.core.checks import gone
+from pytest_guistate.core.records import StepRecord
+from pytest_guistate.core.state import TaskState
 from pytest_guistate.llm.actor import run
 from pytest_guistate.llm.check import AICheckFailed, check
-from pytest_guistate.llm.updater import LLMStateUpdater
+from pytest_guistate.llm.updater import LLMStateUpdater, should_activate
 
 FEED = "com.guistate.feed"
 
@@ -51,6 +53,20 @@ def test_updater_on_demand_asks_only_at_exceptions_and_boundaries(sim, llm, serv
     assert purposes.count("updater") == updater.calls
     answers = [r for r in server.requests if r.body["tools"][0]["name"] == "update_task_state"]
     assert all(r.body["tool_choice"] == {"type": "tool", "name": "update_task_state"} for r in answers)
+
+
+def test_activation_names_every_reason_of_a_step() -> None:
+    previous = TaskState()
+    reached = TaskState(completed=["post by Carol gone"])
+    plain = StepRecord(1, "tap", "perform", None, False, outcome="ok", verdict="changed", confirmed=True)
+    assert should_activate(previous, previous, plain, None) == ""
+    assert should_activate(previous, reached, plain, None) == "milestone boundary"
+    # the milestone reached inside a stale-screen episode: the boundary is not hidden by the exception
+    settled = StepRecord(3, "refresh", "perform", None, True, outcome="settled", verdict="changed",
+                         confirmed=True, episode=True)
+    assert should_activate(previous, reached, settled, None) == "exception, milestone boundary"
+    unsure = StepRecord(2, "tap", "perform", None, False, outcome="ok", verdict="no_change", confirmed=False)
+    assert should_activate(previous, previous, unsure, None) == "oracle uncertain"
 
 
 def test_updater_always_runs_every_step_and_merges_focus(sim, llm) -> None:

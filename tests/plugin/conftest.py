@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from typing import Protocol
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -21,12 +20,8 @@ def sim_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith(SIM_THREAD_PREFIX)]
 
 
-class InnerRun(Protocol):
-    def __call__(self, *args: str, cache: bool = False) -> pytest.RunResult: ...
-
-
 @pytest.fixture
-def inner(pytester: pytest.Pytester) -> Iterator[InnerRun]:
+def inner(pytester: pytest.Pytester) -> Iterator[Callable[..., pytest.RunResult]]:
     """Run pytest in-process in the pytester dir; the cache provider is off unless asked for,
     so the auto tier never learns from an earlier inner run by accident."""
 

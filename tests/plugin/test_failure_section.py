@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from conftest import InnerRun
+InnerRun = Callable[..., pytest.RunResult]
 
 INNER = """
 import pytest

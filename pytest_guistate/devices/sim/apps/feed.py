@@ -6,6 +6,10 @@ button still works - by *position*, like a RecyclerView adapter - so a blind re-
 next post. The action log shows it: two `delete_post` entries with different post ids.
 Long-pressing a row opens the same confirm dialog. One post's text is hostile markup, to prove
 page-source escaping.
+
+App version 2 (`guistate:appVersion` 2, issue 7) restyles the Delete button (a small outlined pill at
+the bottom right of the row, resource id `action_remove`, description "Remove <author>'s post") and
+pins the first post: a pinned post has no Delete button at all (a negative for healing).
 """
 
 from __future__ import annotations
@@ -154,10 +158,26 @@ class FeedApp(App):
                                 size=44, bold=True, rid=f"{self.package}:id/author"))
         row.add(self.label_view(f"{key}/text", Box(px(196), top + px(108), px(770), top + px(218)), post.text,
                                 size=38, color=TEXT2, max_lines=2, rid=f"{self.package}:id/text"))
+        if self.ctx.app_version == 2:
+            return self._row_v2(row, post, position, top)
         delete = self.button(f"{key}/delete", Box(px(800), top + px(77), px(1032), top + px(173)), "Delete",
                              lambda: self._ask_delete(position), rid=f"{self.package}:id/delete", color=(211, 47, 47))
         delete.desc = f"Delete post by {post.author}"  # the accessibility label a real app gives each row's button
         row.add(delete)
+        return row
+
+    def _row_v2(self, row: View, post: Post, position: int, top: int) -> View:
+        px, key = self.m.px, row.key
+        if post.id == "p1":  # pinned: it cannot be deleted, so the function is absent from this row
+            row.add(self.label_view(f"{key}/pinned", Box(px(820), top + px(160), px(1032), top + px(224)), "Pinned",
+                                    size=32, color=TEXT2, align="right", rid=f"{self.package}:id/pinned"))
+            return row
+        red = (198, 40, 40)
+        row.add(View(f"{key}/delete", "android.widget.Button", Box(px(860), top + px(152), px(1032), top + px(226)),
+                     text="Delete", desc=f"Remove {post.author}'s post", rid=f"{self.package}:id/action_remove",
+                     on_tap=lambda: self._ask_delete(position), clickable=True, focusable=True,
+                     style=Style(kind="button", bg=WHITE, fg=red, border=red, size=px(32), bold=True,
+                                 align="center", radius=px(37))))
         return row
 
     def dialog(self) -> View | None:

@@ -3,17 +3,27 @@
 The same products are sold in both shops at different, seed-determined prices (`shop_prices`),
 so a cross-app test must carry a price from one app to the other (a DEPENDENCY anchor) and buy
 in the cheaper one. Search shows a spinner for `faults.search_delay` seconds before results.
+
+App version 2 (`guistate:appVersion` 2, issue 7) is a restyle with the same functions: new brand
+colours, a pill-shaped Search button, a smaller yellow cart icon moved left and renamed "bag",
+Add to cart as a half-width pill beside the price, Checkout moved right, and new resource ids and
+descriptions everywhere. Two screens lack a function on purpose (healing must not tap there):
+`SOLD_OUT_V2` shows "Notify me" where Add to cart was, and an empty cart has no Checkout button.
+Version 1 is untouched.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices.sim.apps.base import (
+    RGB,
+    TEXT,
     TEXT2,
     WHITE,
     App,
@@ -22,7 +32,7 @@ from pytest_guistate.devices.sim.apps.base import (
     View,
 )
 
-__all__ = ["PRODUCTS", "Product", "ShopApp", "shop_prices"]
+__all__ = ["PRODUCTS", "SOLD_OUT_V2", "Product", "ShopApp", "shop_prices"]
 
 PRODUCTS: list[tuple[str, float, str]] = [
     ("Wireless Earbuds", 59.0, "Noise-cancelling earbuds with a 24 h charging case."),
@@ -33,6 +43,8 @@ PRODUCTS: list[tuple[str, float, str]] = [
     ("Power Bank", 30.0, "20,000 mAh, charges two devices at once."),
     ("Laptop Stand", 35.0, "Aluminium stand, six height settings."),
 ]
+SOLD_OUT_V2 = "Smart Watch"  # v2 only: no Add to cart on its page (a negative for healing)
+_V2_PRIMARY = {"A": (0, 121, 107), "B": (21, 101, 192)}
 _TILE_COLORS = [(144, 202, 249), (206, 147, 216), (165, 214, 167), (255, 204, 128), (128, 203, 196),
                 (239, 154, 154), (176, 190, 197)]
 
@@ -64,6 +76,9 @@ class ShopApp(App):
         self.package = f"com.guistate.shop{shop.lower()}"
         self.label = f"Shop{shop}"
         self.primary = (230, 81, 0) if shop == "A" else (106, 27, 154)
+        self.v2 = ctx.app_version == 2
+        if self.v2:
+            self.primary = _V2_PRIMARY[shop]
         super().__init__(ctx)
         prices = shop_prices(ctx.seed)
         index = 0 if shop == "A" else 1
@@ -122,6 +137,11 @@ class ShopApp(App):
         self.cart = []
         self.ctx.toast("Order placed")
 
+    def _notify_me(self) -> None:
+        assert self.product is not None
+        self.ctx.log("notify_me", shop=self.label, product=self.product.name)
+        self.ctx.toast("We'll let you know")
+
     def back(self) -> bool:
         if len(self.stack) == 1:
             return False
@@ -135,6 +155,8 @@ class ShopApp(App):
     def appbar_actions(self, bar: Box) -> list[View]:
         px, count = self.m.px, len(self.cart)
         right = bar.right - px(40)
+        if self.v2:
+            return self._appbar_actions_v2(bar, right, count)
         cart = View("shop/cart", "android.widget.ImageView", Box(right - px(112), bar.top + px(28), right,
                                                                  bar.bottom - px(28)),
                     desc=f"Cart, {count} items", rid=f"{self.package}:id/cart", on_tap=lambda: self._go("cart"),
@@ -154,10 +176,15 @@ class ShopApp(App):
 
     def _search_screen(self, area: Box) -> list[View]:
         px, top = self.m.px, area.top
+        if self.v2:
+            return self._search_screen_v2(area)
         views = [self.edit("shop/search", Box(px(48), top + px(40), px(756), top + px(168)), "Search products"),
                  self.button("shop/search_button", Box(px(784), top + px(48), px(1032), top + px(160)), "Search",
                              self._search, rid=f"{self.package}:id/search_button")]
-        results_box = Box(0, top + px(200), self.m.width, area.bottom)
+        return views + self._results(Box(0, top + px(200), self.m.width, area.bottom))
+
+    def _results(self, results_box: Box) -> list[View]:
+        px, views = self.m.px, list[View]()
         if self.loading_until is not None:
             c = self.m.width // 2
             views.append(View("shop/loading", "android.widget.ProgressBar",
@@ -199,6 +226,8 @@ class ShopApp(App):
     def _product_screen(self, area: Box) -> list[View]:
         assert self.product is not None
         px, top, p = self.m.px, area.top, self.product
+        if self.v2:
+            return self._product_screen_v2(area)
         return [
             View("shop/product/image", "android.widget.ImageView", Box(0, top, self.m.width, top + px(640)),
                  desc=p.name, rid=f"{self.package}:id/product_image", style=Style(kind="image", bg=p.color,
@@ -216,6 +245,8 @@ class ShopApp(App):
 
     def _cart_screen(self, area: Box) -> list[View]:
         px, top = self.m.px, area.top
+        if self.v2:
+            return self._cart_screen_v2(area)
         views: list[View] = []
         if self.cart:
             views.append(self._product_list(Box(0, top, self.m.width, area.bottom - px(360)), self.cart,
@@ -231,3 +262,71 @@ class ShopApp(App):
                                  "Checkout", self._checkout if self.cart else None, enabled=bool(self.cart),
                                  rid=f"{self.package}:id/checkout"))
         return views
+
+    # -- version 2 (issue 7): same functions, restyled ---------------------------------------
+    def _pill(self, key: str, box: Box, text: str, on_tap: Callable[[], None] | None, rid: str, fill: RGB,
+              radius: int, size: int = 38) -> View:
+        return View(key, "android.widget.Button", box, text=text, rid=f"{self.package}:id/{rid}", on_tap=on_tap,
+                    clickable=True, focusable=True,
+                    style=Style(kind="button", bg=fill, fg=WHITE, size=self.m.px(size), bold=True, align="center",
+                                radius=self.m.px(radius)))
+
+    def _appbar_actions_v2(self, bar: Box, right: int, count: int) -> list[View]:
+        px = self.m.px
+        bag = View("shop/cart", "android.widget.ImageView", Box(right - px(236), bar.top + px(38), right - px(140),
+                                                                bar.bottom - px(38)),
+                   desc=f"Shopping bag ({count})", rid=f"{self.package}:id/bag", on_tap=lambda: self._go("cart"),
+                   style=Style(kind="cart", fg=(255, 235, 59)))
+        views = [bag]
+        if count:
+            views.append(View("shop/cart_badge", "android.widget.TextView",
+                              Box(right - px(180), bar.top + px(24), right - px(128), bar.top + px(76)),
+                              text=str(count), rid=f"{self.package}:id/bag_count",
+                              style=Style(kind="button", bg=(33, 33, 33), fg=WHITE, size=px(30), align="center",
+                                          radius=px(26))))
+        return views
+
+    def _search_screen_v2(self, area: Box) -> list[View]:
+        px, top = self.m.px, area.top
+        field = self.edit("shop/search", Box(px(48), top + px(64), px(812), top + px(176)), "What are you looking for?")
+        field.rid = f"{self.package}:id/query_input"
+        go = self._pill("shop/search_button", Box(px(840), top + px(70), px(1032), top + px(170)), "Search",
+                        self._search, "btn_search", self.primary, radius=50, size=36)
+        return [field, go, *self._results(Box(0, top + px(220), self.m.width, area.bottom))]
+
+    def _product_screen_v2(self, area: Box) -> list[View]:
+        assert self.product is not None
+        px, top, p = self.m.px, area.top, self.product
+        views = [
+            View("shop/product/image", "android.widget.ImageView", Box(0, top, self.m.width, top + px(560)),
+                 desc=p.name, rid=f"{self.package}:id/hero", style=Style(kind="image", bg=p.color, fg=(96, 125, 139))),
+            self.label_view("shop/product/name", Box(px(48), top + px(600), px(1032), top + px(680)), p.name,
+                            size=52, bold=True, rid=f"{self.package}:id/title_text"),
+            self.label_view("shop/product/price", Box(px(48), top + px(712), px(520), top + px(792)),
+                            f"${p.price:.2f}", size=56, color=TEXT, bold=True, rid=f"{self.package}:id/price_tag"),
+            self.label_view("shop/product/description", Box(px(48), top + px(860), px(1032), top + px(980)),
+                            p.description, size=38, color=TEXT2, max_lines=2, rid=f"{self.package}:id/details"),
+        ]
+        slot = Box(px(560), top + px(700), px(1032), top + px(804))
+        if p.name == SOLD_OUT_V2:
+            views.append(self._pill("shop/notify", slot, "Notify me", self._notify_me, "btn_notify",
+                                    (117, 117, 117), radius=52))
+        else:
+            views.append(self._pill("shop/add_to_cart", slot, "Add to cart", self._add_to_cart, "btn_add",
+                                    self.primary, radius=52))
+        return views
+
+    def _cart_screen_v2(self, area: Box) -> list[View]:
+        px, top = self.m.px, area.top
+        if not self.cart:  # v2 hides Checkout on an empty bag: the function is absent here
+            return [self.label_view("shop/cart_empty", Box(px(48), top + px(60), px(1032), top + px(140)),
+                                    "Your bag is empty", color=TEXT2, rid=f"{self.package}:id/bag_empty")]
+        total = sum(p.price for p in self.cart)
+        return [
+            self._product_list(Box(0, top, self.m.width, area.bottom - px(300)), self.cart, "shop/cart_items",
+                               by_index=True),
+            self.label_view("shop/cart_total", Box(px(48), area.bottom - px(250), px(520), area.bottom - px(150)),
+                            f"${total:.2f}", size=56, bold=True, rid=f"{self.package}:id/sum"),
+            self._pill("shop/checkout", Box(px(560), area.bottom - px(250), px(1032), area.bottom - px(130)),
+                       "Checkout", self._checkout, "btn_checkout", (33, 33, 33), radius=12, size=42),
+        ]
