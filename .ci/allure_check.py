@@ -161,6 +161,9 @@ def _check_bodies(name: str, top: dict[str, Attachment], problems: Problems) -> 
             problems.need(svg.tag.endswith("svg"), f"{where}: the timeline's root is {svg.tag!r}, not <svg>")
             active = [el.tag for el in svg.iter() if el.tag.rsplit("}", 1)[-1] in ("script", "img", "foreignObject")]
             problems.need(not active, f"{where}: the timeline SVG contains {active}")
+            if name == "test_long_flow_fails_at_a_late_step":
+                problems.need(HOSTILE_ESCAPED in timeline.path.read_text(encoding="utf-8"),
+                              f"{where}: the timeline SVG does not show the hostile post text")
         except ET.ParseError as exc:
             problems.need(False, f"{where}: the timeline SVG does not parse: {exc}")
     if anchors is not None and anchors.path.is_file():

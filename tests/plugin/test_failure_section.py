@@ -64,7 +64,8 @@ def test_device_only(device):
 
 _TEST_HEADER = re.compile(r"^_{3,} (test_\w+) _{3,}$")
 _SECTION_HEADER = re.compile(r"^-{3,} guistate -{3,}$")
-_END = re.compile(r"^(_{3,} test_|={3,}|-{3,} generated xml)")
+_ANY_SECTION = re.compile(r"^-{3,} .+ -{3,}$")  # "Captured stdout call", "generated xml file", ...
+_END = re.compile(r"^(_{3,} test_|={3,})")
 
 
 def terminal_sections(lines: list[str]) -> dict[str, str | None]:
@@ -75,15 +76,19 @@ def terminal_sections(lines: list[str]) -> dict[str, str | None]:
     for line in lines:
         header = _TEST_HEADER.match(line)
         if header or _END.match(line):
-            if current is not None:
-                sections[current] = "\n".join(body).strip() if body is not None else None
             current = header.group(1) if header else None
             body = None
+            if current is not None:
+                sections[current] = None
+        elif current is None:
             continue
-        if current is not None and _SECTION_HEADER.match(line):
+        elif _SECTION_HEADER.match(line):
             body = []
+        elif _ANY_SECTION.match(line):
+            body = None  # a later section (captured output) is not part of ours
         elif body is not None:
             body.append(line)
+            sections[current] = "\n".join(body).strip()
     return sections
 
 
@@ -101,7 +106,9 @@ def junit_section(failure_text: str) -> str | None:
     lines = failure_text.splitlines()
     for i, line in enumerate(lines):
         if _SECTION_HEADER.match(line):
-            return "\n".join(lines[i + 1:]).strip()
+            rest = lines[i + 1:]
+            end = next((j for j, text in enumerate(rest) if _ANY_SECTION.match(text)), len(rest))
+            return "\n".join(rest[:end]).strip()
     return None
 
 

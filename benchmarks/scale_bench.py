@@ -1,0 +1,211 @@
+"""Scaling and per-step overhead (issue 6): xdist speed-up of the example suite, and the plugin's
+cost per step against bare Appium client calls on the same scenario through the HTTP sim.
+
+Run: `/work/venv/bin/python benchmarks/scale_bench.py [--suite-rounds 1] [--rounds 3] [--pairs 10]
+[--skip-suite] [--skip-overhead]`.
+
+Part 1 runs `pytest example_suite --guistate=full -p no:cacheprovider` in subprocesses: plain (no
+xdist), `-n 2`, `-n 4`, and prints wall times as speed-ups against the plain run.
+Part 2 opens the Feed on the embedded sim server (in-process, as the plugin runs it; status-bar
+clock frozen) and repeats "open Bob's delete dialog, cancel it" (`--pairs` pairs = 2x taps):
+  bare        driver.find_element(...).click(), nothing else (the issue's baseline);
+  bare+shot   the same plus one screenshot per tap (the least any visual check needs);
+  bare+obs    plus screenshot and page source per tap (what the step loop observes);
+  light/standard/full  `TaskSession.perform(..., expect=...)` over `Device`, with the plugin's
+              `ArtifactRecorder` writing to a temp folder, as the `guistate` fixture builds it.
+Modes are interleaved per round; the table shows medians of ms/step and ratios to the baselines
+measured in the same run, then where the full tier's time goes (wall time by component).
+Timing only: nothing here is a pass/fail criterion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from appium import webdriver
+from appium.options.common import AppiumOptions
+from appium.webdriver.common.appiumby import AppiumBy
+
+from pytest_guistate.core.checks import gone, visible
+from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.tiers import TierPolicy
+from pytest_guistate.devices.device import Device
+from pytest_guistate.devices.sim.server import SimServer
+from pytest_guistate.report.artifacts import create_test_folder
+from pytest_guistate.report.recorder import ArtifactRecorder, RecordingScreen
+
+ROOT = Path(__file__).resolve().parents[1]
+FEED = "com.guistate.feed"
+OPEN_DESC, CANCEL_ID = "Delete post by Bob", "android:id/button2"
+MODES = ("bare", "bare+shot", "bare+obs", "light", "standard", "full")
+TARGETS = {"light": 1.15, "full": 1.6}
+
+
+# -- part 1: xdist ---------------------------------------------------------------------------
+def run_suite(workers: int | None, artifacts: Path) -> tuple[float, int, str]:
+    cmd = [sys.executable, "-m", "pytest", "example_suite", "--guistate=full", "-p", "no:cacheprovider", "-q",
+           f"--guistate-artifacts={artifacts}"]
+    if workers is not None:
+        cmd += ["-n", str(workers)]
+    started = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - started
+    tail = (done.stdout.strip().splitlines() or ["(no output)"])[-1]
+    return elapsed, done.returncode, tail
+
+
+def suite_scaling(rounds: int) -> None:
+    configs: list[tuple[str, int | None]] = [("plain (no xdist)", None), ("-n 2", 2), ("-n 4", 4)]
+    times: dict[str, list[float]] = defaultdict(list)
+    tails: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="scale-bench-") as tmp:
+        for r in range(rounds):
+            for label, workers in configs:
+                elapsed, code, tail = run_suite(workers, Path(tmp) / f"{r}-{workers}")
+                if code != 0:
+                    print(f"  {label}: pytest exited {code} ({tail}); its time is still listed", file=sys.stderr)
+                times[label].append(elapsed)
+                tails[label] = tail
+    plain = statistics.median(times["plain (no xdist)"])
+    print(f"\nexample_suite --guistate=full, {os.cpu_count()} CPUs, median of {rounds} run(s) (wall, incl. start-up)")
+    print(f"{'run':>18}  {'wall s':>7}  {'speed-up':>8}  result")
+    for label, _ in configs:
+        wall = statistics.median(times[label])
+        print(f"{label:>18}  {wall:7.1f}  {plain / wall:7.2f}x  {tails[label]}")
+
+
+# -- part 2: per-step overhead ---------------------------------------------------------------
+class Tally:
+    """Wall time per component, by wrapping bound methods of the objects one run uses."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+
+    def wrap(self, obj: Any, method: str, bucket: str) -> None:
+        original = getattr(obj, method)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.seconds[bucket] += time.perf_counter() - started
+
+        setattr(obj, method, timed)
+
+
+def open_driver(url: str) -> Any:
+    caps = {"platformName": "Android", "appium:automationName": "UiAutomator2", "appium:appPackage": FEED,
+            "guistate:clock": "frozen"}
+    return webdriver.Remote(url, options=AppiumOptions().load_capabilities(caps))
+
+
+def bare_run(driver: Any, pairs: int, observe: int) -> float:
+    """`observe`: 0 nothing, 1 a screenshot per tap, 2 screenshot + page source per tap."""
+    started = time.perf_counter()
+    for _ in range(pairs):
+        for by, value in ((AppiumBy.ACCESSIBILITY_ID, OPEN_DESC), (AppiumBy.ID, CANCEL_ID)):
+            driver.find_element(by, value).click()
+            if observe >= 1:
+                driver.get_screenshot_as_png()
+            if observe >= 2:
+                _ = driver.page_source
+    return time.perf_counter() - started
+
+
+def plugin_run(url: str, driver: Any, pairs: int, tier: str, folder_root: Path,
+               tally: Tally | None = None) -> float:
+    device = Device(driver, url=url, is_sim=True)
+    nodeid = f"scale_bench.py::test_{tier}"
+    recorder = ArtifactRecorder(create_test_folder(folder_root, nodeid), nodeid=nodeid, tier=tier)
+    session = TaskSession(RecordingScreen(device, recorder), policy=TierPolicy.for_tier(tier), listeners=[recorder],
+                          artifacts=recorder, name=nodeid)
+    recorder.bind(session)
+    if tally is not None:
+        for method, bucket in (("screenshot", "screenshot (HTTP + base64)"), ("ui_tree", "page source + parse"),
+                               ("tap", "tap (find + click)")):
+            tally.wrap(device, method, bucket)
+        tally.wrap(session.oracle, "compare", "oracle compare (decode + diff)")
+        for method in ("on_observation", "on_step", "on_anchor", "on_state"):
+            tally.wrap(recorder, method, "recorder (journal, frames, crops)")
+    session.goal("open and cancel the delete dialog", plan=[])
+    started = time.perf_counter()
+    for i in range(pairs):
+        session.perform(f"open dialog {i}", lambda: device.tap(desc=OPEN_DESC), expect=visible("Delete post?"))
+        session.perform(f"cancel {i}", lambda: device.tap(id=CANCEL_ID), expect=gone("Delete post?"))
+    return time.perf_counter() - started
+
+
+def step_overhead(rounds: int, pairs: int) -> None:
+    per_step: dict[str, list[float]] = defaultdict(list)
+    steps = 2 * pairs
+    tally = Tally()
+    with SimServer(host="127.0.0.1", port=0) as server, tempfile.TemporaryDirectory(prefix="scale-bench-") as tmp:
+        root = Path(tmp)
+        for r in range(rounds + 1):  # round 0 warms up fonts, OpenCV and connections; not counted
+            for mode in MODES:
+                driver = open_driver(server.url)
+                try:
+                    if mode.startswith("bare"):
+                        elapsed = bare_run(driver, pairs, MODES.index(mode))
+                    else:
+                        elapsed = plugin_run(server.url, driver, pairs, mode, root / f"r{r}")
+                finally:
+                    driver.quit()
+                if r > 0:
+                    per_step[mode].append(elapsed / steps * 1000)
+            shutil.rmtree(root / f"r{r}", ignore_errors=True)
+        driver = open_driver(server.url)
+        try:
+            total = plugin_run(server.url, driver, pairs, "full", root / "tally", tally)
+        finally:
+            driver.quit()
+
+    med = {mode: statistics.median(per_step[mode]) for mode in MODES}
+    print(f"\nper-step wall time, Feed open/cancel x{pairs} ({steps} taps), embedded HTTP sim, "
+          f"median of {rounds} round(s)")
+    print(f"{'mode':>10}  {'ms/step':>8}  {'/bare':>7}  {'/bare+shot':>10}  {'/bare+obs':>9}  target")
+    for mode in MODES:
+        target = TARGETS.get(mode)
+        verdict = "" if target is None else f"<= {target}x vs bare: {'met' if med[mode] / med['bare'] <= target else 'NOT met'}"
+        print(f"{mode:>10}  {med[mode]:8.1f}  {med[mode] / med['bare']:6.2f}x  {med[mode] / med['bare+shot']:9.2f}x  "
+              f"{med[mode] / med['bare+obs']:8.2f}x  {verdict}")
+    print(f"\nwhere a full-tier step's time goes ({steps} steps, {total / steps * 1000:.1f} ms/step in this run):")
+    accounted = 0.0
+    for bucket, seconds in sorted(tally.seconds.items(), key=lambda kv: -kv[1]):
+        accounted += seconds
+        print(f"  {bucket:36} {seconds / steps * 1000:7.1f} ms/step  {seconds / total:5.1%}")
+    rest = max(0.0, total - accounted)
+    print(f"  {'rest (step loop, checks, anchors)':36} {rest / steps * 1000:7.1f} ms/step  {rest / total:5.1%}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite-rounds", type=int, default=1, help="runs of each pytest configuration")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the per-step comparison")
+    parser.add_argument("--pairs", type=int, default=10, help="open/cancel pairs per round (2 taps each)")
+    parser.add_argument("--skip-suite", action="store_true")
+    parser.add_argument("--skip-overhead", action="store_true")
+    args = parser.parse_args(argv)
+    if args.suite_rounds < 1 or args.rounds < 1 or args.pairs < 1:
+        parser.error("--suite-rounds, --rounds and --pairs must be >= 1")
+    if not args.skip_suite:
+        suite_scaling(args.suite_rounds)
+    if not args.skip_overhead:
+        step_overhead(args.rounds, args.pairs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
