@@ -29,9 +29,10 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 from appium import webdriver
 from appium.options.common import AppiumOptions
@@ -53,36 +54,68 @@ TARGETS = {"light": 1.15, "full": 1.6}
 
 
 # -- part 1: xdist ---------------------------------------------------------------------------
-def run_suite(workers: int | None, artifacts: Path) -> tuple[float, int, str]:
+@dataclass
+class SuiteRun:
+    wall_s: float
+    code: int
+    tail: str
+    test_s: dict[str, float]  # per test: setup + call + teardown, from the JUnit XML
+    failed: list[str]
+
+
+def run_suite(workers: int | None, tmp: Path) -> SuiteRun:
+    junit = tmp / "junit.xml"
     cmd = [sys.executable, "-m", "pytest", "example_suite", "--guistate=full", "-p", "no:cacheprovider", "-q",
-           f"--guistate-artifacts={artifacts}"]
+           f"--guistate-artifacts={tmp / 'artifacts'}", f"--junitxml={junit}"]
     if workers is not None:
         cmd += ["-n", str(workers)]
     started = time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
-    tail = (done.stdout.strip().splitlines() or ["(no output)"])[-1]
-    return elapsed, done.returncode, tail
+    tail = (done.stdout.strip().splitlines() or ["(no output)"])[-1].strip("= ")
+    test_s: dict[str, float] = {}
+    failed: list[str] = []
+    if junit.exists():
+        for case in ElementTree.parse(junit).getroot().iter("testcase"):
+            name = f"{case.get('classname', '')}::{case.get('name', '')}"
+            test_s[name] = float(case.get("time") or 0.0)
+            if case.find("failure") is not None or case.find("error") is not None:
+                failed.append(name)
+    return SuiteRun(elapsed, done.returncode, tail, test_s, failed)
+
+
+def ideal_speedup(test_s: dict[str, float], workers: int) -> float:
+    """Upper bound from the plain run's test times alone: the longest test, or perfect packing."""
+    total = sum(test_s.values())
+    return total / max(max(test_s.values(), default=0.0), total / workers) if total else float("nan")
 
 
 def suite_scaling(rounds: int) -> None:
     configs: list[tuple[str, int | None]] = [("plain (no xdist)", None), ("-n 2", 2), ("-n 4", 4)]
-    times: dict[str, list[float]] = defaultdict(list)
-    tails: dict[str, str] = {}
+    runs: dict[str, list[SuiteRun]] = defaultdict(list)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="scale-bench-") as tmp:
         for r in range(rounds):
             for label, workers in configs:
-                elapsed, code, tail = run_suite(workers, Path(tmp) / f"{r}-{workers}")
-                if code != 0:
-                    print(f"  {label}: pytest exited {code} ({tail}); its time is still listed", file=sys.stderr)
-                times[label].append(elapsed)
-                tails[label] = tail
-    plain = statistics.median(times["plain (no xdist)"])
-    print(f"\nexample_suite --guistate=full, {os.cpu_count()} CPUs, median of {rounds} run(s) (wall, incl. start-up)")
-    print(f"{'run':>18}  {'wall s':>7}  {'speed-up':>8}  result")
+                folder = Path(tmp) / f"{r}-{workers}"
+                folder.mkdir()
+                runs[label].append(run_suite(workers, folder))
+    plain = statistics.median(run.wall_s for run in runs["plain (no xdist)"])
+    plain_tests = runs["plain (no xdist)"][0].test_s
+    print(f"\nexample_suite --guistate=full, {os.cpu_count()} CPUs, median of {rounds} run(s), wall incl. start-up; "
+          f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
+    print(f"{'run':>18}  {'wall s':>7}  {'speed-up':>8}  {'bound':>6}  result")
+    for label, workers in configs:
+        wall = statistics.median(run.wall_s for run in runs[label])
+        bound = "" if workers is None else f"{ideal_speedup(plain_tests, workers):5.2f}x"
+        print(f"{label:>18}  {wall:7.1f}  {plain / wall:7.2f}x  {bound:>6}  {runs[label][-1].tail}")
+    longest = sorted(plain_tests.items(), key=lambda kv: -kv[1])[:2]
+    print(f"  bound = the plain run's summed test time / max(longest test, even split); longest: "
+          + ", ".join(f"{name.rpartition('.')[2]} {sec:.1f} s" for name, sec in longest))
     for label, _ in configs:
-        wall = statistics.median(times[label])
-        print(f"{label:>18}  {wall:7.1f}  {plain / wall:7.2f}x  {tails[label]}")
+        for i, run in enumerate(runs[label]):
+            if run.code != 0:
+                print(f"  {label} run {i + 1}: pytest exited {run.code}; failed: {', '.join(run.failed) or run.tail}")
 
 
 # -- part 2: per-step overhead ---------------------------------------------------------------
@@ -150,7 +183,10 @@ def plugin_run(url: str, driver: Any, pairs: int, tier: str, folder_root: Path,
 def step_overhead(rounds: int, pairs: int) -> None:
     per_step: dict[str, list[float]] = defaultdict(list)
     steps = 2 * pairs
-    tally = Tally()
+    tiers = [mode for mode in MODES if not mode.startswith("bare")]
+    tallies = {tier: Tally() for tier in tiers}
+    totals: dict[str, float] = {}
+    load_before = os.getloadavg()[0]
     with SimServer(host="127.0.0.1", port=0) as server, tempfile.TemporaryDirectory(prefix="scale-bench-") as tmp:
         root = Path(tmp)
         for r in range(rounds + 1):  # round 0 warms up fonts, OpenCV and connections; not counted
@@ -166,28 +202,33 @@ def step_overhead(rounds: int, pairs: int) -> None:
                 if r > 0:
                     per_step[mode].append(elapsed / steps * 1000)
             shutil.rmtree(root / f"r{r}", ignore_errors=True)
-        driver = open_driver(server.url)
-        try:
-            total = plugin_run(server.url, driver, pairs, "full", root / "tally", tally)
-        finally:
-            driver.quit()
+        for tier in tiers:  # one more instrumented run per tier, kept out of the table above
+            driver = open_driver(server.url)
+            try:
+                totals[tier] = plugin_run(server.url, driver, pairs, tier, root / "tally", tallies[tier])
+            finally:
+                driver.quit()
 
     med = {mode: statistics.median(per_step[mode]) for mode in MODES}
-    print(f"\nper-step wall time, Feed open/cancel x{pairs} ({steps} taps), embedded HTTP sim, "
-          f"median of {rounds} round(s)")
+    print(f"\nper-step wall time, Feed open/cancel x{pairs} ({steps} taps), embedded HTTP sim, median of {rounds} "
+          f"round(s); load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
     print(f"{'mode':>10}  {'ms/step':>8}  {'/bare':>7}  {'/bare+shot':>10}  {'/bare+obs':>9}  target")
     for mode in MODES:
         target = TARGETS.get(mode)
         verdict = "" if target is None else f"<= {target}x vs bare: {'met' if med[mode] / med['bare'] <= target else 'NOT met'}"
         print(f"{mode:>10}  {med[mode]:8.1f}  {med[mode] / med['bare']:6.2f}x  {med[mode] / med['bare+shot']:9.2f}x  "
               f"{med[mode] / med['bare+obs']:8.2f}x  {verdict}")
-    print(f"\nwhere a full-tier step's time goes ({steps} steps, {total / steps * 1000:.1f} ms/step in this run):")
-    accounted = 0.0
-    for bucket, seconds in sorted(tally.seconds.items(), key=lambda kv: -kv[1]):
-        accounted += seconds
-        print(f"  {bucket:36} {seconds / steps * 1000:7.1f} ms/step  {seconds / total:5.1%}")
-    rest = max(0.0, total - accounted)
-    print(f"  {'rest (step loop, checks, anchors)':36} {rest / steps * 1000:7.1f} ms/step  {rest / total:5.1%}")
+    buckets = sorted({b for t in tallies.values() for b in t.seconds}, key=lambda b: -tallies["full"].seconds[b])
+    print(f"\nwhere a step's time goes (ms/step, one instrumented run per tier, {steps} steps):")
+    print(f"  {'component':36} " + " ".join(f"{tier:>13}" for tier in tiers))
+    for bucket in [*buckets, "rest (step loop, checks, anchors)", "total"]:
+        cells = []
+        for tier in tiers:
+            spent = tallies[tier].seconds
+            value = {"total": totals[tier], "rest (step loop, checks, anchors)":
+                     max(0.0, totals[tier] - sum(spent.values()))}.get(bucket, spent.get(bucket, 0.0))
+            cells.append(f"{value / steps * 1000:7.1f} {value / totals[tier]:4.0%}")
+        print(f"  {bucket:36} " + " ".join(f"{c:>13}" for c in cells))
 
 
 def main(argv: list[str] | None = None) -> int:

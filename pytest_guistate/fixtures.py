@@ -64,6 +64,7 @@ def device(
     request: pytest.FixtureRequest, guistate_device_url: str, guistate_capabilities: dict[str, Any]
 ) -> Iterator[Any]:
     """A fresh Appium session (fresh app state) for this test; `device.driver` is the raw client."""
+    import urllib3
     from appium import webdriver
     from appium.options.common import AppiumOptions
     from selenium.common.exceptions import WebDriverException
@@ -79,7 +80,7 @@ def device(
         raise DeviceError(
             f"could not open an Appium session on {guistate_device_url}: {(exc.msg or str(exc)).strip()}"
         ) from exc
-    except OSError as exc:
+    except (OSError, urllib3.exceptions.HTTPError) as exc:
         raise DeviceError(f"no Appium server answers at {guistate_device_url}: {exc}") from exc
     dev = Device(driver, url=guistate_device_url, is_sim=settings.uses_sim)
     yield dev

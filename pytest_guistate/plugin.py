@@ -41,6 +41,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUNTIME_KEY] = GuistateRuntime(config, guistate_config)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # a typo in @pytest.mark.guistate(tier=...) stops the run before any device starts
+    runtime = config.stash[RUNTIME_KEY]
+    for item in items:
+        runtime.requested_tier(item)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[RUNTIME_KEY].start_summary()
 

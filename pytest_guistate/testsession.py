@@ -61,6 +61,11 @@ class GuistateSession(TaskSession):
             self.tier_reason = reason
         super().goal(text, plan, refresh=refresh)
 
+    def failure_section(self, max_anchors: int = 8) -> str:
+        """The report section, with every registered secret scrubbed (it reaches terminals and JUnit XML)."""
+        text = super().failure_section(max_anchors)
+        return self._redactor.scrub(text) if self._redactor is not None else text
+
     def secret(self, value: str) -> str:
         """Register a value (password, token) that must never reach a saved file; returns it."""
         if self._redactor is not None and value:

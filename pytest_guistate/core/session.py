@@ -207,8 +207,11 @@ class TaskSession:
             if verification is None or verification.met:
                 self._succeed(record, before, verification, 0)
                 return
-            self._fail(record, before, verification, "a `with guistate.step(...)` block cannot be re-run; "
-                       "use guistate.perform(name, action, ...) for a step that may be retried")
+            why = ("the action is declared non-idempotent (idempotent=False), so it is never repeated"
+                   if not idempotent else
+                   "a `with guistate.step(...)` block cannot be re-run; use guistate.perform(name, action, ...) "
+                   "for a step that may be retried")
+            self._fail(record, before, verification, why)
         finally:
             self._open_step = None
 
@@ -315,6 +318,7 @@ class TaskSession:
         app = app if app is not None else self._foreground()
         fact = Fact(key, value, source, step.index if step else None, app)
         anchor = self.journal.anchor(AnchorType.CONTEXT_INFO, f"remember {key!r}",
+                                     step_index=step.index if step else None,
                                      detail=f"{value!r} from step {source!r}" if source else repr(value),
                                      app=app, data={"key": key, "value": repr(value), "source_step": source})
         fact.anchor_id = anchor.id if anchor else None
@@ -329,11 +333,14 @@ class TaskSession:
         fact = facts[key]
         step = self._open_step or (self._steps[-1] if self._steps else None)
         used_in = step.name if step else None
+        # inside a step the value is used by it; between steps, by whatever the test does next
+        where = (f", used in step {used_in!r}" if self._open_step is not None
+                 else f", used after step {used_in!r}" if used_in else "")
         source = f"step {fact.step!r}" if fact.step else "the test"
         anchor = self.journal.anchor(
             AnchorType.DEPENDENCY, f"recall {key!r} (from {fact.app or 'unknown app'})",
-            detail=f"{fact.value!r} from {source} in {fact.app or 'unknown app'}"
-                   + (f", used in step {used_in!r}" if used_in else ""),
+            step_index=step.index if step else None,
+            detail=f"{fact.value!r} from {source} in {fact.app or 'unknown app'}" + where,
             app=self._foreground(),
             data={"key": key, "value": repr(fact.value), "source_step": fact.step, "source_app": fact.app,
                   "used_in_step": used_in})

@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import cv2
+import numpy as np
 
+from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.core.uitree import UINode
 from pytest_guistate.memory.learn import LearnResult, crop_bgr, decode_png, learn_patch
 from pytest_guistate.memory.locator import Locator, context_tokens, function_key
-from pytest_guistate.memory.match import DEFAULT_SCALES, Hit, content_box, edge_map, search
+from pytest_guistate.memory.match import DEFAULT_SCALES, Hit, Template, content_box, refine, scaled_templates, search
 from pytest_guistate.memory.rank import RankPolicy, rank
 from pytest_guistate.memory.regions import Target, actionable_regions, context_words, target_for
 from pytest_guistate.memory.store import MemoryStore, PatchEntry
@@ -38,6 +40,7 @@ class HealPolicy:
     different element this close to the best makes the heal ambiguous."""
 
     threshold: float = 0.8
+    coarse_threshold: float = 0.55  # half-resolution hits worth re-scoring at full resolution
     ambiguity_margin: float = 0.06
     divisor: int = 2
     scales: tuple[float, ...] = DEFAULT_SCALES
@@ -93,6 +96,8 @@ class Healer:
     def __init__(self, store: MemoryStore, policy: HealPolicy = HealPolicy(),
                  clock: Callable[[], float] = time.time) -> None:
         self.store, self.policy, self.clock = store, policy, clock
+        self._contents: dict[int, np.ndarray] = {}
+        self._scaled: dict[tuple[int, float], list[Template]] = {}
 
     # -- learning ------------------------------------------------------------------------------
     def learn(self, before: Observation, locator: Locator | None, element_box: Box, function: str | None = None,
@@ -133,9 +138,7 @@ class Healer:
         regions = actionable_regions(observation.tree, frame.size)
         if not regions:
             return refuse("no_match", "nothing actionable on screen")
-        edges = edge_map(frame.grey(self.policy.divisor))
-        best_entry, hits = self._search(entries, edges, regions, frame.size[0])
-        hits = [h for h in hits if h.score >= self.policy.threshold]
+        best_entry, hits = self._search(entries, frame, regions)
         top_score = max((h.score for h in hits), default=0.0)
         if not hits:
             return refuse("no_match", f"no variant of {key!r} matched above {self.policy.threshold} "
@@ -171,22 +174,37 @@ class Healer:
 
         return rank(self.store.patches(key), relevance, self.clock(), self.policy.rank)
 
-    def _search(self, entries: list[PatchEntry], edges: Any, regions: list[Target],
-                width: int) -> tuple[PatchEntry | None, list[Hit]]:
-        """Variants in rank order; the first whose best hit clears the threshold wins."""
+    def _search(self, entries: list[PatchEntry], frame: Frame, regions: list[Target]) -> tuple[PatchEntry | None, list[Hit]]:
+        """Variants in rank order: a coarse pass at 1/divisor, then promising hits re-scored at full
+        resolution; the first variant with a hit above the threshold wins."""
+        divisor = self.policy.divisor
+        small = frame.grey(divisor)
         best: tuple[float, PatchEntry | None, list[Hit]] = (-1.0, None, [])
         for entry in entries:
-            patch = decode_png(entry.png)
-            x0, y0, x1, y1 = content_box(patch)
-            grey = cv2.cvtColor(patch[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
-            hits = search(edges, self.policy.divisor, grey, [r.box for r in regions], self.policy.scales,
-                          base_scale=width / entry.screen[0])
-            top = max((h.score for h in hits), default=-1.0)
+            grey = self._content(entry)
+            base = frame.size[0] / entry.screen[0]
+            key = (entry.id, round(base, 4))
+            templates = self._scaled.get(key)
+            if templates is None:
+                templates = self._scaled[key] = scaled_templates(grey, self.policy.scales, base / divisor)
+            coarse = search(small, divisor, templates, [r.box for r in regions])
+            fine = [refine(frame.bgr, grey, h, base) for h in coarse if h.score >= self.policy.coarse_threshold]
+            hits = [h for h in fine if h.score >= self.policy.threshold]
+            top = max((h.score for h in fine), default=-1.0)
             if top > best[0]:
                 best = (top, entry, hits)
-            if top >= self.policy.threshold:
+            if hits:
                 break
         return best[1], best[2]
+
+    def _content(self, entry: PatchEntry) -> np.ndarray:
+        """The variant's label/glyph in grey (cached: entries never change once stored)."""
+        cached = self._contents.get(entry.id)
+        if cached is None:
+            patch = decode_png(entry.png)
+            x0, y0, x1, y1 = content_box(patch)
+            cached = self._contents[entry.id] = cv2.cvtColor(patch[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
+        return cached
 
     def _targets(self, hits: list[Hit], regions: list[Target], observation: Observation) -> list[Target]:
         """Each hit snapped to the smallest actionable element under its centre; best per element."""
