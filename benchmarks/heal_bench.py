@@ -64,7 +64,7 @@ def run_memory(healer: Healer, case: Case, tally: Tally) -> None:
     if find_by_locator(rig.observe().tree, case.locator) is not None:
         raise SystemExit(f"{case.name}: the v1 locator {case.locator} still works on v2, not a heal case")
     first = rig.observe()
-    first.frame.bgr  # decoded outside the timing: the step's oracle decodes this frame anyway
+    _ = first.frame.bgr  # decoded outside the timing: the step's oracle decodes this frame anyway
     observations = iter([first])
     outcome = heal_and_act(healer, lambda: next(observations, None) or rig.observe(), rig.tap, case.locator, case.expect, function=case.function,
                            settle=lambda: rig.settle(0.5), version="2", test="heal_bench", step=case.name)

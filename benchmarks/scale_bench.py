@@ -110,7 +110,7 @@ def suite_scaling(rounds: int) -> None:
         bound = "" if workers is None else f"{ideal_speedup(plain_tests, workers):5.2f}x"
         print(f"{label:>18}  {wall:7.1f}  {plain / wall:7.2f}x  {bound:>6}  {runs[label][-1].tail}")
     longest = sorted(plain_tests.items(), key=lambda kv: -kv[1])[:2]
-    print(f"  bound = the plain run's summed test time / max(longest test, even split); longest: "
+    print("  bound = the plain run's summed test time / max(longest test, even split); longest: "
           + ", ".join(f"{name.rpartition('.')[2]} {sec:.1f} s" for name, sec in longest))
     for label, _ in configs:
         for i, run in enumerate(runs[label]):

@@ -70,8 +70,11 @@ def add_flow(store: MemoryStore, instruction: str, steps: Sequence[FlowStep], ap
          test, now, now))
 
 
+_FILLER = {"a", "an", "the", "in", "on", "of", "to", "and", "it", "s", "my", "for", "with"}
+
+
 def _vector(text: str) -> Counter[str]:
-    return Counter(_TOKEN.findall(text.lower()))
+    return Counter(t for t in _TOKEN.findall(text.lower()) if t not in _FILLER)
 
 
 def _cosine(a: Counter[str], b: Counter[str]) -> float:
@@ -86,7 +89,7 @@ def _flow(row: Sequence[Any]) -> Flow:
 
 
 def similar_flows(store: MemoryStore, instruction: str, k: int = 3, apps: Sequence[str] = (),
-                  min_relevance: float = 0.2) -> list[Flow]:
+                  min_relevance: float = 0.3) -> list[Flow]:
     """The k most useful flows for `instruction`; retrieved flows count an access."""
     query = _vector(abstract_flow(instruction, [], apps)[0])
     flows = [_flow(r) for r in store.query("SELECT id, instruction, template, steps, apps, created, last_access, "

@@ -44,7 +44,7 @@ class HealPolicy:
     ambiguity_margin: float = 0.06
     divisor: int = 2
     scales: tuple[float, ...] = DEFAULT_SCALES
-    rank: RankPolicy = RankPolicy(top_n=8, top_k=3)
+    rank: RankPolicy = field(default_factory=lambda: RankPolicy(top_n=8, top_k=3))
     cross_app: bool = True  # another app's variants of the same function may help (ranked lower)
 
 

@@ -65,6 +65,7 @@ def context_tokens(locator: Locator | None, function: str | None) -> set[str]:
         return set()
     value = locator.value
     if locator.kind == "xpath":
-        value = " ".join(a or b for a, b in _QUOTED.findall(value))  # only the literals name things
+        literals = (a or b for a, b in _QUOTED.findall(value))  # only literals name things, and ids are
+        value = " ".join(text for text in literals if ":" not in text and "/" not in text)  # not words
     named = set(_words(function))
     return {w for w in _words(value) if w not in named and w not in _STOP and len(w) > 1}

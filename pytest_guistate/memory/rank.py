@@ -1,8 +1,8 @@
 """Memory ranking (MAGNET §2.3.2, appendix E): relevance first, then recency and frequency.
 
-Retrieval takes the `top_n` most relevant entries, then re-orders those by a retention score
-in which an entry's strength grows with how often it was used: a frequently used entry decays
-slower. A new entry starts with an access count of 1 (the paper's initial value, which also keeps
+Retrieval takes the `top_n` most relevant entries and orders them by relevance first (near-equal
+relevance counts as equal), then by a retention score in which an entry's strength grows with how
+often it was used: a frequently used entry decays slower. A new entry starts with an access count of 1 (the paper's initial value, which also keeps
 the strength finite); equal scores go to the newer entry. Eviction drops the lowest retention.
 """
 
@@ -38,9 +38,10 @@ class RankPolicy:
     half_life_s: float = 30 * 24 * 3600.0
     top_n: int = 8
     top_k: int = 4
+    relevance_step: float = 0.05
 
     def __post_init__(self) -> None:
-        if self.half_life_s <= 0 or self.top_n < 1 or self.top_k < 1:
+        if self.half_life_s <= 0 or self.top_n < 1 or self.top_k < 1 or self.relevance_step <= 0:
             raise ValueError(f"RankPolicy needs half_life_s > 0 and top_n, top_k >= 1, got {self}")
 
 
@@ -54,17 +55,21 @@ def rank(
     entries: Sequence[T],
     relevance: Callable[[T], float],
     now: float,
-    policy: RankPolicy = RankPolicy(),
+    policy: RankPolicy | None = None,
     *,
     top_k: int | None = None,
 ) -> list[T]:
-    """The `top_k` best entries: the `top_n` most relevant, re-ranked by retention, newer first on ties."""
+    """The `top_k` best entries: the `top_n` most relevant, ordered by relevance (in steps of
+    `relevance_step`, so near-equal relevance counts as equal), then retention, then newer first."""
+    policy = policy or RankPolicy()
     relevant = [(relevance(entry), entry) for entry in entries]
     relevant = [pair for pair in relevant if pair[0] > 0]
     relevant.sort(key=lambda pair: (pair[0], pair[1].created), reverse=True)
-    shortlist = [entry for _, entry in relevant[: policy.top_n]]
+    shortlist = relevant[: policy.top_n]
+    step = policy.relevance_step
     shortlist.sort(
-        key=lambda e: (round(retention(now - e.last_access, e.access_count, policy.half_life_s), 9), e.created),
+        key=lambda pair: (round(pair[0] / step), round(retention(now - pair[1].last_access, pair[1].access_count,
+                                                                 policy.half_life_s), 9), pair[1].created),
         reverse=True,
     )
-    return shortlist[: top_k or policy.top_k]
+    return [entry for _, entry in shortlist[: top_k or policy.top_k]]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from pytest_guistate.memory.rank import RankPolicy, retention
 
@@ -107,12 +107,12 @@ def _entry(row: Sequence[Any]) -> PatchEntry:
 class MemoryStore:
     """One memory file. `max_entries` caps the patches; over it, the lowest-ranked are evicted."""
 
-    def __init__(self, path: str | Path, *, max_entries: int = 5000, policy: RankPolicy = RankPolicy(),
+    def __init__(self, path: str | Path, *, max_entries: int = 5000, policy: RankPolicy | None = None,
                  clock: Callable[[], float] = time.time, busy_timeout_s: float = 30.0) -> None:
         if max_entries < 1:
             raise ValueError(f"max_entries must be >= 1, got {max_entries}")
         self.path = Path(path)
-        self.max_entries, self.policy, self.clock = max_entries, policy, clock
+        self.max_entries, self.policy, self.clock = max_entries, policy or RankPolicy(), clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         try:
@@ -260,7 +260,7 @@ class MemoryStore:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> MemoryStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

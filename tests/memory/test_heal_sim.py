@@ -60,7 +60,7 @@ def test_v1_locators_heal_on_v2(store: MemoryStore, name: str) -> None:
 
 def test_cross_app_variant_heals_shop_b(store: MemoryStore) -> None:
     """Only ShopA was learned: ShopB's restyled Add to cart is found through the same function."""
-    rig, outcome = _run(Healer(store), POSITIVES["ShopB add Wireless Earbuds"])
+    _rig, outcome = _run(Healer(store), POSITIVES["ShopB add Wireless Earbuds"])
     assert outcome.verdict == "healed", outcome.result.reason
     assert outcome.result.entry is not None and outcome.result.entry.app == "com.guistate.shopa"
 
@@ -81,7 +81,7 @@ def test_pinned_post_is_refused_as_a_neighbour(store: MemoryStore) -> None:
 
 def test_false_heal_prevented_when_effect_is_missing(store: MemoryStore) -> None:
     before = store.count()
-    rig, outcome = _run(Healer(store), POSITIVES["ShopA cart icon"], expect=lambda obs: obs.tree.has_text("Wishlist"))
+    _rig, outcome = _run(Healer(store), POSITIVES["ShopA cart icon"], expect=lambda obs: obs.tree.has_text("Wishlist"))
     assert outcome.tapped and not outcome.accepted
     assert outcome.verdict == "false heal prevented"
     for png in (outcome.result.variant_png, outcome.result.match_png, outcome.after_png):
