@@ -49,6 +49,7 @@ class GuistateConfig:
     plan_ceiling: int = 12  # >= 1
     settle_timeout_s: float = 3.0
     llm: LLMSettings = field(default_factory=lambda: LLMSettings(mode=Mode.OFF))
+    memory_path: Path | None = None  # cross-run memory of UI functions; None = off
 
     @property
     def uses_sim(self) -> bool:
@@ -100,6 +101,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="Keep per-test artifacts: on (always), failure (default), off.",
     )
     group.addoption(
+        "--guistate-memory",
+        dest="guistate_memory",
+        default=None,
+        metavar="PATH|off",
+        help="Cross-run memory of UI functions for self-healing locators (SQLite). "
+        "Default: .guistate/memory.sqlite; 'off' disables it.",
+    )
+    group.addoption(
         "--guistate-summary",
         dest="guistate_summary",
         default=None,
@@ -113,6 +122,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("guistate_artifacts", "artifacts directory", default="guistate-artifacts")
     parser.addini("guistate_retain", "on|failure|off", default=Retain.FAILURE.value)
     parser.addini("guistate_summary", "path of the JSON run summary", default="")
+    parser.addini("guistate_memory", "cross-run memory file, or off", default=".guistate/memory.sqlite")
     parser.addini("guistate_light_max_steps", "auto tier: at most this many steps → light", default="8")
     parser.addini("guistate_standard_max_steps", "auto tier: at most this many steps → standard", default="25")
     parser.addini("guistate_plan_ceiling", "warn when a plan has more milestones than this", default="12")
@@ -174,6 +184,11 @@ def _devices(value: str) -> tuple[str, ...]:
     return items
 
 
+def _memory_path(value: str) -> Path | None:
+    value = value.strip()
+    return None if value.lower() in ("", "off", "none") else Path(value)
+
+
 def build_config(config: pytest.Config) -> GuistateConfig:
     """Read options (command line first, then ini) into one validated object."""
     opt = config.option
@@ -201,6 +216,7 @@ def build_config(config: pytest.Config) -> GuistateConfig:
         plan_ceiling=max(1, _positive_int(config, "guistate_plan_ceiling")),
         settle_timeout_s=settle,
         llm=build_llm_settings(config),
+        memory_path=_memory_path(pick("guistate_memory", "guistate_memory")),
     )
 
 

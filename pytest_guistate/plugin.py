@@ -56,6 +56,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     session.config.stash[RUNTIME_KEY].write_summary()
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    lines = config.stash[RUNTIME_KEY].heal_lines
+    if lines:
+        terminalreporter.section("guistate: locators healed by memory")
+        for line in lines:
+            terminalreporter.line(line)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     runtime = config.stash.get(RUNTIME_KEY, None)
     if runtime is not None:

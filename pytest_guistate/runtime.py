@@ -23,6 +23,10 @@ from pytest_guistate.testsession import GuistateSession
 if TYPE_CHECKING:
     from pytest_guistate.core.steploop import SessionHooks
     from pytest_guistate.devices.sim.server import SimServer
+    from pytest_guistate.memory.bridge import MemoryBridge
+    from pytest_guistate.memory.heal import Healer
+    from pytest_guistate.memory.bridge import MemoryBridge
+    from pytest_guistate.memory.heal import Healer
     from pytest_guistate.report.allure_adapter import AllureAdapter
     from pytest_guistate.report.recorder import ArtifactRecorder
     from pytest_guistate.report.summary import SummaryPart
@@ -51,7 +55,8 @@ class _TestRecording:
 
 
 RECORDER_KEY = pytest.StashKey[_TestRecording]()
-LIVE_KEY = pytest.StashKey[TerminalProgress]()
+LIVE_KEY = pytest.StashKey["TerminalProgress"]()
+MEMORY_KEY = pytest.StashKey["MemoryBridge"]()
 _CACHE_PREFIX = "guistate/steps/"
 
 
@@ -67,6 +72,8 @@ class GuistateRuntime:
     settings: GuistateConfig
     _sim: SimServer | None = field(default=None, init=False)
     _summary_part: SummaryPart | None = field(default=None, init=False)
+    _healer: Healer | None = field(default=None, init=False)
+    heal_lines: list[str] = field(default_factory=list, init=False)  # for the terminal summary
 
     def sim_url(self) -> str:
         """Start the embedded simulated phone on a free loopback port (once per process)."""
@@ -168,6 +175,16 @@ class GuistateRuntime:
             item.stash[LIVE_KEY] = live
         if hasattr(device, "on_secret"):
             device.on_secret = session.secret
+        healer = self.healer()
+        if healer is not None and hasattr(device, "memory"):
+            from pytest_guistate.memory.bridge import MemoryBridge
+
+            caps = getattr(device.driver, "capabilities", None) or {}
+            version = str(caps.get("guistate:appVersion") or caps.get("appium:appVersion") or "")
+            bridge = MemoryBridge(healer, session, item.nodeid, app_version=version)
+            device.memory = bridge
+            session.journal.listeners.insert(0, bridge)  # before the recorder: heal crops go with the step
+            item.stash[MEMORY_KEY] = bridge
         item.stash[RECORDER_KEY] = _TestRecording(recorder, adapter, time.monotonic())
         if self.settings.llm.mode.value != "off":
             from pytest_guistate.llm.facade import open_llm
@@ -205,6 +222,10 @@ class GuistateRuntime:
             recording.adapter.finish(done, goal=session.goal_text, tier=session.tier.value, failed=failed)
         from pytest_guistate.report.summary import junit_properties
 
+        bridge = item.stash.get(MEMORY_KEY, None)
+        if bridge is not None and bridge.heals:
+            done.summary.heals = list(bridge.heals)
+            self.heal_lines.extend(f"{item.nodeid}: {h['title']}" for h in bridge.heals)
         item.user_properties.extend(junit_properties(done.summary))
         if self._summary_part is not None:
             self._summary_part.add(done.summary)
@@ -250,8 +271,24 @@ class GuistateRuntime:
         if self.settings.summary_path is not None and self.worker is None:
             merge_parts(self.settings.summary_path)
 
+    def healer(self) -> Healer | None:
+        """The cross-run memory, opened on first use (one SQLite connection per process)."""
+        path = self.settings.memory_path
+        if path is None:
+            return None
+        if self._healer is None:
+            from pytest_guistate.memory.heal import Healer
+            from pytest_guistate.memory.store import MemoryStore
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._healer = Healer(MemoryStore(path))
+        return self._healer
+
     def close(self) -> None:
         self.stop_sim()
+        if self._healer is not None:
+            self._healer.store.close()
+            self._healer = None
 
 
 def marker_kwargs(item: pytest.Item) -> dict[str, Any]:

@@ -143,6 +143,11 @@ class TaskSession:
         return self._state
 
     @property
+    def current_step(self) -> StepRecord | None:
+        """The step whose action is running now (None between steps)."""
+        return self._open_step
+
+    @property
     def steps(self) -> list[StepRecord]:
         return list(self._steps)
 

@@ -18,7 +18,7 @@ import binascii
 import struct
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from appium.webdriver.common.appiumby import AppiumBy
 from appium.webdriver.webdriver import WebDriver
@@ -44,6 +44,14 @@ from pytest_guistate.devices.errors import (
     driver_call,
 )
 
+class LocatorMemory(Protocol):
+    """What `tap` needs from the cross-run memory (the plugin's `MemoryBridge`)."""
+
+    def found(self, kind: str, value: str, box: Box, function: str | None) -> None: ...
+
+    def heal(self, kind: str, value: str, function: str | None) -> tuple[tuple[int, int] | None, str]: ...
+
+
 __all__ = ["CapabilityUnavailable", "Device", "DeviceError", "ElementNotFound"]
 
 
@@ -68,6 +76,8 @@ class Device:
         self._web: bool | None = None
         # Called with text typed into a password field, so reports can scrub it (set by the plugin).
         self.on_secret: Callable[[str], None] | None = None
+        # Cross-run memory of UI functions (set by the plugin when --guistate-memory is on).
+        self.memory: LocatorMemory | None = None
 
     @property
     def is_web(self) -> bool:
@@ -233,14 +243,35 @@ class Device:
         x: int | None = None,
         y: int | None = None,
         timeout: float = 0.0,
+        function: str | None = None,
     ) -> None:
-        """Tap an element (by text, desc, id or xpath) or a point (x, y in screenshot pixels)."""
+        """Tap an element (by text, desc, id or xpath) or a point (x, y in screenshot pixels).
+
+        `function` names what the element does ("search", "add to cart"): with cross-run memory
+        on, a locator that finds nothing after an app update is healed by that function's
+        remembered looks in the current frame, and accepted only if the step's expectation holds.
+        """
         if x is not None or y is not None:
             if x is None or y is None:
                 raise TypeError("tap at a point needs both x and y")
             self._pointer([(x, y)], hold_ms=self._tap_ms)
             return
-        element = self.find(text, desc=desc, id=id, xpath=xpath, timeout=timeout)
+        try:
+            element = self.find(text, desc=desc, id=id, xpath=xpath, timeout=timeout)
+        except ElementNotFound as missing:
+            kind, value = next((k, v) for k, v in (("text", text), ("desc", desc), ("id", id), ("xpath", xpath))
+                               if v is not None)
+            if self.memory is None:
+                raise
+            point, reason = self.memory.heal(kind, value, function)
+            if point is None:
+                raise ElementNotFound(f"{missing}; memory: {reason}") from None
+            self._pointer([point], hold_ms=self._tap_ms)
+            return
+        if self.memory is not None:
+            kind, value = next((k, v) for k, v in (("text", text), ("desc", desc), ("id", id), ("xpath", xpath))
+                               if v is not None)
+            self.memory.found(kind, value, self.box_of(element), function)
         self._call("click", element.click)
 
     def long_press(self, x: int, y: int, *, duration_ms: int = 800) -> None:
@@ -249,9 +280,11 @@ class Device:
     def swipe(self, x1: int, y1: int, x2: int, y2: int, *, duration_ms: int = 300) -> None:
         self._pointer([(x1, y1), (x2, y2)], hold_ms=0, move_ms=duration_ms)
 
-    def type(self, text: str, *, into: str | None = None, id: str | None = None, desc: str | None = None) -> None:
-        """Type into a field found by its text/hint (`into`), id or desc; clears nothing."""
-        element = self.find(into, id=id, desc=desc) if (into or id or desc) else self._focused()
+    def type(self, text: str, *, into: str | None = None, id: str | None = None, desc: str | None = None,
+             xpath: str | None = None) -> None:
+        """Type into a field found by its text (`into`), id, desc or xpath, else the focused one; clears nothing."""
+        located = into or id or desc or xpath
+        element = self.find(into, id=id, desc=desc, xpath=xpath) if located else self._focused()
         if self.on_secret is not None and self._is_password(element):
             self.on_secret(text)  # registered before it is typed, so no frame or record can carry it
         self._call("send keys", lambda: element.send_keys(text))

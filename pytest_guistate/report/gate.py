@@ -28,6 +28,7 @@ def gate_reasons(
     max_stale: int | None = None,
     fail_on: Sequence[str] = (),
     allow_failed: bool = False,
+    max_heals: int | None = None,
 ) -> list[str]:
     """Why this test blocks the merge ([] when it does not)."""
     reasons = []
@@ -37,6 +38,10 @@ def gate_reasons(
         reasons.append(f"progress {test.progress:.2f} < {min_progress:.2f}")
     if max_stale is not None and test.stale_episodes > max_stale:
         reasons.append(f"{test.stale_episodes} stale episodes > {max_stale}")
+    healed = [h for h in test.heals if h.get("status") == "healed"]
+    if max_heals is not None and len(healed) > max_heals:
+        reasons.append(f"{len(healed)} locator(s) healed by memory > {max_heals}: "
+                       + ", ".join(str(h.get("locator")) for h in healed))
     if test.triage and test.triage in fail_on:
         reasons.append(f"triage {test.triage}")
     return reasons
@@ -60,6 +65,8 @@ def gate_main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> i
                         help="fail a test with more than N stale-screen episodes")
     parser.add_argument("--fail-on", nargs="+", default=[], metavar="LABEL", choices=LABELS,
                         help=f"fail a test triaged with one of these labels ({', '.join(LABELS)})")
+    parser.add_argument("--max-heals", type=int, default=None, metavar="N",
+                        help="fail a test with more than N locators healed by memory (0 refuses any healed run)")
     parser.add_argument("--allow-failed", action="store_true",
                         help="do not block on failed tests by themselves (only the other criteria)")
     args = parser.parse_args(argv)
@@ -70,15 +77,16 @@ def gate_main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> i
     except ValueError as exc:
         print(f"guistate gate: {exc}", file=sys.stderr)
         return 2
-    rows = [["test", "outcome", "tier", "steps", "milestones", "stale", "retries", "conflicts", "triage", "gate"]]
+    rows = [["test", "outcome", "tier", "steps", "milestones", "stale", "retries", "conflicts", "heals", "triage",
+             "gate"]]
     blocked = 0
     for test in tests:
         reasons = gate_reasons(test, min_progress=args.min_progress, max_stale=args.max_stale,
-                               fail_on=args.fail_on, allow_failed=args.allow_failed)
+                               fail_on=args.fail_on, allow_failed=args.allow_failed, max_heals=args.max_heals)
         blocked += bool(reasons)
         rows.append([test.nodeid, test.outcome, test.tier, str(test.steps),
                      f"{test.milestones_done}/{test.milestones_total}", str(test.stale_episodes), str(test.retries),
-                     str(test.conflicts), test.triage or "-", "BLOCK: " + "; ".join(reasons) if reasons else "ok"])
+                     str(test.conflicts), str(len(test.heals)), test.triage or "-", "BLOCK: " + "; ".join(reasons) if reasons else "ok"])
     _table(rows, out)
     verdict = f"{blocked} of {len(tests)} test(s) block the merge" if blocked else f"all {len(tests)} test(s) pass the gate"
     out.write(verdict + "\n")

@@ -51,6 +51,7 @@ class TestSummary:
     artifacts: str | None = None  # folder path when retained
     worker: str | None = None
     duration_s: float | None = None
+    heals: list[dict[str, Any]] = field(default_factory=list)  # memory heals: locator, status, step, title
 
     __test__ = False  # not a pytest test class despite the name
 
@@ -124,6 +125,8 @@ def junit_properties(summary: TestSummary) -> list[tuple[str, object]]:
         ("guistate_conflicts", summary.conflicts),
         ("guistate_llm_tokens", summary.llm_tokens),
     ]
+    if summary.heals:
+        props.append(("guistate_heals", len(summary.heals)))
     if summary.triage:
         props.append(("guistate_triage", summary.triage))
     if summary.artifacts:
@@ -180,6 +183,9 @@ def merge_parts(summary_path: Path, *, remove_parts: bool = True) -> dict[str, A
         "retries": sum(t["retries"] for t in tests),
         "conflicts": sum(t["conflicts"] for t in tests),
         "llm_tokens": sum(t["llm_tokens"] for t in tests),
+        "healed": sum(1 for t in tests for h in t.get("heals") or [] if h.get("status") == "healed"),
+        "false_heals_prevented": sum(1 for t in tests for h in t.get("heals") or []
+                                     if h.get("status") == "false_heal_prevented"),
     }
     document = {"schema": SUMMARY_SCHEMA, "created": round(time.time(), 3), "workers": workers,
                 "totals": totals, "tests": tests}

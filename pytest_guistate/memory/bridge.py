@@ -1,0 +1,99 @@
+"""`MemoryBridge`: one test's link between the `Device`, its task session and the cross-run memory.
+
+The device reports every element a locator found (`found`) and asks for a heal when a locator
+finds nothing (`heal`). What is learned or healed is settled only when the step ends (`on_step`,
+a session listener placed before the recorder): a successful step teaches the element's look
+from the *before*-frame and confirms a heal; a failed step after a heal is a "false heal
+prevented". Healing only happens inside a step with an `expect=`, because the expected effect is
+what accepts a heal (issue 7: tools that heal by clicking a neighbour pass falsely).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_guistate.core.anchors import AnchorType
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.observation import Observation
+from pytest_guistate.memory.heal import Healer, HealResult
+from pytest_guistate.memory.locator import Locator
+
+__all__ = ["MemoryBridge"]
+
+SUCCESS = ("ok", "settled", "refreshed", "retried")
+
+
+@dataclass
+class _Found:
+    step: int
+    before: Observation
+    locator: Locator
+    box: Box
+    function: str | None
+
+
+@dataclass
+class _Healed:
+    step: int
+    before: Observation
+    result: HealResult
+
+
+@dataclass
+class MemoryBridge:
+    healer: Healer
+    session: Any  # the test's TaskSession
+    nodeid: str
+    app_version: str = ""
+    heals: list[dict[str, Any]] = field(default_factory=list)  # for the summary and the terminal
+    _found: list[_Found] = field(default_factory=list)
+    _healed: list[_Healed] = field(default_factory=list)
+
+    # -- called by Device --------------------------------------------------------------------
+    def found(self, kind: str, value: str, box: Box, function: str | None) -> None:
+        step = self.session.current_step
+        if step is None:
+            return  # outside a step nothing confirms the action worked: nothing to learn
+        self._found.append(_Found(step.index, self.session.observe(), Locator(kind, value), box, function))
+
+    def heal(self, kind: str, value: str, function: str | None) -> tuple[tuple[int, int] | None, str]:
+        step = self.session.current_step
+        if step is None or step.expect is None:
+            return None, "not healed: healing needs a guistate step with expect= to verify the effect"
+        before = self.session.observe()
+        result = self.healer.heal(before, Locator(kind, value), function, app=before.package or None)
+        if not result.ok or result.point is None:
+            return None, result.reason
+        self._healed.append(_Healed(step.index, before, result))
+        return result.point, ""
+
+    # -- session listener --------------------------------------------------------------------
+    def on_step(self, record: Any) -> None:
+        ok = record.outcome in SUCCESS
+        for item in [f for f in self._found if f.step == record.index]:
+            if ok:
+                self.healer.learn(item.before, item.locator, item.box, item.function, app=item.before.package,
+                                  version=self.app_version, test=self.nodeid, step=record.name)
+        for healed in [h for h in self._healed if h.step == record.index]:
+            self._settle_heal(record, healed, ok)
+        self._found = [f for f in self._found if f.step != record.index]
+        self._healed = [h for h in self._healed if h.step != record.index]
+
+    def _settle_heal(self, record: Any, healed: _Healed, ok: bool) -> None:
+        result = healed.result
+        crops = []
+        for label, png in (("remembered", result.variant_png), ("matched", result.match_png)):
+            if png:
+                name = f"step{record.index:03d}-heal-{label}.png"
+                self.session.artifacts.put(name, png)
+                record.crops.append(name)  # written with the step by the recorder
+                crops.append(name)
+        status = "healed" if ok else "false_heal_prevented"
+        title = result.title() if ok else f"false heal prevented: {result.locator} (the expected effect did not appear)"
+        self.session.journal.anchor(AnchorType.EXCEPTION, title, step_index=record.index, crops=crops,
+                                    detail=result.reason, data={**result.to_dict(), "kind": "heal", "status": status})
+        if ok:
+            self.healer.confirm(result, healed.before, version=self.app_version, test=self.nodeid, step=record.name)
+        self.heals.append({"locator": str(result.locator), "function": result.function, "status": status,
+                           "score": round(float(result.score or 0.0), 3), "step": record.index, "title": title})
