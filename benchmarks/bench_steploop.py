@@ -4,7 +4,7 @@ Measures real CPU time per step for: a confirmed step with the before-observatio
 (the default), the same with reuse disabled (one extra screenshot + page source per step), and
 a stale-screen step that goes through settle + pull-to-refresh. Prints medians; not a test.
 
-    /work/venv/bin/python benchmarks/bench_steploop.py
+    python benchmarks/bench_steploop.py
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ tokens: no Claude tokenizer is available offline, so the reference server's dete
 approximation is used (`tokens.TEXT_COUNTER`; the SDK's `messages.count_tokens` against the server
 returns the same count). "billed" weighs cache writes 1.25x and cache reads 0.1x, as the API bills.
 
-Run: /work/venv/bin/python benchmarks/llm_cost_bench.py [--json OUT]
+Run: python benchmarks/llm_cost_bench.py [--json OUT]
 """
 
 from __future__ import annotations

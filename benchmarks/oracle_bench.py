@@ -1,6 +1,6 @@
 """Cost of the visual oracle per 1080x2400 frame pair, against the floor and the alternatives.
 
-Run: ``/work/venv/bin/python benchmarks/oracle_bench.py [--repeat N] [--no-pixelmatch]``.
+Run: ``python benchmarks/oracle_bench.py [--repeat N] [--no-pixelmatch]``.
 One OpenCV thread (the plugin runs beside the app under test on a 2-core machine). Absolute
 times drift 20-40% between runs on this machine (MEASURED.md): read the ratios, which are
 measured in the same run. Rows:

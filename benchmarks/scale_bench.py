@@ -1,7 +1,7 @@
 """Scaling and per-step overhead (issue 6): xdist speed-up of the example suite, and the plugin's
 cost per step against bare Appium client calls on the same scenario through the HTTP sim.
 
-Run: `/work/venv/bin/python benchmarks/scale_bench.py [--suite-rounds 1] [--rounds 3] [--pairs 10]
+Run: `python benchmarks/scale_bench.py [--suite-rounds 1] [--rounds 3] [--pairs 10]
 [--skip-suite] [--skip-overhead]`.
 
 Part 1 runs `pytest example_suite --guistate=full -p no:cacheprovider` in subprocesses: plain (no

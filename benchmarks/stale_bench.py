@@ -1,6 +1,6 @@
 """Stale-list deletes (issue 3): a naive "re-tap until it changes" script vs this plugin's step loop.
 
-Run: `/work/venv/bin/python benchmarks/stale_bench.py [--episodes 200] [--seed 7] [--tries 3]`.
+Run: `python benchmarks/stale_bench.py [--episodes 200] [--seed 7] [--tries 3]`.
 
 Seeded Feed episodes (refresh_delay 0-3 s, drop_tap_rate 0-0.5, which of the first seven posts
 to delete, phone seed), each "delete post X via the confirm dialog", run by two policies on
