@@ -74,6 +74,10 @@ class StepRecord:
     explanation: str = ""
     transition: dict[str, Any] | None = None
     state: dict[str, Any] | None = None  # TaskState snapshot (tier full)
+    # on failure, for triage: the expect judged on the before-screen ({ok, evidence, box}), and
+    # where the final unmet expect located its element (None when it located nothing)
+    expect_before: dict[str, Any] | None = None
+    expect_box: list[int] | None = None
 
     @property
     def duration_s(self) -> float | None:
@@ -109,6 +113,8 @@ class StepRecord:
             "explanation": self.explanation,
             "transition": self.transition,
             "state": self.state,
+            "expect_before": self.expect_before,
+            "expect_box": self.expect_box,
             "wall": round(self.wall, 3),
             "duration_s": None if self.duration_s is None else round(self.duration_s, 4),
         }

@@ -216,7 +216,7 @@ class TaskSession:
                    if not idempotent else
                    "a `with guistate.step(...)` block cannot be re-run; use guistate.perform(name, action, ...) "
                    "for a step that may be retried")
-            self._fail(record, before, verification, why)
+            self._fail(record, before, verification, why, check)
         finally:
             self._open_step = None
 
@@ -250,7 +250,7 @@ class TaskSession:
                     return record
                 refusal = self._refuse_retry(verification, check, idempotent, attempt, max_retries)
                 if refusal:
-                    self._fail(record, before, verification, refusal)
+                    self._fail(record, before, verification, refusal, check)
                 self.retries += 1
                 attempt_before = verification.after
             raise AssertionError("unreachable: the retry loop always returns or fails")  # pragma: no cover
@@ -439,11 +439,29 @@ class TaskSession:
             record.outcome = "retried" if attempt > 0 else _OUTCOME_BY_STAGE[verification.stage]
         self.journal.close_step(record, before, verification)
 
-    def _fail(self, record: StepRecord, before: Observation | None, verification: Verification, why: str) -> None:
+    def _fail(self, record: StepRecord, before: Observation | None, verification: Verification, why: str,
+              check: Check | None = None) -> None:
         record.outcome = "failed"
+        self._expect_evidence(record, before, verification, check)
         record.explanation = step_failure_text(record, verification, why, self.policy)
         self.journal.close_step(record, before, verification)
         raise StepFailed(record.explanation, record)
+
+    @staticmethod
+    def _expect_evidence(record: StepRecord, before: Observation | None, verification: Verification,
+                         check: Check | None) -> None:
+        """Triage evidence of a failed step: where the unmet expect found its element (grounding:
+        did the change land there?) and whether it already held before the action (the test
+        misread the state: the action moved the screen away from what it expected)."""
+        result = verification.judgement.expect_result
+        if result is not None and result.box is not None:
+            record.expect_box = result.box.as_list()
+        if check is None or before is None:
+            return
+        try:
+            record.expect_before = check(before).to_dict()
+        except Exception as exc:  # noqa: BLE001 - StepFailed must win; the record says why this is missing
+            record.expect_before = {"ok": None, "evidence": f"check raised {type(exc).__name__}: {exc}", "box": None}
 
     def _body_error(self, record: StepRecord, before: Observation | None, exc: BaseException) -> None:
         record.outcome = "failed"

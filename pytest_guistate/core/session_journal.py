@@ -146,7 +146,8 @@ class Journal:
         self.session.conflicts += 1
         anchor = self._exception(f"conflict: milestone {conflict.milestone!r}", None, app=app,
                                  detail=f"{conflict.evidence} -> {conflict.resolution}",
-                                 data={"kind": "conflict", "milestone": conflict.milestone})
+                                 data={"kind": "conflict", "milestone": conflict.milestone,
+                                       "resolution": conflict.resolution})
         if anchor is not None:
             anchor.step_index = conflict.step_index
             earlier = self._subgoals.get(conflict.milestone)

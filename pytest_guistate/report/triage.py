@@ -5,17 +5,21 @@ blindness, visual state misunderstanding, cognitive failure split into goal drif
 hallucination per TSR §2) plus the two a CI person meets first: stale-screen repetition (TSR
 figure 2) and environment. Rules are checked in the order below; the first that matches wins,
 and the label names its evidence (which step, anchor or conflict), so a person can check it.
+Grounding and the reversed-state rule read `StepRecord.expect_box` / `expect_before`, which the
+session fills on a failed step; the tap point itself is not recorded (the device does not report it).
 
 | order | label | rule (first match wins) |
 |---|---|---|
-| 1 | environment | error text of the test or a step names the device/server (device lost, session gone, connection refused, HTTP 5xx, WebDriverException, DeviceError), or an EXCEPTION anchor with `data.kind` in {device_lost, server_error, crash} |
-| 2 | progress_hallucination | a conflict between state and screen (state `focus.conflicts`, an EXCEPTION anchor with `data.kind == "conflict"`, or a `MilestoneNotVisible` error): a milestone was claimed but is not visible |
-| 3 | hidden_operation | the failing step's target was never on screen (`ElementNotFound`, NoSuchElement, "no element", "not on screen"), or an anchor `data.kind == "hidden_operation"` |
-| 4 | grounding_error | the tapped point did not hit the intended element (step `data`/error says "did not hit", "missed", "outside the target"), or an anchor `data.kind == "grounding"` |
-| 5 | stale_screen_repetition | the failing step (or >= 2 steps) was a stale-screen episode whose effect never showed after settle and refresh, or the same action repeated >= 3 times in a row with no visible change |
-| 6 | goal_drift | the last >= 2 steps ran in an app where no milestone was completed and no planned step points, after an unplanned STATE_CHANGE; or >= 8 steps with visible changes and no milestone progress while milestones remain |
-| 7 | visual_state_misunderstanding | the failing step changed the screen but its expectation was not met (the screen did something other than what the test thought it would) |
-| 8 | unclassified | none of the above; evidence says so |
+| 1 | environment | error text of a step, or the exception lines of the test's error, names the device/server (device lost, session gone, connection refused, HTTP 5xx, WebDriverException, DeviceError), or an EXCEPTION anchor with `data.kind` in {device_lost, server_error, crash} |
+| 2 | progress_hallucination | a claim the screen refused (a `Conflict` resolved "not completed": `milestone()` or the updater claimed it, the check failed; state `focus.conflicts`, a `conflict` anchor, or a `MilestoneNotVisible` error). A live milestone that later left the screen ("reopened") is a regression, not a claim |
+| 3 | goal_drift (app) | the last >= 2 steps ran in an app reached by an app-switch STATE_CHANGE that is not the start app, no milestone completed there and the goal/plan never names it (so a target missing there is drift, not a hidden operation) |
+| 4 | hidden_operation | the failing step's target was never on screen (`ElementNotFound`, NoSuchElement, "no element", "not on screen"), or an anchor `data.kind == "hidden_operation"` |
+| 5 | grounding_error | an anchor `data.kind == "grounding"`, or text says "did not hit"/"missed"; or the failing step changed the screen, its unmet expect located its element on screen (`expect_box`), did not already hold before, and no changed region touches that element: the tap landed beside its target |
+| 6 | visual_state_misunderstanding (reversed) | the failing step's expect already held on the before-screen (`expect_before.ok`) and the action changed the screen away from it (a toggle tapped that was already on) |
+| 7 | stale_screen_repetition | the failing step (or >= 2 steps) was a stale-screen episode whose effect never showed after settle and refresh, or the same action repeated >= 3 times in a row with no visible change |
+| 8 | goal_drift | >= 8 steps with visible changes and no milestone progress while milestones remain |
+| 9 | visual_state_misunderstanding | the failing step changed the screen but its expectation was not met (the screen did something other than what the test thought it would) |
+| 10 | unclassified | none of the above; evidence says so |
 """
 
 from __future__ import annotations
@@ -40,19 +44,23 @@ LABELS = (
 TriageLabel = str
 
 _ENV = re.compile(
-    r"device lost|device is gone|session (?:is )?(?:gone|not found|deleted)|invalid session|connection refused|"
-    r"connectionerror|remotedisconnected|max retries exceeded|server error|http 5\d\d|\b5\d\d\b.*server|"
-    r"webdriverexception|deviceerror|instrumentation (?:crashed|died)|app crashed|anr\b",
+    r"device lost|device is gone|session (?:is )?(?:gone|not found|deleted)|invalid session|no active session|"
+    r"invalidsessionid|connection refused|connectionerror|remotedisconnected|max retries exceeded|server error|"
+    r"http 5\d\d|\b5\d\d\b.*server|webdriverexception|deviceerror|instrumentation (?:crashed|died)|app crashed|"
+    r"\banr\b",
     re.IGNORECASE,
 )
 _HIDDEN = re.compile(
-    r"elementnotfound|nosuchelement|no element match|no visible node|not on screen|never on screen|could not find|"
-    r"not found on",
+    r"elementnotfound|nosuchelement|no element match|no element with|no visible node|not on screen|never on screen|"
+    r"could not find|not found on",
     re.IGNORECASE,
 )
 _GROUNDING = re.compile(r"did not hit|missed the target|outside (?:the )?target|hit .* instead of", re.IGNORECASE)
 _CONFLICT = re.compile(r"milestonenotvisible|claimed but not visible|not visible on (?:the )?screen", re.IGNORECASE)
+_APP_SWITCH = re.compile(r"app (\S+) -> (\S+)")
+_CLAIM_REFUSED = ("not completed", None)  # Conflict.resolution of a claim the screen refused
 _DRIFT_STEPS = 8
+_SHOWN = 160  # characters of an error quoted in evidence
 
 
 @dataclass(frozen=True)
@@ -85,6 +93,13 @@ class _Facts:
                 return step
         return self.steps[-1] if self.steps and self.error else None
 
+    @property
+    def error_lines(self) -> str:
+        """The exception lines of a pytest traceback ("E   ..."): the source lines it quotes
+        (e.g. `except WebDriverException` in a library frame) are not evidence."""
+        lines = [line[1:].strip() for line in self.error.splitlines() if line.startswith("E ")]
+        return "\n".join(lines) if lines else self.error
+
     def kind_anchor(self, *kinds: str) -> dict[str, Any] | None:
         for anchor in self.anchors:
             if str((anchor.get("data") or {}).get("kind", "")) in kinds:
@@ -97,6 +112,31 @@ def _text(step: dict[str, Any]) -> str:
     return " ".join(str(step.get(k) or "") for k in ("error", "explanation")) + " " + attempts
 
 
+def _short(text: object) -> str:
+    line = str(text or "").strip().splitlines()[0] if str(text or "").strip() else ""
+    return line if len(line) <= _SHOWN else line[:_SHOWN - 1] + "…"
+
+
+def _where(step: dict[str, Any]) -> str:
+    return f"step {step.get('index')} {step.get('name')!r}"
+
+
+def _boxes(step: dict[str, Any]) -> list[list[int]]:
+    """Changed regions of a step (snapped boxes), from the record or its last attempt."""
+    boxes: list[Any] = [r.get("box") for r in step.get("regions") or [] if isinstance(r, dict)]
+    if not any(boxes) and step.get("attempts"):
+        boxes = list((step["attempts"][-1] or {}).get("regions") or [])
+    return [[int(v) for v in b] for b in boxes if isinstance(b, (list, tuple)) and len(b) == 4]
+
+
+def _touches(a: Sequence[int], b: Sequence[int]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _bounds(box: Sequence[int]) -> str:
+    return f"[{box[0]},{box[1]}][{box[2]},{box[3]}]"
+
+
 def _environment(f: _Facts) -> Triage | None:
     anchor = f.kind_anchor("device_lost", "server_error", "crash")
     if anchor:
@@ -105,26 +145,29 @@ def _environment(f: _Facts) -> Triage | None:
     for step in reversed(f.steps):
         match = _ENV.search(str(step.get("error") or ""))
         if match:
-            return Triage("environment", [f"step {step.get('index')} error names the device: {match.group(0)!r}"],
-                          step.get("index"))
-    match = _ENV.search(f.error)
+            return Triage("environment", [(f"{_where(step)} error names the device: {match.group(0)!r} "
+                                           f"({_short(step.get('error'))})")], step.get("index"))
+    match = _ENV.search(f.error_lines)
     if match:
-        return Triage("environment", [f"test error names the device/server: {match.group(0)!r}"])
+        return Triage("environment", [(f"test error names the device/server: {match.group(0)!r} "
+                                       f"({_short(f.error_lines[match.start():])})")])
     return None
 
 
 def _hallucination(f: _Facts) -> Triage | None:
     conflicts = f.conflicts or ((f.state.get("focus") or {}).get("conflicts")) or []
-    if conflicts:
-        c = conflicts[-1]
+    claims = [c for c in conflicts if c.get("resolution") in _CLAIM_REFUSED]
+    if claims:
+        c = claims[-1]
         return Triage("progress_hallucination",
                       [f"milestone {c.get('milestone')!r} claimed but not on screen: {c.get('evidence')}"],
                       c.get("step"))
-    anchor = f.kind_anchor("conflict")
-    if anchor:
-        return Triage("progress_hallucination", [f"conflict anchor {anchor.get('id')}: {anchor.get('title')}"],
-                      anchor.get("step"), anchor.get("id"))
-    match = _CONFLICT.search(f.error)
+    for anchor in reversed(f.anchors):
+        data = anchor.get("data") or {}
+        if data.get("kind") == "conflict" and data.get("resolution") in _CLAIM_REFUSED:
+            return Triage("progress_hallucination", [f"conflict anchor {anchor.get('id')}: {anchor.get('title')}"],
+                          anchor.get("step"), anchor.get("id"))
+    match = _CONFLICT.search(f.error_lines)
     if match:
         return Triage("progress_hallucination", [f"test error: {match.group(0)}"])
     return None
@@ -140,23 +183,55 @@ def _by_pattern(label: str, pattern: re.Pattern[str], kind: str) -> Callable[[_F
         if failing is not None:
             match = pattern.search(_text(failing))
             if match:
-                return Triage(label, [f"step {failing.get('index')} {failing.get('name')!r}: {match.group(0)}"],
-                              failing.get("index"))
-        match = pattern.search(f.error)
+                said = _short(failing.get("error") or failing.get("explanation") or match.group(0))
+                return Triage(label, [f"{_where(failing)}: {match.group(0)} ({said})"], failing.get("index"))
+        match = pattern.search(f.error_lines)
         if match:
-            return Triage(label, [f"test error: {match.group(0)}"])
+            return Triage(label, [f"test error: {match.group(0)} ({_short(f.error_lines[match.start():])})"])
         return None
 
     return rule
 
 
+def _grounding(f: _Facts) -> Triage | None:
+    found = _by_pattern("grounding_error", _GROUNDING, "grounding")(f)
+    failing = f.failing
+    if found is not None or failing is None:
+        return found
+    target, changed = failing.get("expect_box"), _boxes(failing)
+    held_before = (failing.get("expect_before") or {}).get("ok")
+    if failing.get("verdict") != "changed" or not target or not changed or held_before:
+        return None
+    if any(_touches(box, target) for box in changed):
+        return None
+    return Triage("grounding_error", [
+        (f"{_where(failing)} changed the screen only at {', '.join(_bounds(b) for b in changed[:3])}, not at the "
+         f"element its expectation is about ({failing.get('expect')}) at {_bounds(target)}: the action landed "
+         "beside its target")], failing.get("index"))
+
+
+def _reversed(f: _Facts) -> Triage | None:
+    failing = f.failing
+    before = (failing or {}).get("expect_before") or {}
+    if failing is None or before.get("ok") is not True or failing.get("verdict") != "changed":
+        return None
+    after = next((str(a.get("evidence")) for a in reversed(failing.get("attempts") or [])
+                  if a.get("expect_ok") is False), "unmet")
+    return Triage("visual_state_misunderstanding", [
+        (f"{_where(failing)}: the screen already showed the expected state before the action "
+         f"({before.get('evidence')}); the action changed it and now {after}")], failing.get("index"))
+
+
 def _stale(f: _Facts) -> Triage | None:
     failing = f.failing
     if failing is not None and failing.get("episode") and not failing.get("confirmed"):
-        stages = [a.get("stage") for a in failing.get("attempts") or []]
-        return Triage("stale_screen_repetition",
-                      [(f"step {failing.get('index')} {failing.get('name')!r} had no visible effect after "
-                        f"{' -> '.join(map(str, stages)) or 'its checks'}")], failing.get("index"))
+        attempts = failing.get("attempts") or []
+        stages = " -> ".join(str(a.get("stage")) for a in attempts) or "its checks"
+        what = (f"the expected effect ({failing.get('expect')}) never showed" if failing.get("expect")
+                else "had no visible effect")
+        last = f": {attempts[-1].get('evidence')}" if attempts and attempts[-1].get("evidence") else ""
+        return Triage("stale_screen_repetition", [f"{_where(failing)} {what} after {stages}{last}"],
+                      failing.get("index"))
     episodes = [s for s in f.steps if s.get("episode")]
     if len(episodes) >= 2 and f.failing is not None:
         return Triage("stale_screen_repetition",
@@ -173,27 +248,44 @@ def _stale(f: _Facts) -> Triage | None:
     return None
 
 
-def _drift(f: _Facts) -> Triage | None:
-    if not f.steps:
-        return None
+def _since_progress(f: _Facts) -> tuple[list[str], int, list[dict[str, Any]]]:
+    """Milestones still to do, the step of the last milestone, and the steps after it."""
     tracker = f.state.get("tracker") or {}
-    remaining = [tracker.get("current"), *(tracker.get("remaining") or [])]
-    remaining = [r for r in remaining if r]
-    if not remaining:
+    remaining = [r for r in [tracker.get("current"), *(tracker.get("remaining") or [])] if r]
+    done = [int(a["step"]) for a in f.anchors if a.get("type") == "SUBGOAL" and a.get("step") is not None]
+    last = max(done) if done else 0
+    return remaining, last, [s for s in f.steps if int(s.get("index", 0)) > last]
+
+
+def _app_drift(f: _Facts) -> Triage | None:
+    remaining, last, tail = _since_progress(f)
+    if not remaining or len(tail) < 2:
         return None
-    milestone_steps = [int(a["step"]) for a in f.anchors if a.get("type") == "SUBGOAL" and a.get("step") is not None]
-    milestone_apps = {a.get("app") for a in f.anchors if a.get("type") == "SUBGOAL" and a.get("app")}
-    last_progress = max(milestone_steps) if milestone_steps else -1
-    tail = [s for s in f.steps if int(s.get("index", 0)) > last_progress]
-    tail_apps = {str(s["package_after"]) for s in tail[-2:] if s.get("package_after")}
-    changes = [a for a in f.anchors if a.get("type") == "STATE_CHANGE" and int(a.get("step") or -1) > last_progress]
-    if milestone_apps and len(tail) >= 2 and tail_apps and not tail_apps & milestone_apps and changes:
-        return Triage("goal_drift",
-                      [(f"after anchor {changes[0].get('id')} ({changes[0].get('title')}) the test stayed in "
-                        f"{sorted(tail_apps)} where no milestone happened; still to do: {remaining[0]!r}")],
-                      tail[-1].get("index"), changes[0].get("id"))
+    planned = {str(a.get("app")) for a in f.anchors if a.get("type") == "SUBGOAL" and a.get("app")}
+    planned |= {str(f.steps[0]["package_before"])} if f.steps[0].get("package_before") else set()
+    tracker = f.state.get("tracker") or {}
+    words = " ".join([str((f.state.get("summary") or {}).get("goal", "")), *map(str, tracker.get("completed") or []),
+                      *remaining]).lower()
+    apps = {str(s.get("package_after") or s.get("package_before") or "") for s in tail[-2:]}
+    if not planned or len(apps) != 1 or "" in apps or apps & planned:
+        return None
+    app = apps.pop()
+    if app.rsplit(".", 1)[-1].lower() in words:
+        return None  # the goal or plan names this app: going there is part of the task
+    switch = next((a for a in f.anchors if a.get("type") == "STATE_CHANGE" and int(a.get("step") or -1) > last
+                   and (a.get("app") == app or app in str(a.get("title")))), None)
+    if switch is None:
+        return None
+    return Triage("goal_drift", [
+        (f"after anchor {switch.get('id')} ({switch.get('title')}) the test stayed in {app}, which is not the "
+         f"start app, where no milestone happened and which the goal/plan never names; the failure came there "
+         f"({_where(tail[-1])}); still to do: {remaining[0]!r}")], tail[-1].get("index"), switch.get("id"))
+
+
+def _drift(f: _Facts) -> Triage | None:
+    remaining, _, tail = _since_progress(f)
     moving = [s for s in tail if s.get("verdict") == "changed"]
-    if len(moving) >= _DRIFT_STEPS:
+    if remaining and len(moving) >= _DRIFT_STEPS:
         return Triage("goal_drift",
                       [(f"{len(moving)} steps changed the screen since the last milestone without progress; "
                         f"still to do: {remaining[0]!r}")], tail[-1].get("index"))
@@ -208,16 +300,18 @@ def _misunderstanding(f: _Facts) -> Triage | None:
     if any(a.get("verdict") == "changed" and a.get("expect_ok") is False for a in attempts):
         evidence = next(str(a.get("evidence")) for a in attempts if a.get("expect_ok") is False)
         return Triage("visual_state_misunderstanding",
-                      [(f"step {failing.get('index')} {failing.get('name')!r} changed the screen but the "
-                        f"expectation was not met: {evidence}")], failing.get("index"))
+                      [(f"{_where(failing)} changed the screen but the expectation was not met: {evidence}")],
+                      failing.get("index"))
     return None
 
 
 _RULES: Sequence[Callable[[_Facts], Triage | None]] = (
     _environment,
     _hallucination,
+    _app_drift,
     _by_pattern("hidden_operation", _HIDDEN, "hidden_operation"),
-    _by_pattern("grounding_error", _GROUNDING, "grounding"),
+    _grounding,
+    _reversed,
     _stale,
     _drift,
     _misunderstanding,

@@ -87,6 +87,52 @@ def test_unclassified_says_so() -> None:
     assert set(LABELS) >= {result.label}
 
 
+def test_a_live_milestone_that_left_the_screen_is_not_a_hallucination() -> None:
+    conflicts = [{"milestone": "dialog open", "step": 2, "evidence": "marked done at step 1 but now text not visible",
+                  "resolution": "reopened"}]
+    anchors = [anchor("a1", "EXCEPTION", 2, "conflict: milestone 'dialog open'", kind="conflict",
+                      resolution="reopened")]
+    result = triage([step(2, outcome="failed")], anchors, {}, "StepFailed", conflicts=conflicts)
+    assert result.label != "progress_hallucination"
+
+
+def test_grounding_needs_the_change_beside_the_expected_element() -> None:
+    attempts = [{"stage": "initial", "verdict": "changed", "expect_ok": False, "evidence": "switch is off"}]
+    beside = step(4, "switch on", outcome="failed", verdict="changed", confirmed=False, attempts=attempts,
+                  regions=[{"box": [0, 400, 1080, 580]}], expect_box=[872, 638, 1032, 702],
+                  expect_before={"ok": False, "evidence": "switch is off"})
+    assert triage([beside]).label == "grounding_error"
+    on_target = {**beside, "regions": [{"box": [0, 580, 1080, 760]}]}
+    assert triage([on_target]).label == "visual_state_misunderstanding"  # changed at the target, wrong state
+    already = {**beside, "expect_before": {"ok": True, "evidence": "switch is on"}}
+    result = triage([already])
+    assert result.label == "visual_state_misunderstanding" and "switch is on" in result.evidence[0]
+
+
+def test_an_app_the_goal_names_is_not_drift() -> None:
+    anchors = [anchor("a1", "SUBGOAL", 2, "price in ShopA known", app="com.shopa"),
+               anchor("a2", "STATE_CHANGE", 3, "app com.shopa -> com.shopb", app="com.shopb")]
+    steps = [step(1, package_before="com.shopa", package_after="com.shopa"), step(2, package_after="com.shopa"),
+             step(3, package_after="com.shopb"),
+             step(4, "search", outcome="failed", package_after="com.shopb",
+                  error="ElementNotFound: no element with id='search'")]
+    state = {"summary": {"goal": "Buy in whichever of ShopA and ShopB is cheaper"},
+             "tracker": {"completed": ["price in ShopA known"], "current": "price in ShopB known", "remaining": []}}
+    assert triage(steps, anchors, state).label == "hidden_operation"
+    state = {"summary": {"goal": "Buy in ShopA"},
+             "tracker": {"completed": ["price in ShopA known"], "current": "order placed", "remaining": []}}
+    assert triage(steps, anchors, state).label == "goal_drift"
+
+
+def test_source_lines_quoted_in_a_traceback_are_not_evidence() -> None:
+    longrepr = ("    def find(self, by, value):\n"
+                "            except WebDriverException as exc:\n"
+                ">       raise ElementNotFound(f'no element with {by}={value!r}')\n"
+                "E       pytest_guistate.devices.errors.ElementNotFound: no element with id='buy'\n")
+    result = triage([step(1, "tap Buy")], error=longrepr)
+    assert result.label == "hidden_operation" and "id='buy'" in result.evidence[0]
+
+
 # -- known causes on the simulated phone -------------------------------------------------------
 
 def _finish(run: Any, root: Path, error: BaseException) -> Any:

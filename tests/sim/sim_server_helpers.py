@@ -8,6 +8,9 @@ change is visible in both the tree and the pixels.
 from __future__ import annotations
 
 import io
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 from PIL import Image, ImageDraw
@@ -17,6 +20,19 @@ from pytest_guistate.devices.sim.model import AppState, SimError, SimNode
 
 PKG = "com.example.notes"
 ROW_H = 120
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 10.0) -> None:
+    """Poll `condition` until it holds; fail naming `what` after `timeout_s` (a bound, not a timing).
+
+    Tests wait for the state they need (a find polling inside the server) instead of sleeping a
+    guessed time that a busy machine can overrun.
+    """
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:g}s waiting until {what}")
+        time.sleep(0.005)
 
 
 class TinyPhone:
@@ -29,6 +45,8 @@ class TinyPhone:
         self.log: list[dict[str, Any]] = []
         self.faults: dict[str, Any] = {}
         self.closed = False
+        self.root_calls = 0  # every look at the tree (a find's poll is one): tests wait on it
+        self._calls_lock = threading.Lock()
 
     @classmethod
     def from_capabilities(cls, caps: dict[str, Any]) -> TinyPhone:
@@ -41,6 +59,8 @@ class TinyPhone:
         return SimNode(key=key, cls=cls, bounds=box, package=PKG, **kw)
 
     def root(self) -> SimNode:
+        with self._calls_lock:
+            self.root_calls += 1
         w = self.width
         children = [
             self._node(

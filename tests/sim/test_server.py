@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +19,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions import interaction
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.pointer_input import PointerInput
-from sim_server_helpers import PKG, TinyPhone
+from sim_server_helpers import PKG, TinyPhone, wait_until
 
 from pytest_guistate.core.uitree import parse_page_source
 from pytest_guistate.devices.sim import SimServer
@@ -218,14 +217,19 @@ def test_implicit_wait_polls_until_the_element_appears(
     driver.implicitly_wait(5)
     assert driver.timeouts.implicit_wait == 5
     session = server.store.get(str(driver.session_id))
+    phone = factory.phones[0]
+    looked = phone.root_calls
 
     def add_row_later() -> None:
-        time.sleep(0.15)
+        # only after the find has looked once and missed: the row is found by polling, on any machine
+        wait_until(lambda: phone.root_calls > looked, "the find has looked at the tree")
         with session.lock:
-            factory.phones[0].rows.append("late")
+            phone.rows.append("late")
 
-    threading.Thread(target=add_row_later).start()
+    adder = threading.Thread(target=add_row_later)
+    adder.start()
     assert driver.find_element(AppiumBy.XPATH, "//*[@text='late']").text == "late"
+    adder.join(5)
 
 
 def test_app_management_both_forms(server: SimServer, driver: webdriver.Remote) -> None:
@@ -282,9 +286,11 @@ def test_stop_is_clean_with_open_connections(factory: Factory) -> None:
     port = server.port
     drv = connect(server)  # keeps a pooled keep-alive connection open
     drv.implicitly_wait(30)
+    phone = factory.phones[0]
+    looked = phone.root_calls
     waiting = threading.Thread(target=_find_missing, args=(drv,))
     waiting.start()
-    time.sleep(0.2)  # the find is now polling inside the server
+    wait_until(lambda: phone.root_calls >= looked + 2, "the find is polling inside the server")
     server.stop()
     waiting.join(5)
     assert not waiting.is_alive(), "stop() did not end a pending implicit wait"
@@ -339,16 +345,19 @@ def test_base64_screenshot_over_raw_http(server: SimServer, driver: webdriver.Re
     assert get(server, "/status")[1]["value"]["ready"] is True
 
 
-def test_a_waiting_find_blocks_neither_its_server_nor_other_sessions(server: SimServer) -> None:
+def test_a_waiting_find_blocks_neither_its_server_nor_other_sessions(server: SimServer, factory: Factory) -> None:
     waiting, other = connect(server), connect(server)
+    phone = factory.phones[0]
     try:
-        waiting.implicitly_wait(0.8)
+        waiting.implicitly_wait(30)  # ended below by quitting its session, never by running out
+        looked = phone.root_calls
         thread = threading.Thread(target=_find_missing, args=(waiting,))
         thread.start()
-        time.sleep(0.1)
+        wait_until(lambda: phone.root_calls >= looked + 2, "the find is polling inside the server")
         assert other.find_element(AppiumBy.ID, "add").text == "Add"
         assert thread.is_alive(), "the other session had to wait for the polling find"
-        thread.join(5)
     finally:
-        waiting.quit()
+        waiting.quit()  # the polling find sees its session closed and ends
         other.quit()
+    thread.join(5)
+    assert not thread.is_alive(), "quitting the session did not end its polling find"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
+from typing import Any
 
 import cv2
 import numpy as np
@@ -20,6 +20,7 @@ from selenium.webdriver.common.actions.pointer_input import PointerInput
 from pytest_guistate.core.uitree import parse_page_source
 from pytest_guistate.devices.sim import SimServer
 from pytest_guistate.devices.sim.model import AppState
+from pytest_guistate.devices.sim.phone import ManualClock, Phone
 
 FEED = "com.guistate.feed"
 REFRESH_DELAY_S = 0.4
@@ -69,9 +70,22 @@ def test_screen_source_and_locators(driver: webdriver.Remote) -> None:
         driver.find_element(AppiumBy.XPATH, "count(//*)")
 
 
-def test_stale_screen_double_delete_is_visible_in_the_action_log(server: SimServer) -> None:
-    """TSR figure 2: the list has not redrawn, a blind second delete removes the *next* post."""
-    drv = feed(server, refresh_delay=REFRESH_DELAY_S)
+def test_stale_screen_double_delete_is_visible_in_the_action_log() -> None:
+    """TSR figure 2: the list has not redrawn, a blind second delete removes the *next* post.
+
+    The phone runs on a manual clock: the list stays stale for every request until the test moves
+    time on, however slowly a busy machine serves them.
+    """
+    clock = ManualClock()
+
+    def phone_factory(caps: dict[str, Any]) -> Phone:
+        return Phone.from_capabilities(caps, clock=clock)
+
+    with SimServer(phone_factory=phone_factory) as server:
+        _double_delete(feed(server, refresh_delay=REFRESH_DELAY_S), clock)
+
+
+def _double_delete(drv: webdriver.Remote, clock: ManualClock) -> None:
     try:
         first_delete = drv.find_elements(AppiumBy.ID, "delete")[0]
         first_author = drv.find_elements(AppiumBy.ID, "author")[0].text
@@ -82,7 +96,7 @@ def test_stale_screen_double_delete_is_visible_in_the_action_log(server: SimServ
         drv.find_element(AppiumBy.ID, "android:id/button1").click()
         removed = deletes(drv)
         assert len(removed) == 2 and removed[0] != removed[1], removed
-        time.sleep(REFRESH_DELAY_S + 0.2)  # the list redraws: the old row leaves the tree
+        clock.advance(REFRESH_DELAY_S + 0.2)  # the list redraws: the old row leaves the tree
         with pytest.raises(StaleElementReferenceException):
             first_delete.click()
         assert deletes(drv) == removed
