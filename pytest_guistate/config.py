@@ -10,13 +10,16 @@ import enum
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_guistate.core.tiers import AutoThresholds, Tier
 from pytest_guistate.llm.options import add_llm_options, build_llm_settings
 from pytest_guistate.llm.settings import LLMSettings, Mode
+
+if TYPE_CHECKING:
+    from pytest_guistate.devices.pool import DeviceSpec
 
 __all__ = ["CONFIG_KEY", "GuistateConfig", "Retain", "add_options", "build_config", "get_config"]
 
@@ -40,7 +43,7 @@ class GuistateConfig:
     """Everything the plugin reads from options and ini, validated once at configure time."""
 
     tier: Tier
-    devices: tuple[str, ...]
+    pool: tuple[DeviceSpec, ...] = ()  # empty: the embedded simulated phone
     capabilities: dict[str, Any] = field(default_factory=dict)
     artifacts_dir: Path = Path("guistate-artifacts")
     retain: Retain = Retain.FAILURE
@@ -50,10 +53,16 @@ class GuistateConfig:
     settle_timeout_s: float = 3.0
     llm: LLMSettings = field(default_factory=lambda: LLMSettings(mode=Mode.OFF))
     memory_path: Path | None = None  # cross-run memory of UI functions; None = off
+    device_wait_s: float = 0.0  # how long a test process waits for a pool device another one holds
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        """The devices' URLs, or `("sim",)`."""
+        return tuple(spec.url for spec in self.pool) if self.pool else (SIM,)
 
     @property
     def uses_sim(self) -> bool:
-        return self.devices == (SIM,)
+        return not self.pool
 
     @property
     def enabled(self) -> bool:
@@ -76,8 +85,10 @@ def add_options(parser: pytest.Parser) -> None:
         "--guistate-device",
         dest="guistate_device",
         default=None,
-        metavar="sim|URL",
-        help="'sim' (default: the embedded simulated phone) or an Appium server URL, e.g. http://127.0.0.1:4723.",
+        metavar="sim|URL[,URL...]|@FILE.json",
+        help="'sim' (default: the embedded simulated phone), an Appium server URL (http://127.0.0.1:4723), "
+        "a device pool as a comma list of URLs, or @FILE.json listing {url, capabilities, name} per device. "
+        "Each test process (xdist worker) leases one device of the pool for its lifetime.",
     )
     group.addoption(
         "--guistate-caps",
@@ -117,7 +128,9 @@ def add_options(parser: pytest.Parser) -> None:
     )
     add_llm_options(parser)
     parser.addini("guistate", "default tier (off|light|standard|full|auto)", default="auto")
-    parser.addini("guistate_device", "sim or an Appium server URL", default=SIM)
+    parser.addini("guistate_device", "sim, Appium server URL(s) or @FILE.json", default=SIM)
+    parser.addini("guistate_device_wait", "seconds a test process waits for a pool device held by another",
+                  default="0")
     parser.addini("guistate_caps", "JSON file of Appium capabilities", default="")
     parser.addini("guistate_artifacts", "artifacts directory", default="guistate-artifacts")
     parser.addini("guistate_retain", "on|failure|off", default=Retain.FAILURE.value)
@@ -165,23 +178,27 @@ def _load_caps(path_text: str, rootdir: Path) -> dict[str, Any]:
     return data
 
 
-def _devices(value: str) -> tuple[str, ...]:
-    items = tuple(v.strip() for v in value.split(",") if v.strip())
-    if not items:
-        return (SIM,)
-    for item in items:
-        if item != SIM and not item.startswith(("http://", "https://")):
-            raise pytest.UsageError(
-                f"--guistate-device: {item!r} is neither 'sim' nor an http(s):// Appium server URL"
-            )
-    if SIM in items and len(items) > 1:
-        raise pytest.UsageError("--guistate-device: 'sim' cannot be mixed with server URLs")
-    if len(items) > 1:
-        raise pytest.UsageError(
-            "--guistate-device: one Appium server URL per run for now (device pools are not implemented); "
-            f"got {len(items)}: {', '.join(items)}"
-        )
-    return items
+def _devices(value: str, rootdir: Path) -> tuple[DeviceSpec, ...]:
+    """`sim` → `()` (the embedded phone); URLs or `@FILE.json` → the device pool (issue 6)."""
+    if value.strip() in ("", SIM):
+        return ()
+    from pytest_guistate.devices.pool import DeviceListError, parse_device_option
+
+    try:
+        return parse_device_option(value, rootdir)
+    except DeviceListError as exc:
+        raise pytest.UsageError(f"--guistate-device: {exc}") from None
+
+
+def _seconds(config: pytest.Config, name: str) -> float:
+    raw = str(config.getini(name))
+    try:
+        value = float(raw)
+    except ValueError:
+        raise pytest.UsageError(f"ini {name}: {raw!r} is not a number of seconds") from None
+    if value < 0:
+        raise pytest.UsageError(f"ini {name}: must be >= 0, got {value}")
+    return value
 
 
 def _memory_path(value: str) -> Path | None:
@@ -204,7 +221,8 @@ def build_config(config: pytest.Config) -> GuistateConfig:
         raise pytest.UsageError("ini guistate_settle_timeout must be a number of seconds") from None
     return GuistateConfig(
         tier=_choice(pick("guistate_tier", "guistate"), Tier, "--guistate"),
-        devices=_devices(pick("guistate_device", "guistate_device")),
+        pool=_devices(pick("guistate_device", "guistate_device"), config.rootpath),
+        device_wait_s=_seconds(config, "guistate_device_wait"),
         capabilities=_load_caps(pick("guistate_caps", "guistate_caps"), config.rootpath),
         artifacts_dir=Path(pick("guistate_artifacts", "guistate_artifacts")),
         retain=_choice(pick("guistate_retain", "guistate_retain"), Retain, "--guistate-retain"),

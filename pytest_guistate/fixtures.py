@@ -8,16 +8,21 @@ fixtures close what they create.
 from __future__ import annotations
 
 import copy
+import uuid
 import warnings
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_guistate.config import get_config
-from pytest_guistate.runtime import RUNTIME_KEY, SESSION_KEY, did_test_fail, marker_kwargs
+from pytest_guistate.runtime import RUNTIME_KEY, SESSION_KEY, GuistateRuntime, did_test_fail, marker_kwargs
 
-__all__ = ["device", "guistate", "guistate_capabilities", "guistate_device_url"]
+if TYPE_CHECKING:
+    from pytest_guistate.devices.pool import DevicePool, DeviceSpec
+
+__all__ = ["device", "guistate", "guistate_capabilities", "guistate_device_lease", "guistate_device_url"]
 
 # What a UiAutomator2 session needs; the sim accepts the same, a real server gets these merged
 # under the project's --guistate-caps file.
@@ -36,16 +41,54 @@ def guistate_capabilities(pytestconfig: pytest.Config) -> dict[str, Any]:
     return caps
 
 
+@dataclass
+class _EmbeddedSim:
+    """The lease for the default device: this process's own simulated phone, never shared."""
+
+    runtime: GuistateRuntime
+
+    def acquire(self) -> DeviceSpec:
+        from pytest_guistate.devices.pool import DeviceSpec
+
+        return DeviceSpec(self.runtime.sim_url(), name="sim")
+
+    def probe(self, spec: DeviceSpec) -> str | None:
+        return None  # in-process: it ends with the run, not during it
+
+    def mark_dead(self, spec: DeviceSpec, reason: str) -> None:
+        from pytest_guistate.devices.errors import DeviceError
+
+        raise DeviceError(f"the embedded simulated phone does not answer: {reason}")
+
+
+def _run_id(config: pytest.Config) -> str:
+    """xdist's id shared by every worker of one run; a fresh one for a run without xdist."""
+    workerinput = getattr(config, "workerinput", None)
+    return str(workerinput["testrunuid"]) if workerinput else uuid.uuid4().hex
+
+
 @pytest.fixture(scope="session")
-def guistate_device_url(pytestconfig: pytest.Config) -> Iterator[str]:
-    """The Appium server URL: the embedded sim (started here, once per worker) or the option's URL."""
+def guistate_device_lease(pytestconfig: pytest.Config) -> Iterator[_EmbeddedSim | DevicePool]:
+    """This test process's device: the embedded sim, or one leased from the pool for the process's lifetime
+    (a dead device is swapped for a free one by the `device` fixture)."""
     settings = get_config(pytestconfig)
     runtime = pytestconfig.stash[RUNTIME_KEY]
     if settings.uses_sim:
-        yield runtime.sim_url()
+        yield _EmbeddedSim(runtime)
         runtime.stop_sim()
-    else:
-        yield settings.devices[0]
+        return
+    from pytest_guistate.devices.pool import DevicePool
+
+    pool = DevicePool(settings.pool, run_id=_run_id(pytestconfig), worker=runtime.worker,
+                      wait_s=settings.device_wait_s)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def guistate_device_url(guistate_device_lease: _EmbeddedSim | DevicePool) -> str:
+    """The Appium server URL this test process uses now (the sim's, or its leased pool device's)."""
+    return guistate_device_lease.acquire().url
 
 
 def _session_capabilities(request: pytest.FixtureRequest, base: dict[str, Any]) -> dict[str, Any]:
@@ -61,9 +104,14 @@ def _session_capabilities(request: pytest.FixtureRequest, base: dict[str, Any]) 
 
 @pytest.fixture
 def device(
-    request: pytest.FixtureRequest, guistate_device_url: str, guistate_capabilities: dict[str, Any]
+    request: pytest.FixtureRequest,
+    guistate_device_lease: _EmbeddedSim | DevicePool,
+    guistate_capabilities: dict[str, Any],
 ) -> Iterator[Any]:
-    """A fresh Appium session (fresh app state) for this test; `device.driver` is the raw client."""
+    """A fresh Appium session (fresh app state) for this test; `device.driver` is the raw client.
+
+    Capabilities: the run's, then the pool device's own (udid, vendor options), then the marker's.
+    """
     import urllib3
     from appium import webdriver
     from appium.options.common import AppiumOptions
@@ -72,19 +120,39 @@ def device(
     from pytest_guistate.devices.device import Device, DeviceError
 
     settings = get_config(request.config)
-    caps = _session_capabilities(request, guistate_capabilities)
-    options = AppiumOptions().load_capabilities(caps)
-    try:
-        driver = webdriver.Remote(guistate_device_url, options=options)
-    except WebDriverException as exc:
-        raise DeviceError(
-            f"could not open an Appium session on {guistate_device_url}: {(exc.msg or str(exc)).strip()}"
-        ) from exc
-    except (OSError, urllib3.exceptions.HTTPError) as exc:
-        raise DeviceError(f"no Appium server answers at {guistate_device_url}: {exc}") from exc
-    dev = Device(driver, url=guistate_device_url, is_sim=settings.uses_sim)
+    lease = guistate_device_lease
+    while True:  # each pass either opens a session or takes one device out of the pool
+        spec = lease.acquire()  # raises DeviceError naming every device when none is left
+        caps = _session_capabilities(request, {**guistate_capabilities, **spec.capabilities})
+        options = AppiumOptions().load_capabilities(caps)
+        try:
+            driver = webdriver.Remote(spec.url, options=options)
+        except WebDriverException as exc:  # the server answered and refused: not a dead device
+            raise DeviceError(
+                f"could not open an Appium session on {spec.label}: {(exc.msg or str(exc)).strip()}"
+            ) from exc
+        except (OSError, urllib3.exceptions.HTTPError) as exc:
+            # nothing ran on it yet, so this test can safely move to another device
+            lease.mark_dead(spec, f"no Appium server answers at {spec.label}: {exc}")
+            continue
+        break
+    dev = Device(driver, url=spec.display_url, is_sim=settings.uses_sim)
     yield dev
-    dev.close()
+    close_error: Exception | None = None
+    try:
+        dev.close()
+    except (OSError, urllib3.exceptions.HTTPError) as exc:
+        close_error = exc
+    if close_error is not None or did_test_fail(request.node):
+        reason = lease.probe(spec)
+        if reason is not None:
+            lease.mark_dead(spec, reason)
+            raise DeviceError(
+                f"device {spec.label} died: {reason}; it is taken out of the pool and this worker's "
+                "next tests get another free device, if any"
+            ) from None  # the probe's reason is the evidence; the test's own failure shows the driver error
+    if close_error is not None:
+        raise DeviceError(f"ending the Appium session on {spec.label} failed: {close_error}") from close_error
 
 
 @pytest.fixture

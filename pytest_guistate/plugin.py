@@ -11,7 +11,13 @@ import pytest
 
 from pytest_guistate import hookspecs
 from pytest_guistate.config import CONFIG_KEY, add_options, build_config
-from pytest_guistate.fixtures import device, guistate, guistate_capabilities, guistate_device_url  # noqa: F401
+from pytest_guistate.fixtures import (  # noqa: F401
+    device,
+    guistate,
+    guistate_capabilities,
+    guistate_device_lease,
+    guistate_device_url,
+)
 from pytest_guistate.runtime import (
     RUNTIME_KEY,
     GuistateRuntime,

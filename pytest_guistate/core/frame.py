@@ -70,6 +70,13 @@ class Frame:
         return self._bgr
 
     @property
+    def has_pixels(self) -> bool:
+        """Whether decoded pixels are in memory: a reader (the report recorder) can use them for
+        free, but must not call `bgr`/`small` on a released frame (that would decode and keep
+        pixels alive outside the session's frame window)."""
+        return self._bgr is not None
+
+    @property
     def size(self) -> tuple[int, int]:
         """(width, height) in pixels."""
         height, width = self.bgr.shape[:2]

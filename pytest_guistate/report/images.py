@@ -15,7 +15,10 @@ import cv2
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-__all__ = ["FrameFormat", "data_uri", "encode_frame", "image_size", "media_type_of", "thumbnail"]
+__all__ = [
+    "FrameFormat", "data_uri", "decode", "encode_frame", "encode_pixels", "frame_divisor", "image_size",
+    "media_type_of", "scaled_size", "thumbnail",
+]
 
 
 @dataclass(frozen=True)
@@ -56,22 +59,38 @@ def media_type_of(data: bytes) -> str:
     raise ValueError("image bytes are neither PNG nor JPEG")
 
 
-def _decode(data: bytes) -> np.ndarray:
+def decode(data: bytes) -> np.ndarray:
     pixels = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if pixels is None:
         raise ValueError(f"{len(data)} bytes are not an image OpenCV can decode")
     return pixels
 
 
-def encode_frame(data: bytes, fmt: FrameFormat) -> bytes:
-    """Re-encode a (redacted) frame for storage; PNG at scale 1 is kept byte for byte."""
-    if fmt.kind == "png" and fmt.scale == 1.0:
-        return data
-    pixels = _decode(data)
-    if fmt.scale != 1.0:
+def scaled_size(size: tuple[int, int], fmt: FrameFormat) -> tuple[int, int]:
+    """(width, height) a `size` frame is stored at."""
+    width, height = size
+    return max(1, round(width * fmt.scale)), max(1, round(height * fmt.scale))
+
+
+def frame_divisor(size: tuple[int, int], fmt: FrameFormat) -> int | None:
+    """The divisor `d` for which `Frame.small(d)` (INTER_AREA to `size // d`) is pixel for pixel
+    what `encode_frame` would resize to, so the oracle's cached half-scale copy can be stored
+    as is; None when no such divisor exists (scale 1, or sizes that round differently)."""
+    divisor = round(1 / fmt.scale)
+    if divisor <= 1:
+        return None
+    width, height = size
+    if scaled_size(size, fmt) != (max(1, width // divisor), max(1, height // divisor)):
+        return None
+    return divisor
+
+
+def encode_pixels(pixels: np.ndarray, fmt: FrameFormat, *, prescaled: bool = False) -> bytes:
+    """Encode decoded BGR pixels as a stored frame; `prescaled` pixels are already at the
+    stored size (e.g. `Frame.small(frame_divisor(...))`) and are not resized again."""
+    if not prescaled and fmt.scale != 1.0:
         height, width = pixels.shape[:2]
-        size = (max(1, round(width * fmt.scale)), max(1, round(height * fmt.scale)))
-        pixels = cv2.resize(pixels, size, interpolation=cv2.INTER_AREA)
+        pixels = cv2.resize(pixels, scaled_size((width, height), fmt), interpolation=cv2.INTER_AREA)
     if fmt.kind == "jpeg":
         ok, encoded = cv2.imencode(".jpg", pixels, [cv2.IMWRITE_JPEG_QUALITY, fmt.quality])
     else:
@@ -81,9 +100,16 @@ def encode_frame(data: bytes, fmt: FrameFormat) -> bytes:
     return encoded.tobytes()
 
 
+def encode_frame(data: bytes, fmt: FrameFormat) -> bytes:
+    """Re-encode a (redacted) frame for storage; PNG at scale 1 is kept byte for byte."""
+    if fmt.kind == "png" and fmt.scale == 1.0:
+        return data
+    return encode_pixels(decode(data), fmt)
+
+
 def thumbnail(data: bytes, max_side: int = 160) -> bytes:
     """A small JPEG for the timeline (the inline report must stay light)."""
-    pixels = _decode(data)
+    pixels = decode(data)
     height, width = pixels.shape[:2]
     factor = min(1.0, max_side / max(width, height))
     if factor < 1.0:

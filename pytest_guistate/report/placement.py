@@ -18,6 +18,8 @@ class Pending:
     data: bytes
     media_type: str
     boxes: list[Box]  # redaction boxes of the screen current when the bytes arrived
+    frame: Any = None  # the observed `Frame` these bytes are the PNG of (None: not a frame we saw)
+    key: str = ""  # digest of `data` ("" when not computed)
 
 
 def digest(data: bytes) -> str:

@@ -6,34 +6,31 @@ wait in memory until the step that names them is recorded (then the crop's place
 is known, so redaction can fill the password boxes that overlap it), are redacted, written, and
 the step's journal line goes out with the file names. Bytes never named by a step or anchor are
 written at finish under `extra/` (e.g. the final frame of a failed light-tier test).
+Whole frames and before-crops go through `FrameStore`, which takes pixels from the observed
+`Frame` instead of decoding its PNG again (issue 6).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
-import cv2
-import numpy as np
-
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.report.images import FrameFormat, encode_frame, image_size
+from pytest_guistate.report.frame_store import FrameStore
+from pytest_guistate.report.images import FrameFormat, image_size
 from pytest_guistate.report.journal import JOURNAL_NAME, JOURNAL_SCHEMA, JournalWriter
 from pytest_guistate.report.placement import (
     Pending,
     RecordingScreen,
     crop_boxes,
-    digest,
     fill_pending,
     find_origin,
     frame_role,
 )
-from pytest_guistate.report.redact import Redactor, fill_boxes
+from pytest_guistate.report.redact import Redactor
 
 __all__ = ["ArtifactRecorder", "Pending", "RecordingScreen"]
 
@@ -79,7 +76,7 @@ class ArtifactRecorder:
         self.screen_size = screen_size
         self._pending: dict[str, Pending] = {}
         self._screen_boxes: dict[str, list[Box]] = {}  # frame digest -> password boxes (insertion = time)
-        self._observed: deque[tuple[Any, list[Box]]] = deque(maxlen=16)  # (Frame, boxes): PNG bytes only
+        self.frames = FrameStore(folder, frame_format)  # recent observations and the frame files
         self.before_crops = before_crops
         self.step_files: dict[int, dict[str, Any]] = {}  # step index -> files written (for Allure)
         self._written: dict[str, str] = {}  # artifact name -> relative path
@@ -105,10 +102,11 @@ class ArtifactRecorder:
         if not isinstance(data, (bytes, bytearray)):
             raise TypeError(f"artifact {name!r} must be bytes, got {type(data).__name__}")
         data = bytes(data)
-        boxes = self._screen_boxes.get(digest(data))
+        frame, key = self.frames.find(data)
+        boxes = self._screen_boxes.get(key)
         if boxes is None:  # not a frame we saw: a crop of the latest screens (after-frame, probe)
             boxes = [b for recent in list(self._screen_boxes.values())[-3:] for b in recent]
-        self._pending[name] = Pending(data, media_type, [*self.redactor.regions, *boxes])
+        self._pending[name] = Pending(data, media_type, [*self.redactor.regions, *boxes], frame, key)
         return name
 
     # -- SessionListener ---------------------------------------------------------------------
@@ -122,12 +120,11 @@ class ArtifactRecorder:
         frame = getattr(observation, "frame", None)
         if frame is None:
             return
-        key = digest(frame.png)
+        key = self.frames.remember(frame, boxes)
         self._screen_boxes.pop(key, None)
         self._screen_boxes[key] = boxes
         while len(self._screen_boxes) > 64:
             self._screen_boxes.pop(next(iter(self._screen_boxes)))
-        self._observed.append((frame, boxes))
         if self.screen_size is None:
             self.screen_size = image_size(frame.png)
 
@@ -136,7 +133,12 @@ class ArtifactRecorder:
         self._graph = getattr(session, "anchors", None) or getattr(session, "graph", None)
 
     def on_step(self, record: Any) -> None:
-        step = _as_dict(record)
+        try:
+            self._record_step(_as_dict(record))
+        finally:
+            self.frames.pixels.release()  # a frame the session released is decoded for one step at most
+
+    def _record_step(self, step: dict[str, Any]) -> None:
         index = int(step.get("index", len(self.bytes_by_step)))
         placed = crop_boxes(step)
         files: dict[str, Any] = {"crops": [], "frames": {}}
@@ -214,11 +216,11 @@ class ArtifactRecorder:
         pending = self._pending.pop(name, None)
         if pending is None:
             return "", 0  # named but never put (e.g. the session keeps it elsewhere)
-        data = self._redact(pending, crop_boxes if crop else [])
-        if not crop:
-            data = encode_frame(data, self.frame_format)
-            digest = hashlib.sha1(data).hexdigest()[:16]
-            target = f"frames/{digest}{self.frame_format.extension}"  # content-addressed: reuse is free
+        if not crop:  # content-addressed under frames/: reuse is free
+            target, size = self.frames.write(pending, self.screen_size)
+            self._written[name] = target
+            return target, size
+        data = self._redact(pending, crop_boxes)
         assert target is not None
         path = self.folder / target
         if path.exists():
@@ -243,44 +245,17 @@ class ArtifactRecorder:
             return fill_pending(Pending(pending.data, pending.media_type, [Box(0, 0, width, height)]))
         return fill_pending(pending, origin)
 
-    def _before_frame(self, index: int) -> tuple[Any, list[Box]] | None:
-        """The observation just before step `index`'s first after-frame (its before-frame,
-        fresh or reused): the session labels frames `step N after` when it takes them."""
-        observed = list(self._observed)
-        for position, (frame, _) in enumerate(observed):
-            if getattr(frame, "source", "") == f"step {index} after":
-                return observed[position - 1] if position > 0 else None
-        return None
-
     def _before_crops(self, index: int, crops: list[str], boxes: list[Box], step: dict[str, Any]) -> tuple[list[str], int]:
         """The same boxes cut from the before-frame, so a person sees what changed."""
-        found = self._before_frame(index)
-        if found is None:
-            return [], 0
-        frame, secret_boxes = found
-        pixels = cv2.imdecode(np.frombuffer(frame.png, np.uint8), cv2.IMREAD_COLOR)
-        if pixels is None:
-            raise ValueError(f"before-frame of step {index} cannot be decoded for its crops")
-        height, width = pixels.shape[:2]
-        out: list[str] = []
-        total = 0
+        targets: list[tuple[str, Box]] = []
         for rel in crops:
             match = _CROP_NO.search(rel.rsplit("/", 1)[-1].replace("-r", "crop"))
             number = int(match.group(1)) if match else -1
-            if not 0 <= number < len(boxes):
-                out.append("")
-                continue
-            box = boxes[number].clamp(width, height)
-            ok, encoded = cv2.imencode(".png", pixels[box.top:box.bottom, box.left:box.right])
-            if not ok or box.is_empty:
-                out.append("")
-                continue
-            data = fill_boxes(encoded.tobytes(), [*self.redactor.regions, *secret_boxes], origin=(box.left, box.top))
-            target = rel.replace(".png", "-before.png")
-            (self.folder / target).write_bytes(data)
-            out.append(target)
-            total += len(data)
-        return out, total
+            if 0 <= number < len(boxes):
+                targets.append((rel.replace(".png", "-before.png"), boxes[number]))
+            else:
+                targets.append(("", Box(0, 0, 0, 0)))
+        return self.frames.before_crops(index, targets, list(self.redactor.regions))
 
     def flush_extra(self) -> list[str]:
         """Write bytes no step or anchor named (e.g. a final frame) under `extra/`."""

@@ -23,7 +23,7 @@ import numpy as np
 
 from pytest_guistate.core.geometry import Box
 
-__all__ = ["MIN_SECRET_LEN", "REDACTED", "Redactor", "fill_boxes"]
+__all__ = ["MIN_SECRET_LEN", "REDACTED", "Redactor", "fill_boxes", "fill_pixels", "local_boxes"]
 
 REDACTED = "[redacted]"
 MIN_SECRET_LEN = 3  # shorter strings would scrub ordinary words ("a", "ok"); refused loudly
@@ -43,21 +43,31 @@ def fill_boxes(image: bytes, boxes: Iterable[Box], *, origin: tuple[int, int] = 
     pixels = cv2.imdecode(np.frombuffer(image, np.uint8), cv2.IMREAD_COLOR)
     if pixels is None:
         raise ValueError(f"cannot redact: {len(image)} bytes are not an image OpenCV can decode")
-    height, width = pixels.shape[:2]
-    ox, oy = origin
-    touched = False
-    for box in boxes:
-        local = Box(box.left - ox, box.top - oy, box.right - ox, box.bottom - oy).clamp(width, height)
-        if local.is_empty:
-            continue
-        pixels[local.top : local.bottom, local.left : local.right] = _FILL_BGR
-        touched = True
-    if not touched:
+    if not fill_pixels(pixels, boxes, origin=origin):
         return image
     ok, encoded = cv2.imencode(".png", pixels)
     if not ok:
         raise ValueError("OpenCV could not encode the redacted image")
     return encoded.tobytes()
+
+
+def local_boxes(boxes: Iterable[Box], size: tuple[int, int], *, origin: tuple[int, int] = (0, 0)) -> list[Box]:
+    """`boxes` (screen pixels) in the coordinates of a `size` (width, height) image at `origin`,
+    clipped to it; boxes that miss the image are dropped. Needs no pixels, only the size."""
+    width, height = size
+    ox, oy = origin
+    local = (Box(b.left - ox, b.top - oy, b.right - ox, b.bottom - oy).clamp(width, height) for b in boxes)
+    return [b for b in local if not b.is_empty]
+
+
+def fill_pixels(pixels: np.ndarray, boxes: Iterable[Box], *, origin: tuple[int, int] = (0, 0)) -> bool:
+    """Fill `boxes` in decoded BGR pixels in place (the pixel half of `fill_boxes`, for callers
+    that already hold pixels); True when any box touched the image."""
+    height, width = pixels.shape[:2]
+    touched = local_boxes(boxes, (width, height), origin=origin)
+    for local in touched:
+        pixels[local.top : local.bottom, local.left : local.right] = _FILL_BGR
+    return bool(touched)
 
 
 @dataclass

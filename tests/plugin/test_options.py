@@ -68,7 +68,8 @@ def test_defaults_are_auto_tier_on_the_embedded_sim(pytester: pytest.Pytester) -
         (["--guistate-device=ftp://phone"], "*neither 'sim' nor an http(s)://*"),
         (["--guistate-device=sim,http://127.0.0.1:4723"], "*cannot be mixed*"),
         (["--guistate-caps=missing.json"], "*no such file 'missing.json'*"),
-        (["--guistate-device=http://a:4723,http://b:4723"], "*device pools are not implemented*"),
+        (["--guistate-device=http://a:4723,http://a:4723"], "*http://a:4723 is listed twice*"),
+        (["--guistate-device=@devices.json"], "*no such device file 'devices.json'*"),
     ],
 )
 def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) -> None:

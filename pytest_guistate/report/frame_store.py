@@ -1,0 +1,204 @@
+"""`FrameStore`: the recorder's whole frames and before-crops, cut from pixels already decoded.
+
+Issue 6 (per-step overhead): the recorder decoded every PNG the oracle had already decoded, up
+to 3 decodes of ~25 ms per full-tier step. Here frames are stored from the observed `Frame`'s
+pixels instead: the oracle's cached half-scale copy when it is exactly the stored size, else its
+full-resolution pixels; a PNG stored once with the same redaction is not encoded again (a step's
+before-frame is usually the previous step's after-frame). The result is byte for byte what
+decoding the PNG would give: PNG is lossless and every resize is the same INTER_AREA call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.report.images import FrameFormat, decode, encode_frame, encode_pixels, frame_divisor, image_size
+from pytest_guistate.report.placement import Pending, digest
+from pytest_guistate.report.redact import fill_boxes, fill_pixels, local_boxes
+
+__all__ = ["FramePixels", "FrameStore", "frame_digest"]
+
+OBSERVED_KEPT = 16  # recent observations remembered (PNG bytes and password boxes; pixels stay the session's)
+
+
+def frame_digest(frame: Any) -> str:
+    """`Frame.digest` (cached on the frame; the same blake2b as `placement.digest`)."""
+    known = getattr(frame, "digest", None)
+    return known if isinstance(known, str) else digest(frame.png)
+
+
+class FramePixels:
+    """Decoded pixels of observed frames, each PNG decoded at most once per step.
+
+    Callers pass the observed frames that carry the same PNG ("twins": a stability probe whose
+    bytes equal the after-frame's is never decoded by the oracle, the after-frame is). A twin the
+    session still holds decoded lends its pixels; when all were released, the PNG is decoded
+    here, never through `Frame.bgr` (that would keep pixels alive outside the session's frame
+    window), and `release()` drops those copies once the step is written. Returned arrays are
+    shared: callers copy before drawing on them."""
+
+    def __init__(self) -> None:
+        self._local: dict[int, tuple[Any, np.ndarray]] = {}  # id(frame) -> (frame, pixels)
+
+    def full(self, twins: list[Any]) -> np.ndarray:
+        """Full-resolution BGR pixels of frames with identical PNG bytes (read-only by contract)."""
+        if not twins:
+            raise ValueError("no frame to take pixels from")
+        decoded = _decoded(twins)
+        if decoded is not None:
+            return decoded.bgr  # type: ignore[no-any-return]
+        frame = twins[0]
+        held = self._local.get(id(frame))
+        if held is None or held[0] is not frame:
+            held = (frame, decode(frame.png))
+            self._local[id(frame)] = held
+        return held[1]
+
+    def scaled(self, twins: list[Any], divisor: int) -> np.ndarray | None:
+        """`Frame.small(divisor)` of a twin still decoded (free once the oracle ran), else None:
+        the caller resizes from `full`, which costs the same as resizing here."""
+        decoded = _decoded(twins) if divisor > 1 else None
+        return None if decoded is None else decoded.small(divisor)
+
+    def release(self) -> None:
+        self._local.clear()
+
+
+def _decoded(twins: list[Any]) -> Any:
+    return next((f for f in twins if getattr(f, "has_pixels", False)), None)
+
+
+class FrameStore:
+    """Recent observations and the frame files of one test folder."""
+
+    def __init__(self, folder: Path, frame_format: FrameFormat) -> None:
+        self.folder = folder
+        self.frame_format = frame_format
+        # (Frame, password boxes, digest): pixels are read only through `pixels`, so holding a
+        # frame here never forces a decode of one the session released
+        self._observed: deque[tuple[Any, list[Box], str]] = deque(maxlen=OBSERVED_KEPT)
+        self.pixels = FramePixels()
+        self._files: dict[tuple[str, tuple[Box, ...]], str] = {}  # (PNG digest, fill) -> stored file
+
+    # -- observations ----------------------------------------------------------------------
+    def remember(self, frame: Any, boxes: list[Box]) -> str:
+        """Keep an observed frame with its password boxes; returns its PNG digest."""
+        key = frame_digest(frame)
+        self._observed.append((frame, boxes, key))
+        return key
+
+    def find(self, data: bytes) -> tuple[Any, str]:
+        """The observed frame whose PNG `data` is (None if none), and the digest of `data`. The
+        session puts `frame.png` itself, so identity usually answers without hashing 0.4 MB."""
+        for frame, _, key in reversed(self._observed):
+            if frame.png is data:
+                return frame, key
+        key = digest(data)
+        for frame, _, seen in reversed(self._observed):
+            if seen == key:
+                return frame, key
+        return None, key
+
+    def twins(self, frame: Any, key: str) -> list[Any]:
+        """`frame` and the recent observations with the same PNG digest, newest first."""
+        return [frame, *(f for f, _, seen in reversed(self._observed) if seen == key and f is not frame)]
+
+    def before_frame(self, index: int) -> tuple[Any, list[Box]] | None:
+        """The observation just before step `index`'s first after-frame (its before-frame,
+        fresh or reused): the session labels frames `step N after` when it takes them."""
+        observed = list(self._observed)
+        for position, (frame, _, _) in enumerate(observed):
+            if getattr(frame, "source", "") == f"step {index} after":
+                return observed[position - 1][:2] if position > 0 else None
+        return None
+
+    # -- whole frames ----------------------------------------------------------------------
+    def write(self, pending: Pending, screen_size: tuple[int, int] | None) -> tuple[str, int]:
+        """Store a whole frame (redacted, rescaled, re-encoded) under a content-addressed name;
+        returns (path relative to the folder, bytes written: 0 when already there)."""
+        size = image_size(pending.data) if pending.boxes or pending.frame is not None else (0, 0)
+        fill = _frame_fill(pending.boxes, size, screen_size)
+        key = (pending.key or digest(pending.data), tuple(fill))
+        known = self._files.get(key)
+        if known is not None and (self.folder / known).exists():
+            return known, 0
+        data = self._encode(pending, size, fill)
+        target = f"frames/{hashlib.sha1(data).hexdigest()[:16]}{self.frame_format.extension}"
+        self._files[key] = target
+        path = self.folder / target
+        if path.exists():
+            return target, 0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return target, len(data)
+
+    def _encode(self, pending: Pending, size: tuple[int, int], fill: list[Box]) -> bytes:
+        fmt, frame = self.frame_format, pending.frame
+        if not fill and fmt.kind == "png" and fmt.scale == 1.0:
+            return pending.data
+        if frame is None:  # bytes no observation carried: decode them
+            return encode_frame(fill_boxes(pending.data, fill), fmt)
+        twins = self.twins(frame, pending.key or frame_digest(frame))
+        divisor = frame_divisor(size, fmt)
+        if not fill and divisor is not None:
+            small = self.pixels.scaled(twins, divisor)
+            if small is not None:
+                return encode_pixels(small, fmt, prescaled=True)
+        pixels = self.pixels.full(twins)
+        if fill:
+            pixels = pixels.copy()  # the session's pixels: the oracle must still see the password field
+            fill_pixels(pixels, fill)
+        return encode_pixels(pixels, fmt)
+
+    # -- before-crops ----------------------------------------------------------------------
+    def before_crops(self, index: int, targets: list[tuple[str, Box]], hide: list[Box]) -> tuple[list[str], int]:
+        """Cut each (target file, screen box) from step `index`'s before-frame, with `hide` and
+        that screen's password boxes filled; "" for a box that cuts nothing. Returns the files
+        written and their bytes."""
+        found = self.before_frame(index)
+        if found is None:
+            return [], 0
+        frame, secret_boxes = found
+        try:
+            pixels = self.pixels.full(self.twins(frame, frame_digest(frame)))
+        except ValueError as exc:
+            raise ValueError(f"before-frame of step {index} cannot be decoded for its crops: {exc}") from None
+        height, width = pixels.shape[:2]
+        out: list[str] = []
+        total = 0
+        for target, screen_box in targets:
+            box = screen_box.clamp(width, height)
+            if not target or box.is_empty:
+                out.append("")
+                continue
+            piece = pixels[box.top:box.bottom, box.left:box.right]
+            fill = local_boxes([*hide, *secret_boxes], (box.width, box.height), origin=(box.left, box.top))
+            if fill:
+                piece = piece.copy()  # never draw on the session's pixels
+                fill_pixels(piece, fill)
+            ok, encoded = cv2.imencode(".png", piece)
+            if not ok:
+                out.append("")
+                continue
+            data = encoded.tobytes()
+            (self.folder / target).write_bytes(data)
+            out.append(target)
+            total += len(data)
+        return out, total
+
+
+def _frame_fill(boxes: list[Box], size: tuple[int, int], screen_size: tuple[int, int] | None) -> list[Box]:
+    """Boxes to fill in a whole frame, in its pixels: the screen's boxes when the frame is the
+    screen's size (or the screen size is unknown), else all of it (it cannot be placed)."""
+    if not boxes:
+        return []
+    if screen_size is not None and size != screen_size:
+        return local_boxes([Box(0, 0, *size)], size)
+    return local_boxes(boxes, size)
