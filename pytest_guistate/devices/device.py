@@ -55,6 +55,14 @@ class LocatorMemory(Protocol):
 __all__ = ["CapabilityUnavailable", "Device", "DeviceError", "ElementNotFound"]
 
 
+def _one_locator(**locators: str | None) -> tuple[str, str]:
+    """The one (kind, value) given among text=, desc=, id=, xpath=; anything else is a usage error."""
+    given = [(kind, value) for kind, value in locators.items() if value is not None]
+    if len(given) != 1:
+        raise TypeError(f"give exactly one locator (text=, desc=, id= or xpath=), got {given or 'none'}")
+    return given[0]
+
+
 def _png_size(png: bytes) -> tuple[int, int]:
     """(width, height) from a PNG header, without decoding the pixels."""
     if len(png) < 24 or not png.startswith(b"\x89PNG\r\n\x1a\n"):
@@ -210,10 +218,7 @@ class Device:
     def _locator(
         self, *, text: str | None = None, desc: str | None = None, id: str | None = None, xpath: str | None = None
     ) -> tuple[str, str]:
-        given = [(k, v) for k, v in (("text", text), ("desc", desc), ("id", id), ("xpath", xpath)) if v is not None]
-        if len(given) != 1:
-            raise TypeError(f"give exactly one locator (text=, desc=, id= or xpath=), got {given or 'none'}")
-        kind, value = given[0]
+        kind, value = _one_locator(text=text, desc=desc, id=id, xpath=xpath)
         if self.is_web:
             return web.web_locator(kind, value)
         if kind == "text":
@@ -259,18 +264,15 @@ class Device:
         try:
             element = self.find(text, desc=desc, id=id, xpath=xpath, timeout=timeout)
         except ElementNotFound as missing:
-            kind, value = next((k, v) for k, v in (("text", text), ("desc", desc), ("id", id), ("xpath", xpath))
-                               if v is not None)
             if self.memory is None:
                 raise
-            point, reason = self.memory.heal(kind, value, function)
+            point, reason = self.memory.heal(*_one_locator(text=text, desc=desc, id=id, xpath=xpath), function)
             if point is None:
                 raise ElementNotFound(f"{missing}; memory: {reason}") from None
             self._pointer([point], hold_ms=self._tap_ms)
             return
         if self.memory is not None:
-            kind, value = next((k, v) for k, v in (("text", text), ("desc", desc), ("id", id), ("xpath", xpath))
-                               if v is not None)
+            kind, value = _one_locator(text=text, desc=desc, id=id, xpath=xpath)
             self.memory.found(kind, value, self.box_of(element), function)
         self._call("click", element.click)
 
