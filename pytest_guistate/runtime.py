@@ -251,7 +251,13 @@ class GuistateRuntime:
                 before=before, after=after, transition=transition, expect=expect, item=item
             )
 
-        return SessionHooks(extra_ignore_regions=ignore, refresh=refresh, transition_check=transition_check)
+        # Only the plugin's own (trylast) refresh implemented: let the core pull to refresh itself, so
+        # records say "pull-to-refresh" rather than "refresh hook".
+        own = self.config.pluginmanager.get_plugin("guistate")
+        user_refresh = any(impl.plugin is not own for impl in hook.pytest_guistate_refresh.get_hookimpls())
+        return SessionHooks(
+            extra_ignore_regions=ignore, refresh=refresh if user_refresh else None, transition_check=transition_check
+        )
 
     def start_summary(self) -> None:
         """Controller: clear stale part files; every process: open its own part."""
