@@ -10,16 +10,14 @@ import enum
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from pytest_guistate.core.tiers import AutoThresholds, Tier
+from pytest_guistate.devices.device_list import SIM, DeviceListError, DeviceSpec, parse_device_option
 from pytest_guistate.llm.options import add_llm_options, build_llm_settings
 from pytest_guistate.llm.settings import LLMSettings, Mode
-
-if TYPE_CHECKING:
-    from pytest_guistate.devices.pool import DeviceSpec
 
 __all__ = ["CONFIG_KEY", "GuistateConfig", "Retain", "add_options", "build_config", "get_config"]
 
@@ -33,9 +31,6 @@ class Retain(enum.Enum):
 
     def __str__(self) -> str:
         return self.value
-
-
-SIM = "sim"
 
 
 @dataclass(frozen=True)
@@ -182,8 +177,6 @@ def _devices(value: str, rootdir: Path) -> tuple[DeviceSpec, ...]:
     """`sim` → `()` (the embedded phone); URLs or `@FILE.json` → the device pool (issue 6)."""
     if value.strip() in ("", SIM):
         return ()
-    from pytest_guistate.devices.pool import DeviceListError, parse_device_option
-
     try:
         return parse_device_option(value, rootdir)
     except DeviceListError as exc:

@@ -20,7 +20,8 @@ from pytest_guistate.config import get_config
 from pytest_guistate.runtime import RUNTIME_KEY, SESSION_KEY, GuistateRuntime, did_test_fail, marker_kwargs
 
 if TYPE_CHECKING:
-    from pytest_guistate.devices.pool import DevicePool, DeviceSpec
+    from pytest_guistate.devices.device_list import DeviceSpec
+    from pytest_guistate.devices.pool import DevicePool
 
 __all__ = ["device", "guistate", "guistate_capabilities", "guistate_device_lease", "guistate_device_url"]
 
@@ -48,7 +49,7 @@ class _EmbeddedSim:
     runtime: GuistateRuntime
 
     def acquire(self) -> DeviceSpec:
-        from pytest_guistate.devices.pool import DeviceSpec
+        from pytest_guistate.devices.device_list import DeviceSpec
 
         return DeviceSpec(self.runtime.sim_url(), name="sim")
 

@@ -1,33 +1,25 @@
 """Device pools (issue 6): several Appium servers or phones, one per test process at a time.
 
-`--guistate-device` takes a comma list of URLs or `@devices.json` (URLs with per-device
-capabilities such as `appium:udid`). Each test process (xdist worker) leases one device for its
-lifetime with an `flock` on a per-device lock file: the OS drops the lock when the process ends,
-even on a crash, so no stale lease outlives a worker. Locks are keyed by the device itself (URL +
-capabilities) in one directory per user on this host, so two runs, or two lists sharing a
+Each test process (xdist worker) leases one device of `--guistate-device` (see `device_list.py`)
+for its lifetime with an `flock` on a per-device lock file: the OS drops the lock when the process
+ends, even on a crash, so no stale lease outlives a worker. Locks are keyed by the device itself
+(URL + capabilities) in one directory per user on this host, so two runs, or two lists sharing a
 device, never drive one phone at once. A device that stops answering is recorded dead for the
 run (a marker file every worker reads) and the worker moves on to a free one.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import http.client
 import json
 import os
 import shutil
 import tempfile
 import time
-import urllib.error
-import urllib.request
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
 
+from pytest_guistate.devices.device_list import PROBE_TIMEOUT_S, DeviceSpec, probe_status
 from pytest_guistate.devices.errors import DeviceError
 
 try:  # POSIX; without it (Windows) leases are per process only, with a warning
@@ -35,150 +27,13 @@ try:  # POSIX; without it (Windows) leases are per process only, with a warning
 except ImportError:  # pragma: no cover - exercised on Windows only
     fcntl = None  # type: ignore[assignment]
 
-__all__ = [
-    "SIM",
-    "DeviceListError",
-    "DevicePool",
-    "DevicePoolWarning",
-    "DeviceSpec",
-    "parse_device_option",
-    "probe_status",
-]
+__all__ = ["DevicePool", "DevicePoolWarning", "default_lock_dir"]
 
-SIM = "sim"
-PROBE_TIMEOUT_S = 5.0
 _STALE_RUN_S = 24 * 3600.0  # run folders of dead-device markers older than this are removed
-_ENTRY_KEYS = ("url", "capabilities", "name")
-
-
-class DeviceListError(ValueError):
-    """`--guistate-device` (or its file) is malformed; the message names the entry."""
 
 
 class DevicePoolWarning(UserWarning):
     """A device was taken out of the pool; the run goes on without it."""
-
-
-@dataclass(frozen=True)
-class DeviceSpec:
-    """One device of the pool: a server URL and the capabilities that select the phone behind it."""
-
-    url: str
-    capabilities: dict[str, Any] = field(default_factory=dict, hash=False)
-    name: str = ""
-
-    @property
-    def display_url(self) -> str:
-        """The URL without credentials (device farms put `user:key@` in it), for messages and reports."""
-        parts = urlsplit(self.url)
-        if parts.username is None and parts.password is None:
-            return self.url
-        host = parts.netloc.rpartition("@")[2]
-        return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
-
-    @property
-    def label(self) -> str:
-        if self.name:
-            return f"{self.name} ({self.display_url})"
-        udid = self.capabilities.get("appium:udid") or self.capabilities.get("udid")
-        return f"{self.display_url} [udid {udid}]" if udid else self.display_url
-
-    @property
-    def key(self) -> str:
-        """Identity of the device across processes and runs (one server may serve several udids)."""
-        text = json.dumps([self.url, self.capabilities], sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _check_url(value: object, where: str) -> str:
-    if not isinstance(value, str) or not value.startswith(("http://", "https://")) or not urlsplit(value).hostname:
-        raise DeviceListError(f"{where}{value!r} is neither 'sim' nor an http(s):// Appium server URL")
-    return value
-
-
-def _entry(raw: object, where: str) -> DeviceSpec:
-    if isinstance(raw, str):
-        if raw.strip() == SIM:
-            raise DeviceListError(f"{where}'sim' cannot be mixed with server URLs")
-        return DeviceSpec(_check_url(raw.strip(), where))
-    if not isinstance(raw, dict):
-        raise DeviceListError(f"{where}must be a URL string or an object with 'url' (got {type(raw).__name__})")
-    unknown = sorted(set(raw) - set(_ENTRY_KEYS))
-    if unknown:
-        raise DeviceListError(
-            f"{where}unknown key(s) {', '.join(map(repr, unknown))} (allowed: {', '.join(_ENTRY_KEYS)}; "
-            "put udid and vendor options under 'capabilities')"
-        )
-    if "url" not in raw:
-        raise DeviceListError(f"{where}has no 'url'")
-    caps = raw.get("capabilities", {})
-    if not isinstance(caps, dict):
-        raise DeviceListError(f"{where}'capabilities' must be a JSON object")
-    name = raw.get("name", "")
-    if not isinstance(name, str):
-        raise DeviceListError(f"{where}'name' must be a string")
-    return DeviceSpec(_check_url(raw["url"], where), dict(caps), name)
-
-
-def _from_file(path_text: str, rootdir: Path) -> list[DeviceSpec]:
-    path = Path(path_text)
-    if not path.is_absolute() and not path.exists():
-        path = rootdir / path
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DeviceListError(f"no such device file {path_text!r}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DeviceListError(f"cannot read the device file {path_text}: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise DeviceListError(f"{path_text} is not valid JSON ({exc})") from None
-    if not isinstance(data, list) or not data:
-        raise DeviceListError(f"{path_text} must hold a non-empty JSON list of devices")
-    return [_entry(raw, f"{path_text} entry {i}: ") for i, raw in enumerate(data)]
-
-
-def parse_device_option(value: str, rootdir: Path) -> tuple[DeviceSpec, ...]:
-    """`sim` → `()`; `URL[,URL...]` or `@FILE.json` → the pool's devices, in order."""
-    items = [v.strip() for v in value.split(",") if v.strip()]
-    if not items or items == [SIM]:
-        return ()
-    if any(item.startswith("@") for item in items):
-        if len(items) > 1:
-            raise DeviceListError("@FILE must be the only value (list every device in the file)")
-        specs = _from_file(items[0][1:], rootdir)
-    else:
-        if SIM in items:
-            raise DeviceListError("'sim' cannot be mixed with server URLs")
-        for item in items:
-            _check_url(item, "")
-        specs = [DeviceSpec(item) for item in items]
-    seen: set[str] = set()
-    for spec in specs:
-        if spec.key in seen:
-            raise DeviceListError(f"{spec.label} is listed twice with the same capabilities")
-        seen.add(spec.key)
-    return tuple(specs)
-
-
-def probe_status(spec: DeviceSpec, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
-    """None when a server answers `GET {url}/status` (any HTTP status: a grid may want auth there),
-    else why not — the reason a device is taken out of the pool."""
-    parts = urlsplit(spec.url)
-    host = parts.netloc.rpartition("@")[2]
-    status_url = urlunsplit((parts.scheme, host, parts.path.rstrip("/") + "/status", "", ""))
-    request = urllib.request.Request(status_url, method="GET")
-    if parts.username is not None:
-        token = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-        request.add_header("Authorization", "Basic " + base64.b64encode(token).decode())
-    try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            response.read(65536)
-    except urllib.error.HTTPError as exc:
-        exc.close()  # an error status is still an answer
-    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-        detail = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-        return f"no Appium server answers at {spec.display_url}: {detail}"
-    return None
 
 
 def default_lock_dir() -> Path:
@@ -210,6 +65,7 @@ class DevicePool:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._held: tuple[DeviceSpec, int] | None = None
         self._warned: set[str] = set()
+        self._waited_out = False
         _prune_stale_runs(self.lock_dir, keep=self.run_dir)
 
     @property
@@ -220,12 +76,13 @@ class DevicePool:
         """The device this process holds, else the first free live one (from this worker's offset)."""
         if self._held is not None:
             return self._held[0]
-        deadline = time.monotonic() + self.wait_s
+        deadline = time.monotonic() + (0.0 if self._waited_out else self.wait_s)
         while True:
             busy = self._try_lease()
             if self._held is not None:
                 return self._held[0]
             if not busy or time.monotonic() >= deadline:
+                self._waited_out = True  # wait once per process, not once per remaining test
                 raise DeviceError(self._no_device_message(busy))
             time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
 
@@ -281,7 +138,7 @@ class DevicePool:
         for spec in self._order():
             if spec.key in dead:
                 continue
-            path = self.lock_dir / f"lease-{spec.key}.lock"
+            path = self.lock_dir / f"lease-{spec.key}-{spec.slot}.lock"
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
             if not _try_lock(fd):
                 os.lseek(fd, 0, os.SEEK_SET)
@@ -304,9 +161,9 @@ class DevicePool:
 
     def _no_device_message(self, busy: list[tuple[DeviceSpec, str]]) -> str:
         dead = self.dead()
-        if len(self.specs) == 1 and dead:
+        labels = {spec.key: spec.label for spec in self.specs if spec.slot == 0}
+        if len(labels) == 1 and dead and not busy:
             return next(iter(dead.values()))  # "no Appium server answers at URL: ..." says it all
-        labels = {spec.key: spec.label for spec in self.specs}
         parts = []
         if busy:
             held = ", ".join(f"{spec.label} [{holder}]" for spec, holder in busy)

@@ -87,6 +87,10 @@ class FrameStore:
         self.pixels = FramePixels()
         self._files: dict[tuple[str, tuple[Box, ...]], str] = {}  # (PNG digest, fill) -> stored file
 
+    def __len__(self) -> int:
+        """Observations remembered (at most `OBSERVED_KEPT`)."""
+        return len(self._observed)
+
     # -- observations ----------------------------------------------------------------------
     def remember(self, frame: Any, boxes: list[Box]) -> str:
         """Keep an observed frame with its password boxes; returns its PNG digest."""

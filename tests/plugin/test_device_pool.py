@@ -20,15 +20,27 @@ from pathlib import Path
 import pytest
 
 from pytest_guistate.config import CONFIG_KEY
+from pytest_guistate.devices import pool as pool_module
+from pytest_guistate.devices.device_list import DeviceListError, DeviceSpec, parse_device_option
 from pytest_guistate.devices.errors import DeviceError
-from pytest_guistate.devices.pool import (
-    DeviceListError,
-    DevicePool,
-    DevicePoolWarning,
-    DeviceSpec,
-    parse_device_option,
-)
+from pytest_guistate.devices.pool import DevicePool, DevicePoolWarning
 from pytest_guistate.devices.sim.server import SimServer
+
+
+class VirtualClock:
+    """Stands in for the pool's `time` module: sleeping advances the clock at once."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+    def time(self) -> float:
+        return time.time() + self.now
 
 
 def closed_url() -> str:
@@ -79,7 +91,6 @@ def test_a_device_file_gives_per_device_capabilities_and_hides_credentials(tmp_p
         ([{"url": "http://a:1", "capabilities": ["x"]}], "devices.json entry 0: 'capabilities' must be a JSON object"),
         (["http://a:1", "ftp://b"], "devices.json entry 1: 'ftp://b' is neither 'sim' nor an http(s)://"),
         (["sim"], "devices.json entry 0: 'sim' cannot be mixed with server URLs"),
-        (["http://a:1", "http://a:1"], "http://a:1 is listed twice"),
     ],
 )
 def test_a_bad_device_file_names_the_file_and_the_entry(tmp_path: Path, content: object, message: str) -> None:
@@ -87,6 +98,24 @@ def test_a_bad_device_file_names_the_file_and_the_entry(tmp_path: Path, content:
     with pytest.raises(DeviceListError) as info:
         parse_device_option("@devices.json", tmp_path)
     assert message in str(info.value)
+
+
+def test_a_repeated_entry_is_one_more_session_slot_on_the_same_device(
+    tmp_path: Path, sims: tuple[SimServer, SimServer]
+) -> None:
+    grid = sims[0].url
+    first, second = parse_device_option(f"{grid},{grid}", tmp_path)
+    assert (first.slot, second.slot) == (0, 1) and first.key == second.key
+    assert second.label == f"{grid} (session slot 2)"
+    gw0, gw1 = (DevicePool([first, second], run_id="r0", worker=f"gw{i}", lock_dir=tmp_path) for i in range(2))
+    assert {gw0.acquire().slot, gw1.acquire().slot} == {0, 1}, "two workers share a grid URL, one slot each"
+    with pytest.warns(DevicePoolWarning):
+        gw0.mark_dead(gw0.acquire(), "the grid is gone")
+    gw1.release()
+    with pytest.raises(DeviceError, match="^the grid is gone$"):
+        gw1.acquire()  # one device behind both slots: dead for both
+    gw0.close()
+    gw1.close()
 
 
 def test_bad_device_lists_are_usage_errors(pytester: pytest.Pytester) -> None:
@@ -129,8 +158,8 @@ def test_workers_lease_different_devices_and_an_extra_worker_gets_a_clear_error(
     gw2.close()
 
 
-def test_a_waiting_worker_gets_a_device_released_within_the_wait(
-    tmp_path: Path, sims: tuple[SimServer, SimServer]
+def test_a_waiting_worker_gets_a_device_released_within_the_wait_and_waits_once(
+    tmp_path: Path, sims: tuple[SimServer, SimServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spec = DeviceSpec(sims[0].url)
     holder = DevicePool([spec], run_id="r2", worker="gw0", lock_dir=tmp_path)
@@ -140,7 +169,17 @@ def test_a_waiting_worker_gets_a_device_released_within_the_wait(
     release.start()
     assert waiter.acquire() == spec
     release.join()
+    impatient = DevicePool([spec], run_id="r2", worker="gw2", lock_dir=tmp_path, wait_s=30.0)
+    clock = VirtualClock()
+    monkeypatch.setattr(pool_module, "time", clock)
+    for _ in range(3):
+        with pytest.raises(DeviceError, match=r"1 leased by other test processes"):
+            impatient.acquire()
+    assert clock.now == pytest.approx(30.0), "a process waits out its wait once, not once per test"
+    monkeypatch.undo()
     waiter.close()
+    assert impatient.acquire() == spec, "and still takes a device freed later"
+    impatient.close()
 
 
 def test_a_dead_device_is_taken_out_for_every_worker_of_the_run(tmp_path: Path, sims: tuple[SimServer, SimServer]) -> None:
@@ -174,7 +213,8 @@ def test_a_crashed_process_leaves_no_lease_behind(tmp_path: Path, sims: tuple[Si
     spec = DeviceSpec(sims[0].url)
     code = (
         "import sys, time\nfrom pathlib import Path\n"
-        "from pytest_guistate.devices.pool import DevicePool, DeviceSpec\n"
+        "from pytest_guistate.devices.device_list import DeviceSpec\n"
+        "from pytest_guistate.devices.pool import DevicePool\n"
         f"pool = DevicePool([DeviceSpec({spec.url!r})], run_id='r6', worker='gw0', lock_dir=Path({str(tmp_path)!r}))\n"
         "print(pool.acquire().url, flush=True)\ntime.sleep(60)\n"
     )
@@ -213,7 +253,7 @@ def test_two_workers_use_two_live_devices_and_skip_a_dead_one(
     out = pytester.mkdir("out")
     pytester.makepyfile(RECORDING_TESTS.format(out=str(out)))
     dead = closed_url()
-    devices = ",".join([dead, sims[0].url, sims[1].url])
+    devices = f"{dead},{sims[0].url},{sims[1].url}"
     result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--guistate=off",
                                            f"--guistate-device={devices}")
     result.assert_outcomes(passed=6)
@@ -310,8 +350,8 @@ def test_a_device_dying_mid_run_errors_its_tests_and_the_other_worker_goes_on(
     for n in after:
         result.stdout.fnmatch_lines([
             f"*ERROR at setup of test_on_device?{n}?*",
-            f"E *.DeviceError: no free device for gw? among 2: 1 leased by other test processes "
-            f"({survivor_url} ?gw? pid *?), 1 taken out ({doomed_url}: no Appium server answers*",
+            (f"E *.DeviceError: no free device for gw? among 2: 1 leased by other test processes "
+             f"({survivor_url} ?gw? pid *?), 1 taken out ({doomed_url}: no Appium server answers*"),
         ])
 
 
