@@ -8,17 +8,29 @@ the oracle; identical PNG bytes are detected before any decode.
 from __future__ import annotations
 
 import hashlib
+import struct
 import time
 from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
 
-__all__ = ["Frame", "FrameError"]
+__all__ = ["Frame", "FrameError", "png_size"]
 
 
 class FrameError(ValueError):
     """A screenshot that cannot be used (corrupt, empty, not an image)."""
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) from a PNG's IHDR chunk, without decoding; `FrameError` if it is no PNG."""
+    if len(png) < 24 or not png.startswith(_PNG_SIGNATURE) or png[12:16] != b"IHDR":
+        raise FrameError(f"not a PNG image (starts with {png[:8]!r})")
+    width, height = struct.unpack(">II", png[16:24])
+    return int(width), int(height)
 
 
 @dataclass(eq=False)
@@ -78,7 +90,12 @@ class Frame:
 
     @property
     def size(self) -> tuple[int, int]:
-        """(width, height) in pixels."""
+        """(width, height) in pixels; read from the PNG header when nothing is decoded yet."""
+        if self._bgr is None:
+            try:
+                return png_size(self.png)
+            except FrameError:
+                pass  # not a PNG header: decoding below names the real problem
         height, width = self.bgr.shape[:2]
         return width, height
 

@@ -21,13 +21,12 @@ Verdict rules (the step loop's stale-screen policy, DESIGN §4, depends on them)
 
 from __future__ import annotations
 
-import struct
 import time
 from collections.abc import Sequence
 
 import cv2
 
-from pytest_guistate.core.frame import Frame
+from pytest_guistate.core.frame import Frame, FrameError, png_size
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle_mask import ChangeMasks, RawRegion, change_masks, find_regions, merge_boxes, to_small
 from pytest_guistate.core.oracle_snap import grow_unstable, snap_regions
@@ -55,14 +54,6 @@ def status_bar_boxes(tree: UITree | None, width: int, height: int) -> list[Box]:
     if not boxes:
         boxes.append(Box(0, 0, width, max(1, round(height * _STATUS_BAR_FRACTION))))
     return merge_boxes(boxes, 0)
-
-
-def png_size(png: bytes) -> tuple[int, int] | None:
-    """(width, height) from a PNG's IHDR chunk without decoding; None if not a PNG."""
-    if len(png) >= 24 and png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR":
-        width, height = struct.unpack(">II", png[16:24])
-        return int(width), int(height)
-    return None
 
 
 class VisualOracle:
@@ -153,7 +144,10 @@ class VisualOracle:
         self, after: Frame, tree: UITree | None, ignore: Sequence[Box], unstable: Sequence[Box], started: float
     ) -> Transition:
         """Identical bytes: nothing is decoded; the fallback crop *is* the after PNG."""
-        size = png_size(after.png)
+        try:
+            size: tuple[int, int] | None = png_size(after.png)
+        except FrameError:
+            size = None
         if size is None and tree is not None and tree.width and tree.height:
             size = (tree.width, tree.height)
         ignored = self._ignores(tree, size[0], size[1], ignore) if size else list(ignore)

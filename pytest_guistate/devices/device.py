@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import struct
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -44,6 +43,7 @@ from pytest_guistate.devices.errors import (
     driver_call,
 )
 
+
 class LocatorMemory(Protocol):
     """What `tap` needs from the cross-run memory (the plugin's `MemoryBridge`)."""
 
@@ -61,14 +61,6 @@ def _one_locator(**locators: str | None) -> tuple[str, str]:
     if len(given) != 1:
         raise TypeError(f"give exactly one locator (text=, desc=, id= or xpath=), got {given or 'none'}")
     return given[0]
-
-
-def _png_size(png: bytes) -> tuple[int, int]:
-    """(width, height) from a PNG header, without decoding the pixels."""
-    if len(png) < 24 or not png.startswith(b"\x89PNG\r\n\x1a\n"):
-        raise FrameError(f"screenshot is not a PNG (starts with {png[:8]!r})")
-    width, height = struct.unpack(">II", png[16:24])
-    return int(width), int(height)
 
 
 class Device:
@@ -168,7 +160,7 @@ class Device:
                 rect = self._call("window rect", self.driver.get_window_rect)
                 self._size = (int(rect["width"]), int(rect["height"]))
             else:
-                self._size = _png_size(self.screenshot(source="size probe").png)
+                self._size = self.screenshot(source="size probe").size
         return self._size
 
     # -- finding -------------------------------------------------------------------------

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_guistate.core.frame import png_size
 from pytest_guistate.llm.errors import CassetteError
 from pytest_guistate.llm.httpserver import HttpReply, LoopbackServer, json_reply
-from pytest_guistate.llm.tokens import png_size
 
 __all__ = [
     "CASSETTE_SCHEMA",

@@ -14,11 +14,12 @@ import base64
 import json
 import math
 import re
-import struct
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["TEXT_COUNTER", "block_tokens", "image_tokens", "png_size", "request_tokens", "text_tokens"]
+from pytest_guistate.core.frame import png_size
+
+__all__ = ["TEXT_COUNTER", "block_tokens", "image_tokens", "request_tokens", "text_tokens"]
 
 TEXT_COUNTER = "guistate-approx-1 (letter runs/5, digit runs/3, symbol runs/2)"
 MAX_LONG_EDGE = 1568
@@ -33,14 +34,6 @@ def image_tokens(width: int, height: int) -> int:
     scale = min(1.0, MAX_LONG_EDGE / max(width, height), math.sqrt(MAX_PIXELS / (width * height)))
     w, h = max(1, int(width * scale)), max(1, int(height * scale))
     return math.ceil(w * h / 750)
-
-
-def png_size(data: bytes) -> tuple[int, int]:
-    """(width, height) from a PNG header, without decoding pixels."""
-    if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError("not a PNG image (bad signature)")
-    width, height = struct.unpack(">II", data[16:24])
-    return int(width), int(height)
 
 
 def text_tokens(text: str) -> int:
