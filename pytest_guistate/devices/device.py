@@ -17,7 +17,7 @@ import base64
 import binascii
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from appium.webdriver.common.appiumby import AppiumBy
 from appium.webdriver.webdriver import WebDriver
@@ -342,7 +342,8 @@ class Device:
 
     def _focused(self) -> WebElement:
         try:
-            return self.driver.switch_to.active_element
+            # the Appium driver builds its own WebElement class; selenium's stub types say otherwise
+            return cast(WebElement, self.driver.switch_to.active_element)
         except WebDriverException as exc:
             raise DeviceError(f"no focused field to type into on {self.url}: {exc.msg}") from exc
 
