@@ -39,6 +39,7 @@ class Tally:
     false_heals: int = 0
     prevented: int = 0
     refused: int = 0
+    by_role: int = 0  # successes found by role + place + frame (a text field), not by looks
     ms: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
@@ -73,6 +74,7 @@ def run_memory(healer: Healer, case: Case, tally: Tally) -> None:
     truth = case.truth(rig.log())
     if outcome.accepted and truth and case.positive:
         tally.ok += 1
+        tally.by_role += outcome.result.cue == "role"
         return
     if (outcome.accepted and not truth) or (not case.positive and rig.taps):
         tally.false_heals += 1
@@ -141,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<22}{pos.ok:>5}/{len(positives)} {100 * pos.ok / len(positives):5.1f}%"
               f"{pos.false_heals + neg.false_heals:>13}{pos.prevented + neg.prevented:>11}"
               f"{neg.false_heals:>7}/{len(negatives)}{statistics.median(ms) if ms else 0:>13.1f}{p95:>7.1f}")
+    print(f"memory successes by looks {memory.ok - memory.by_role}, by a text field's role/place/frame "
+          f"{memory.by_role}")
     print(f"(one 1080x2400 PNG decode, shared with the oracle and not included above: {decode_ms:.1f} ms)")
     if args.verbose:
         for line in memory.failures + neg_memory.failures:

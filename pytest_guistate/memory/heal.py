@@ -5,7 +5,9 @@ Order (issue 7): rank the function's entries (this app first, then recency/frequ
 hit to the element that contains it and tap that element's centre - a stored position is never a
 coordinate. A heal is refused when the best hit is below threshold (the function is absent), when
 two different elements match about equally (ambiguous), or when the locator names an instance
-("Carol") and no match sits next to it (a neighbour's button). The caller must then accept the
+("Carol") and no match sits next to it (a neighbour's button). When the looks find nothing and the
+element was a text field of this app, `role.py` may pick the screen's only text input if its place
+and text-free frame agree (a rewritten placeholder). The caller must then accept the
 heal only if the step's expected effect appears (`verify.py`); `confirm` learns the new look.
 """
 
@@ -28,6 +30,7 @@ from pytest_guistate.memory.locator import Locator, context_tokens, function_key
 from pytest_guistate.memory.match import DEFAULT_SCALES, Hit, Template, content_box, refine, scaled_templates, search
 from pytest_guistate.memory.rank import RankPolicy, rank
 from pytest_guistate.memory.regions import Target, actionable_regions, context_words, target_for
+from pytest_guistate.memory.role import RolePolicy, heal_by_role
 from pytest_guistate.memory.store import MemoryStore, PatchEntry
 
 __all__ = ["HealPolicy", "HealResult", "Healer"]
@@ -46,6 +49,7 @@ class HealPolicy:
     scales: tuple[float, ...] = DEFAULT_SCALES
     rank: RankPolicy = field(default_factory=lambda: RankPolicy(top_n=8, top_k=3))
     cross_app: bool = True  # another app's variants of the same function may help (ranked lower)
+    role: RolePolicy = field(default_factory=RolePolicy)  # text fields: role + place + frame (`role.py`)
 
 
 @dataclass
@@ -64,6 +68,7 @@ class HealResult:
     match_png: bytes = b""  # crop of the current frame at `box`
     candidates: list[tuple[float, Box]] = field(default_factory=list)
     elapsed_ms: float = 0.0
+    cue: str = "looks"  # what found the element: "looks" (label/glyph) or "role" (the only text field)
 
     @property
     def ok(self) -> bool:
@@ -86,7 +91,7 @@ class HealResult:
     def to_dict(self) -> dict[str, Any]:
         return {"status": self.status, "locator": self.locator, "function": self.function, "app": self.app,
                 "reason": self.reason, "score": round(self.score, 4), "box": self.box.as_list() if self.box else None,
-                "entry": self.entry.summary() if self.entry else None, "elapsed_ms": round(self.elapsed_ms, 2),
+                "entry": self.entry.summary() if self.entry else None, "elapsed_ms": round(self.elapsed_ms, 2), "cue": self.cue,
                 "candidates": [[round(s, 4), b.as_list()] for s, b in self.candidates[:5]]}
 
 
@@ -140,10 +145,16 @@ class Healer:
             return refuse("no_match", "nothing actionable on screen")
         best_entry, hits = self._search(entries, frame, regions)
         top_score = max((h.score for h in hits), default=0.0)
-        if not hits:
-            return refuse("no_match", f"no variant of {key!r} matched above {self.policy.threshold} "
-                          f"({len(entries)} variant(s) tried)", entry=best_entry)
-        targets = self._targets(hits, regions, observation)
+        cue, why = "looks", ""
+        if hits:
+            targets = self._targets(hits, regions, observation)
+        else:  # a rewritten placeholder: a text field is still its role, place and frame
+            role = heal_by_role(entries, observation, app, self.policy.role)
+            if role.target is None:
+                return refuse(role.status if role.status == "ambiguous" else "no_match",
+                              f"no variant of {key!r} matched above {self.policy.threshold} ({len(entries)} "
+                              f"variant(s) tried); by role: {role.reason}", entry=best_entry, score=role.score)
+            targets, best_entry, top_score, cue, why = [role.target], role.entry, role.score, "role", role.reason
         tokens = context_tokens(locator, function)
         if tokens and observation.tree is not None:
             tokens &= context_words(observation.tree, None)  # a word shown nowhere cannot pin an instance
@@ -162,9 +173,9 @@ class Healer:
                           candidates=candidates)
         crop = crop_bgr(frame.bgr, best.box)
         match_png = cv2.imencode(".png", crop)[1].tobytes() if crop is not None else b""
-        return HealResult("healed", str(locator), key, app, f"variant {best_entry.id if best_entry else '?'} "
-                          f"matched at {best.score:.2f}", score=best.score, box=best.box, node=best.node,
-                          entry=best_entry, match_png=match_png, candidates=candidates)
+        reason = why or f"variant {best_entry.id if best_entry else '?'} matched at {best.score:.2f}"
+        return HealResult("healed", str(locator), key, app, reason, score=best.score, box=best.box, node=best.node,
+                          entry=best_entry, match_png=match_png, candidates=candidates, cue=cue)
 
     def _ranked(self, key: str, app: str, size: tuple[int, int]) -> list[PatchEntry]:
         def relevance(entry: PatchEntry) -> float:

@@ -15,11 +15,13 @@ from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uitree import UINode, UITree
 from pytest_guistate.memory.match import Hit
 
-__all__ = ["Target", "actionable_regions", "context_words", "target_for"]
+__all__ = ["EDITABLE_CLASSES", "Target", "actionable_regions", "context_words", "editable_nodes", "is_editable",
+           "target_for"]
 
 _SYSTEM = ("com.android.systemui",)
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _MAX_CONTEXT_SHARE = 0.4  # a "row" bigger than this is the page, not the element's surroundings
+EDITABLE_CLASSES = ("EditText", "TextField")  # Android / iOS text inputs: the "editable" role
 
 
 @dataclass(frozen=True)
@@ -29,10 +31,32 @@ class Target:
     node: UINode | None = None
 
 
+def is_editable(cls: str) -> bool:
+    """The node's class is a text input (its role, whatever its placeholder says)."""
+    return any(hint in cls for hint in EDITABLE_CLASSES)
+
+
 def _actionable(node: UINode, screen: Box) -> bool:
     return (node.bounds is not None and node.displayed and node.package not in _SYSTEM
             and not node.bounds.intersection(screen).is_empty
-            and (node.clickable or "EditText" in node.cls or "TextField" in node.cls))
+            and (node.clickable or is_editable(node.cls)))
+
+
+def _tappable_nodes(tree: UITree, screen: Box) -> list[UINode]:
+    """Actionable nodes that can be reached now (with a dialog up, only the dialog's)."""
+    nodes = [n for n in tree.nodes() if _actionable(n, screen)]
+    modal = [n for n in tree.nodes() if n.bounds is not None and n.resource_id == "android:id/parentPanel"]
+    if modal:  # a dialog is up: only its buttons can be tapped
+        panel = modal[-1].bounds
+        assert panel is not None
+        nodes = [n for n in nodes if panel.contains(n.bounds)]  # type: ignore[arg-type]
+    return nodes
+
+
+def editable_nodes(tree: UITree, size: tuple[int, int]) -> list[UINode]:
+    """Every text input that can be reached on screen, password fields included (they count when
+    deciding whether a field is the only one of its role, even though their pixels are never kept)."""
+    return [n for n in _tappable_nodes(tree, Box(0, 0, size[0], size[1])) if is_editable(n.cls)]
 
 
 def actionable_regions(tree: UITree | None, size: tuple[int, int]) -> list[Target]:
@@ -40,12 +64,7 @@ def actionable_regions(tree: UITree | None, size: tuple[int, int]) -> list[Targe
     screen = Box(0, 0, size[0], size[1])
     if tree is None:
         return [Target(screen)]
-    nodes = [n for n in tree.nodes() if _actionable(n, screen)]
-    modal = [n for n in tree.nodes() if n.bounds is not None and n.resource_id == "android:id/parentPanel"]
-    if modal:  # a dialog is up: only its buttons can be tapped
-        panel = modal[-1].bounds
-        assert panel is not None
-        nodes = [n for n in nodes if panel.contains(n.bounds)]  # type: ignore[arg-type]
+    nodes = _tappable_nodes(tree, screen)
     boxes = [n.bounds.intersection(screen) for n in nodes]  # type: ignore[union-attr]
     out: list[Target] = []
     for i, (node, box) in enumerate(zip(nodes, boxes, strict=True)):
@@ -64,7 +83,7 @@ def target_for(hit: Hit, region: Target, tree: UITree | None) -> Target:
     cx, cy = hit.box.center
     inside = [n for n in region.node.walk()
               if n.bounds is not None and n.displayed and n.bounds.contains_point(cx, cy)
-              and (n.clickable or "EditText" in n.cls or "TextField" in n.cls)]
+              and (n.clickable or is_editable(n.cls))]
     node = min(inside, key=lambda n: n.bounds.area) if inside else region.node  # type: ignore[union-attr]
     assert node.bounds is not None
     return Target(node.bounds, hit.score, node)

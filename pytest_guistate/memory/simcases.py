@@ -88,6 +88,8 @@ def negatives(size: tuple[int, int]) -> Iterator[Case]:
                Locator("id", "search_button"), None, _searching, never, False, size)
     yield Case("ShopB add to cart on the cart page", SHOPS["ShopB"], "cart_full", Locator("id", "add_to_cart"),
                "add to cart", _has("Added to cart"), never, False, size)
+    yield Case("ShopB search field on the cart page", SHOPS["ShopB"], "cart_full", Locator("id", "search"), None,
+               _focused, never, False, size)  # no text input there: a text field's role must not heal elsewhere
     yield Case("Feed delete Alice (pinned)", FEED, "feed", Locator("desc", "Delete post by Alice"), "delete post",
                _has("Delete post by Alice?"), never, False, size)
 
