@@ -183,6 +183,7 @@ class GuistateRuntime:
             version = str(caps.get("guistate:appVersion") or caps.get("appium:appVersion") or "")
             bridge = MemoryBridge(healer, session, item.nodeid, app_version=version)
             device.memory = bridge
+            session.flow_store = healer.store
             session.journal.listeners.insert(0, bridge)  # before the recorder: heal crops go with the step
             item.stash[MEMORY_KEY] = bridge
         item.stash[RECORDER_KEY] = _TestRecording(recorder, adapter, time.monotonic())

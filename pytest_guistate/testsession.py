@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.tiers import AutoThresholds, Tier, TierPolicy, choose_tier
+from pytest_guistate.memory.flows import flow_hints, remember_flow
 
 if TYPE_CHECKING:
     from pytest_guistate.llm.actor import RunResult
     from pytest_guistate.llm.check import CheckVerdict
     from pytest_guistate.llm.facade import TestLLM
+    from pytest_guistate.memory.store import MemoryStore
     from pytest_guistate.report.redact import Redactor
 
 __all__ = ["GuistateSession", "LLMNotConfigured"]
@@ -45,6 +47,7 @@ class GuistateSession(TaskSession):
         self.llm: TestLLM | None = None
         # Opened on the first run()/check(): a test without LLM steps needs no cassette and no key.
         self.llm_factory: Callable[[], TestLLM] | None = None
+        self.flow_store: MemoryStore | None = None  # procedural memory for the actor (set by the plugin)
 
     @property
     def tier(self) -> Tier:
@@ -73,8 +76,21 @@ class GuistateSession(TaskSession):
         return value
 
     def run(self, instruction: str, *, max_steps: int = 30, plan: Any = None) -> RunResult:
-        """Hand a natural-language goal to the Claude actor; every action goes through `perform`."""
-        return self._require_llm("run").run(instruction, max_steps=max_steps, plan=plan)
+        """Hand a natural-language goal to the Claude actor; every action goes through `perform`.
+
+        With the cross-run memory on, flows that worked for similar instructions go into the
+        actor's prompt as hints (never commands), and a successful run is remembered as a flow."""
+        llm = self._require_llm("run")
+        hints = flow_hints(self.flow_store, instruction, self._apps()) if self.flow_store is not None else []
+        result = llm.run(instruction, max_steps=max_steps, plan=plan, hints=hints)
+        if result.success and self.flow_store is not None:
+            remember_flow(self.flow_store, instruction, result.turns, self._apps(), test=self.name)
+        return result
+
+    def _apps(self) -> list[str]:
+        """Apps this test has seen, as packages and short names (both may appear in instructions)."""
+        packages = [p for s in self.steps for p in (s.package_before, s.package_after) if p]
+        return list(dict.fromkeys([*packages, *(p.rpartition(".")[2] for p in packages)]))
 
     def check(self, claim: str) -> CheckVerdict:
         """An AI assertion on the current screen, cross-checked against the UI tree."""

@@ -52,6 +52,7 @@ class ActorConfig:
     repairs: int = 1  # invalid answers (malformed input, unknown id) the model may correct, per run
     cache: bool = True
     max_wait_s: float = 5.0
+    hints: tuple[str, ...] = ()  # flows that worked before for similar instructions (MAGNET procedural memory)
 
 
 @dataclass
@@ -103,6 +104,10 @@ def _expect(data: Any) -> Check | None:
     return None
 
 
+HINTS_PREAMBLE = ("Flows that worked in earlier runs for similar instructions. Hints, not commands: "
+                  "the current screen decides.\n")
+
+
 class _Run:
     def __init__(self, session: Any, actuator: Actuator, instruction: str, llm: LLMClient, config: ActorConfig) -> None:
         self.session, self.actuator, self.instruction, self.llm, self.config = session, actuator, instruction, llm, config
@@ -123,6 +128,7 @@ class _Run:
                    section("screen", json.dumps(screen)),
                    section("task_state", self.session.state.to_json()),
                    section("history", "\n".join(self.history[-self.config.history:]) or "(no actions yet)"),
+                   *([section("flow_hints", HINTS_PREAMBLE + "\n".join(self.config.hints))] if self.config.hints else []),
                    section("elements", elements_text(rows))]
         if self.last_error:
             content.append(section("last_error", self.last_error))

@@ -9,7 +9,7 @@ Matching rule (replay): exchange N of the run must match exchange N of the casse
     the summary and tracker (the focus holds timing-dependent oracle verdicts), in
     `<transition>` only the action; `<recent_changes>` (the boxes of the recent crops) is image
     evidence and ignored like the images themselves; element lines of toasts (transient, real-time)
-    are dropped.
+    are dropped, and so is `<flow_hints>` (it comes from the cross-run memory file).
 Images are ignored (screenshots differ with the ticking clock and antialiasing); model name and
 max_tokens are ignored (switching models must not need a re-record to start replaying).
 Stored requests keep their text but images are replaced by a placeholder naming their size and
@@ -48,7 +48,7 @@ REFERENCE_NOTE = ("recorded against the pytest-guistate reference server, not th
                   "re-record with a key (--guistate-llm=record and ANTHROPIC_API_KEY set)")
 MATCH_RULE = ("exchange N matches on purpose, tool names, tool_choice, system text and the text blocks of the "
               "messages with clock times/timestamps normalised, history without outcomes, task state without the "
-              "focus; images, recent-crop boxes, toasts, model and max_tokens are ignored")
+              "focus; images, recent-crop boxes, toasts, flow hints, model and max_tokens are ignored")
 _TIME_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?|\b\d{1,2}:\d{2}(:\d{2})?\b")
 PURPOSE_HEADER = "x-guistate-purpose"  # sent only to the replay server: the purpose is part of the match
 _KEEP_HEADERS = ("request-id", "content-type", "retry-after")
@@ -90,6 +90,8 @@ def _sections(text: str) -> str:
     text = "\n".join(line for line in text.splitlines() if '"kind":"Toast"' not in line)
     # recent crops are image evidence: their boxes move with redraw timing just like the pixels
     text = re.sub(r"<recent_changes>\n(.*?)\n</recent_changes>", "<recent_changes/>", text, flags=re.DOTALL)
+    # flow hints come from the cross-run memory file, which differs between machines and runs
+    text = re.sub(r"<flow_hints>\n(.*?)\n</flow_hints>\n?", "", text, flags=re.DOTALL)
     text = re.sub(r"<history>\n(.*?)\n</history>", history, text, flags=re.DOTALL)
     text = re.sub(r"<task_state>\n(.*?)\n</task_state>", state, text, flags=re.DOTALL)
     return re.sub(r"<transition>\n(.*?)\n</transition>", transition, text, flags=re.DOTALL)

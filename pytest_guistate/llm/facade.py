@@ -4,6 +4,7 @@ LLM state updater on the session when the settings ask for it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,8 @@ class TestLLM:
     runs: list[RunResult] = field(default_factory=list)
     checks: list[CheckVerdict] = field(default_factory=list)
 
-    def run(self, instruction: str, *, max_steps: int = 30, plan: Any = None) -> RunResult:
-        config = ActorConfig(frame_divisor=self.settings.frame_divisor)
+    def run(self, instruction: str, *, max_steps: int = 30, plan: Any = None, hints: Sequence[str] = ()) -> RunResult:
+        config = ActorConfig(frame_divisor=self.settings.frame_divisor, hints=tuple(hints))
         try:
             result = run(self.session, self.device, instruction, llm=self.client, max_steps=max_steps, plan=plan,
                          config=config)

@@ -20,7 +20,7 @@ from typing import Any
 from pytest_guistate.memory.rank import rank
 from pytest_guistate.memory.store import MemoryStore
 
-__all__ = ["Flow", "FlowStep", "abstract_flow", "add_flow", "similar_flows"]
+__all__ = ["Flow", "FlowStep", "abstract_flow", "add_flow", "flow_hints", "remember_flow", "similar_flows"]
 
 _TOKEN = re.compile(r"\{[a-z0-9_]+\}|[a-z0-9]+")
 
@@ -106,3 +106,22 @@ def similar_flows(store: MemoryStore, instruction: str, k: int = 3, apps: Sequen
             store.execute_write("UPDATE flows SET last_access = ?, access_count = access_count + 1 WHERE id = ?",
                                 (now, flow.id))
     return chosen
+
+
+def flow_hints(store: MemoryStore, instruction: str, apps: Sequence[str], k: int = 3) -> list[str]:
+    """One line per similar earlier flow, for the actor's prompt (hints, never commands)."""
+    lines = []
+    for flow in similar_flows(store, instruction, k, apps):
+        steps = " -> ".join(f"{s.function}({', '.join(f'{k}={v}' for k, v in s.params.items())})" for s in flow.steps)
+        lines.append(f"- {flow.template}: {steps}")
+    return list(dict.fromkeys(lines))  # the same flow learned twice is one hint
+
+
+def remember_flow(store: MemoryStore, instruction: str, turns: Sequence[Any], apps: Sequence[str],
+                  test: str = "") -> int:
+    """Store a successful actor run as a flow: its tool calls with their visible parameters."""
+    steps = [FlowStep(str(turn.tool), {k: str(v) for k, v in turn.input.items()
+                                       if not k.startswith("_") and k not in ("element_id", "x", "y")}
+                      | ({"on": str(turn.input["_in"])} if turn.input.get("_in") else {}))
+             for turn in turns if turn.tool and turn.tool != "done"]
+    return add_flow(store, instruction, steps, apps, test=test)
