@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -145,15 +146,23 @@ def _choice(value: str, enum_type: type[enum.Enum], what: str) -> Any:
         raise pytest.UsageError(f"{what}: {value!r} is not one of {allowed}") from None
 
 
-def _positive_int(config: pytest.Config, name: str) -> int:
+_N = TypeVar("_N", int, float)
+
+
+def _ini_number(config: pytest.Config, name: str, convert: Callable[[str], _N], what: str) -> _N:
+    """An ini value that must be a number >= 0; a usage error names the setting otherwise."""
     raw = str(config.getini(name))
     try:
-        value = int(raw)
+        value = convert(raw)
     except ValueError:
-        raise pytest.UsageError(f"ini {name}: {raw!r} is not an integer") from None
+        raise pytest.UsageError(f"ini {name}: {raw!r} is not {what}") from None
     if value < 0:
         raise pytest.UsageError(f"ini {name}: must be >= 0, got {value}")
     return value
+
+
+def _positive_int(config: pytest.Config, name: str) -> int:
+    return _ini_number(config, name, int, "an integer")
 
 
 def _load_caps(path_text: str, rootdir: Path) -> dict[str, Any]:
@@ -184,14 +193,7 @@ def _devices(value: str, rootdir: Path) -> tuple[DeviceSpec, ...]:
 
 
 def _seconds(config: pytest.Config, name: str) -> float:
-    raw = str(config.getini(name))
-    try:
-        value = float(raw)
-    except ValueError:
-        raise pytest.UsageError(f"ini {name}: {raw!r} is not a number of seconds") from None
-    if value < 0:
-        raise pytest.UsageError(f"ini {name}: must be >= 0, got {value}")
-    return value
+    return _ini_number(config, name, float, "a number of seconds")
 
 
 def _memory_path(value: str) -> Path | None:
@@ -208,10 +210,6 @@ def build_config(config: pytest.Config) -> GuistateConfig:
         return str(value) if value is not None else str(config.getini(ini))
 
     summary = pick("guistate_summary", "guistate_summary")
-    try:
-        settle = float(str(config.getini("guistate_settle_timeout")))
-    except ValueError:
-        raise pytest.UsageError("ini guistate_settle_timeout must be a number of seconds") from None
     return GuistateConfig(
         tier=_choice(pick("guistate_tier", "guistate"), Tier, "--guistate"),
         pool=_devices(pick("guistate_device", "guistate_device"), config.rootpath),
@@ -225,7 +223,7 @@ def build_config(config: pytest.Config) -> GuistateConfig:
             standard_max_steps=_positive_int(config, "guistate_standard_max_steps"),
         ),
         plan_ceiling=max(1, _positive_int(config, "guistate_plan_ceiling")),
-        settle_timeout_s=settle,
+        settle_timeout_s=_seconds(config, "guistate_settle_timeout"),
         llm=build_llm_settings(config),
         memory_path=_memory_path(pick("guistate_memory", "guistate_memory")),
     )
