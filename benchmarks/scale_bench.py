@@ -41,8 +41,10 @@ from appium.webdriver.common.appiumby import AppiumBy
 from pytest_guistate.core.checks import gone, visible
 from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
+from pytest_guistate.devices import capabilities
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim.server import SimServer
+from pytest_guistate.devices.web_feed import FeedServer
 from pytest_guistate.report.artifacts import create_test_folder
 from pytest_guistate.report.recorder import ArtifactRecorder, RecordingScreen
 
@@ -138,17 +140,50 @@ class Tally:
         setattr(obj, method, timed)
 
 
-def open_driver(url: str) -> Any:
+@dataclass
+class Scenario:
+    """Open a delete dialog and cancel it, on one kind of device: the same two taps for the bare
+    client (raw locators) and for the plugin (`Device` locators and an expect per tap)."""
+
+    label: str
+    url: str
+    caps: dict[str, Any]
+    is_sim: bool
+    bare_taps: tuple[tuple[str, str], tuple[str, str]]  # (By, value) for open, cancel
+    device_taps: tuple[dict[str, str], dict[str, str]]  # Device.tap(**locator) for open, cancel
+    page: str = ""  # a web page to load first (real Appium + Chromium)
+
+    def open(self) -> Any:
+        driver = webdriver.Remote(self.url, options=AppiumOptions().load_capabilities(self.caps))
+        if self.page:
+            driver.get(self.page)
+            driver.find_element(AppiumBy.XPATH, "//*[@data-testid='post_row']")  # the list is drawn
+        return driver
+
+
+def sim_scenario(url: str) -> Scenario:
     caps = {"platformName": "Android", "appium:automationName": "UiAutomator2", "appium:appPackage": FEED,
             "guistate:clock": "frozen"}
-    return webdriver.Remote(url, options=AppiumOptions().load_capabilities(caps))
+    return Scenario("embedded HTTP sim", url, caps, True,
+                    ((AppiumBy.ACCESSIBILITY_ID, OPEN_DESC), (AppiumBy.ID, CANCEL_ID)),
+                    ({"desc": OPEN_DESC}, {"id": CANCEL_ID}))
 
 
-def bare_run(driver: Any, pairs: int, observe: int) -> float:
+def web_scenario(url: str, page: str) -> Scenario:
+    """Real Appium 3 + chromium driver + headless Chromium emulating a Pixel 7, the web Feed."""
+    caps = {"platformName": "linux", **capabilities.chromium()}
+    return Scenario(f"real Appium at {url}, web Feed", url, caps, False,
+                    ((AppiumBy.XPATH, "(//*[@data-testid='delete'])[1]"),
+                     (AppiumBy.XPATH, "//*[@data-testid='cancel_delete']")),
+                    ({"xpath": "(//*[@data-testid='delete'])[1]"}, {"id": "cancel_delete"}),
+                    page=page)
+
+
+def bare_run(scenario: Scenario, driver: Any, pairs: int, observe: int) -> float:
     """`observe`: 0 nothing, 1 a screenshot per tap, 2 screenshot + page source per tap."""
     started = time.perf_counter()
     for _ in range(pairs):
-        for by, value in ((AppiumBy.ACCESSIBILITY_ID, OPEN_DESC), (AppiumBy.ID, CANCEL_ID)):
+        for by, value in scenario.bare_taps:
             driver.find_element(by, value).click()
             if observe >= 1:
                 driver.get_screenshot_as_png()
@@ -157,9 +192,9 @@ def bare_run(driver: Any, pairs: int, observe: int) -> float:
     return time.perf_counter() - started
 
 
-def plugin_run(url: str, driver: Any, pairs: int, tier: str, folder_root: Path,
+def plugin_run(scenario: Scenario, driver: Any, pairs: int, tier: str, folder_root: Path,
                tally: Tally | None = None) -> float:
-    device = Device(driver, url=url, is_sim=True)
+    device = Device(driver, url=scenario.url, is_sim=scenario.is_sim)
     nodeid = f"scale_bench.py::test_{tier}"
     recorder = ArtifactRecorder(create_test_folder(folder_root, nodeid), nodeid=nodeid, tier=tier)
     session = TaskSession(RecordingScreen(device, recorder), policy=TierPolicy.for_tier(tier), listeners=[recorder],
@@ -173,44 +208,45 @@ def plugin_run(url: str, driver: Any, pairs: int, tier: str, folder_root: Path,
         for method in ("on_observation", "on_step", "on_anchor", "on_state"):
             tally.wrap(recorder, method, "recorder (journal, frames, crops)")
     session.goal("open and cancel the delete dialog", plan=[])
+    open_tap, cancel_tap = scenario.device_taps
     started = time.perf_counter()
     for i in range(pairs):
-        session.perform(f"open dialog {i}", lambda: device.tap(desc=OPEN_DESC), expect=visible("Delete post?"))
-        session.perform(f"cancel {i}", lambda: device.tap(id=CANCEL_ID), expect=gone("Delete post?"))
+        session.perform(f"open dialog {i}", lambda: device.tap(**open_tap), expect=visible("Delete post?"))
+        session.perform(f"cancel {i}", lambda: device.tap(**cancel_tap), expect=gone("Delete post?"))
     return time.perf_counter() - started
 
 
-def step_overhead(rounds: int, pairs: int) -> None:
+def measure(scenario: Scenario, rounds: int, pairs: int) -> None:
     per_step: dict[str, list[float]] = defaultdict(list)
     steps = 2 * pairs
     tiers = [mode for mode in MODES if not mode.startswith("bare")]
     tallies = {tier: Tally() for tier in tiers}
     totals: dict[str, float] = {}
     load_before = os.getloadavg()[0]
-    with SimServer(host="127.0.0.1", port=0) as server, tempfile.TemporaryDirectory(prefix="scale-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="scale-bench-") as tmp:
         root = Path(tmp)
         for r in range(rounds + 1):  # round 0 warms up fonts, OpenCV and connections; not counted
             for mode in MODES:
-                driver = open_driver(server.url)
+                driver = scenario.open()
                 try:
                     if mode.startswith("bare"):
-                        elapsed = bare_run(driver, pairs, MODES.index(mode))
+                        elapsed = bare_run(scenario, driver, pairs, MODES.index(mode))
                     else:
-                        elapsed = plugin_run(server.url, driver, pairs, mode, root / f"r{r}")
+                        elapsed = plugin_run(scenario, driver, pairs, mode, root / f"r{r}")
                 finally:
                     driver.quit()
                 if r > 0:
                     per_step[mode].append(elapsed / steps * 1000)
             shutil.rmtree(root / f"r{r}", ignore_errors=True)
         for tier in tiers:  # one more instrumented run per tier, kept out of the table above
-            driver = open_driver(server.url)
+            driver = scenario.open()
             try:
-                totals[tier] = plugin_run(server.url, driver, pairs, tier, root / "tally", tallies[tier])
+                totals[tier] = plugin_run(scenario, driver, pairs, tier, root / "tally", tallies[tier])
             finally:
                 driver.quit()
 
     med = {mode: statistics.median(per_step[mode]) for mode in MODES}
-    print(f"\nper-step wall time, Feed open/cancel x{pairs} ({steps} taps), embedded HTTP sim, median of {rounds} "
+    print(f"\nper-step wall time, Feed open/cancel x{pairs} ({steps} taps), {scenario.label}, median of {rounds} "
           f"round(s); load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
     print(f"{'mode':>10}  {'ms/step':>8}  {'/bare':>7}  {'/bare+shot':>10}  {'/bare+obs':>9}  target")
     for mode in MODES:
@@ -231,6 +267,15 @@ def step_overhead(rounds: int, pairs: int) -> None:
         print(f"  {bucket:36} " + " ".join(f"{c:>13}" for c in cells))
 
 
+def step_overhead(rounds: int, pairs: int, appium_url: str | None) -> None:
+    if appium_url:
+        with FeedServer() as feed:
+            measure(web_scenario(appium_url, feed.page_url(delay_ms=0)), rounds, pairs)
+        return
+    with SimServer(host="127.0.0.1", port=0) as server:
+        measure(sim_scenario(server.url), rounds, pairs)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite-rounds", type=int, default=1, help="runs of each pytest configuration")
@@ -238,13 +283,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=10, help="open/cancel pairs per round (2 taps each)")
     parser.add_argument("--skip-suite", action="store_true")
     parser.add_argument("--skip-overhead", action="store_true")
+    parser.add_argument("--appium", metavar="URL", default=None,
+                        help="measure the per-step overhead against a real Appium server (chromium driver, "
+                             "headless Chromium; `bash .ci/appium.sh start` prints one) instead of the sim")
     args = parser.parse_args(argv)
     if args.suite_rounds < 1 or args.rounds < 1 or args.pairs < 1:
         parser.error("--suite-rounds, --rounds and --pairs must be >= 1")
     if not args.skip_suite:
         suite_scaling(args.suite_rounds)
     if not args.skip_overhead:
-        step_overhead(args.rounds, args.pairs)
+        step_overhead(args.rounds, args.pairs, args.appium)
     return 0
 
 

@@ -150,6 +150,8 @@ class GuistateRuntime:
         )
         adapter = AllureAdapter.for_pluginmanager(self.config.pluginmanager, recorder)
         settle_timeout = float(options.get("settle_timeout") or self.settings.settle_timeout_s)
+        if hasattr(device, "decode_ahead"):
+            device.decode_ahead = tier is not Tier.OFF  # no oracle at `off`: never decode pixels ahead
 
         def retier(new_tier: Tier) -> None:
             recorder.tier = new_tier.value

@@ -2,14 +2,18 @@
 
 Decoding a 1080x2400 PNG costs ~24 ms while diffing two decoded frames costs ~3 ms
 (../shared/MEASURED.md), so a `Frame` decodes at most once and keeps a downscaled grey copy for
-the oracle; identical PNG bytes are detected before any decode.
+the oracle; identical PNG bytes are detected before any decode. `prefetch()` starts that decode
+on a background thread (OpenCV releases the GIL), so it overlaps the page-source request a
+device makes next instead of adding to the step (issue 6: ~13-15 ms of a real Appium step).
 """
 
 from __future__ import annotations
 
 import hashlib
 import struct
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import cv2
@@ -23,6 +27,33 @@ class FrameError(ValueError):
 
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_decoder: ThreadPoolExecutor | None = None
+_decoder_lock = threading.Lock()
+
+
+def _decode_pool() -> ThreadPoolExecutor:
+    """One daemon decode thread per process, made on first use (a worker of pytest-xdist has its own)."""
+    global _decoder
+    with _decoder_lock:
+        if _decoder is None:
+            _decoder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="guistate-decode")
+        return _decoder
+
+
+def _imdecode(png: bytes) -> np.ndarray | None:
+    return cv2.imdecode(np.frombuffer(png, dtype=np.uint8), cv2.IMREAD_COLOR)
+
+
+def _downscale(bgr: np.ndarray, scale_divisor: int) -> np.ndarray:
+    height, width = bgr.shape[:2]
+    size = (max(1, width // scale_divisor), max(1, height // scale_divisor))
+    return cv2.resize(bgr, size, interpolation=cv2.INTER_AREA)
+
+
+def _decode_ahead(png: bytes, scale_divisor: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    image = _imdecode(png)
+    small = _downscale(image, scale_divisor) if image is not None and scale_divisor > 1 else None
+    return image, small
 
 
 def png_size(png: bytes) -> tuple[int, int]:
@@ -44,6 +75,8 @@ class Frame:
     _digest: str | None = field(default=None, repr=False)
     _grey_cache: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _small_cache: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _decoding: Future[tuple[np.ndarray | None, np.ndarray | None]] | None = field(default=None, repr=False)
+    _decoding_divisor: int = field(default=1, repr=False)
 
     @classmethod
     def from_array(cls, bgr: np.ndarray, *, timestamp: float | None = None, source: str = "") -> Frame:
@@ -64,14 +97,24 @@ class Frame:
             self._digest = hashlib.blake2b(self.png, digest_size=16).hexdigest()
         return self._digest
 
+    def prefetch(self, scale_divisor: int = 2) -> None:
+        """Start decoding (and the oracle's 1/`scale_divisor` copy) on the background thread;
+        `bgr`/`small` then wait for it instead of decoding. Nothing happens for a frame already
+        decoded (or decoding) or with no bytes."""
+        if self._bgr is None and self._decoding is None and self.png:
+            self._decoding_divisor = scale_divisor
+            self._decoding = _decode_pool().submit(_decode_ahead, self.png, scale_divisor)
+
     @property
     def bgr(self) -> np.ndarray:
         """Full-resolution pixels (decoded once). Raises `FrameError` naming the frame if corrupt."""
         if self._bgr is None:
             if not self.png:
                 raise FrameError(f"empty screenshot{self._where()}")
-            data = np.frombuffer(self.png, dtype=np.uint8)
-            image = cv2.imdecode(data, cv2.IMREAD_COLOR)
+            pending, self._decoding = self._decoding, None
+            image, small = pending.result() if pending is not None else (_imdecode(self.png), None)
+            if small is not None:
+                self._small_cache[self._decoding_divisor] = small
             if image is None:
                 head = self.png[:8]
                 raise FrameError(
@@ -121,20 +164,19 @@ class Frame:
         by 11 grey levels but 160 in the blue channel)."""
         if scale_divisor <= 1:
             return self.bgr
+        pixels = self.bgr  # first: a background decode also fills the cache below
         cached = self._small_cache.get(scale_divisor)
         if cached is None:
-            height, width = self.bgr.shape[:2]
-            cached = cv2.resize(
-                self.bgr,
-                (max(1, width // scale_divisor), max(1, height // scale_divisor)),
-                interpolation=cv2.INTER_AREA,
-            )
+            cached = _downscale(pixels, scale_divisor)
             self._small_cache[scale_divisor] = cached
         return cached
 
     def release_pixels(self) -> None:
         """Drop decoded pixels but keep PNG bytes, so long tests keep memory flat."""
         self._bgr = None
+        if self._decoding is not None:
+            self._decoding.cancel()  # a decode already running finishes; its result is dropped
+            self._decoding = None
         self._grey_cache.clear()
         self._small_cache.clear()
 

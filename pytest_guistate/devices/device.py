@@ -78,6 +78,9 @@ class Device:
         self.on_secret: Callable[[str], None] | None = None
         # Cross-run memory of UI functions (set by the plugin when --guistate-memory is on).
         self.memory: LocatorMemory | None = None
+        # Decode each screenshot in the background while the page source is fetched (the plugin
+        # turns it off at tier `off`, where no oracle looks at pixels).
+        self.decode_ahead = True
 
     @property
     def is_web(self) -> bool:
@@ -144,6 +147,8 @@ class Device:
 
     def observe(self) -> Observation:
         frame = self.screenshot()
+        if self.decode_ahead:
+            frame.prefetch()  # overlaps the page-source request below
         tree = self.ui_tree()
         packages = [n.package for n in tree.nodes() if n.package and n.package != "com.android.systemui"]
         return Observation(frame=frame, tree=tree, package=packages[0] if packages else "")

@@ -28,7 +28,8 @@ def logged(request, guistate):
     with open("tiers.jsonl", "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"test": request.node.name, "tier": guistate.tier.value,
                              "reason": guistate.tier_reason, "steps": len(guistate.steps),
-                             "anchors": guistate.policy.anchors}) + "\\n")
+                             "anchors": guistate.policy.anchors,
+                             "decode_ahead": request.getfixturevalue("device").decode_ahead}) + "\\n")
 """
 
 
@@ -63,6 +64,7 @@ def test_the_option_tier_reaches_the_session(inner: InnerRun, pytester: pytest.P
     # a declared plan does not re-tier a test whose tier the command line fixed
     assert (row["tier"], row["reason"]) == (tier, "option")
     assert row["anchors"] is (tier != "light")
+    assert row["decode_ahead"] is True  # screenshots decode while the page source is fetched
 
 
 MARKERS = """
@@ -131,6 +133,7 @@ def test_off_switches_every_test_off_even_marked_ones(inner: InnerRun, pytester:
         "test_unmarked": ("off", "option"),
     }
     assert rows["test_marked_full"]["steps"] == 1
+    assert not any(row["decode_ahead"] for row in rows.values())  # no oracle: no pixels decoded ahead
 
 
 PLANS = f"""

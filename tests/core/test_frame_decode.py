@@ -1,0 +1,71 @@
+"""`Frame.prefetch`: the background decode gives the same pixels as decoding on demand, and a
+corrupt or released frame behaves exactly as without it (issue 6, per-step overhead)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from pytest_guistate.core.frame import Frame, FrameError
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle import VisualOracle
+
+
+def _png(seed: int) -> bytes:
+    rng = np.random.default_rng(seed)
+    image = np.full((480, 270, 3), 240, np.uint8)
+    image[100:180, 20:250] = rng.integers(0, 255, (80, 230, 3), dtype=np.uint8)
+    ok, encoded = cv2.imencode(".png", image)
+    assert ok
+    return encoded.tobytes()
+
+
+def test_prefetched_pixels_and_half_scale_copy_equal_an_on_demand_decode() -> None:
+    png = _png(1)
+    ahead, plain = Frame(png), Frame(png)
+    ahead.prefetch()
+    assert not ahead.has_pixels  # pixels are the frame's only once something asks for them
+    assert np.array_equal(ahead.bgr, plain.bgr)
+    assert ahead.has_pixels
+    assert np.array_equal(ahead.small(2), plain.small(2))
+    assert ahead.small(2).shape == (240, 135, 3)
+
+
+def test_oracle_verdict_is_the_same_with_and_without_prefetch() -> None:
+    before_png, after_png = _png(1), _png(2)
+    plain = VisualOracle().compare(Frame(before_png), Frame(after_png))
+    before, after = Frame(before_png), Frame(after_png)
+    before.prefetch()
+    after.prefetch()
+    ahead = VisualOracle().compare(before, after)
+    assert ahead.verdict == plain.verdict == "changed"
+    assert [r.box for r in ahead.regions] == [r.box for r in plain.regions]
+    assert all(r.box.intersects(Box(20, 100, 250, 180)) for r in ahead.regions)
+
+
+def test_corrupt_prefetched_frame_raises_frame_error_naming_it() -> None:
+    frame = Frame(b"\x89PNG\r\n\x1a\nnot really", source="step 4 after")
+    frame.prefetch()
+    with pytest.raises(FrameError, match="corrupt screenshot \\(step 4 after\\)"):
+        _ = frame.bgr
+    with pytest.raises(FrameError, match="step 4 after"):  # asking again gives the same answer
+        _ = frame.bgr
+
+
+def test_release_while_decoding_keeps_the_frame_usable() -> None:
+    frame = Frame(_png(3))
+    frame.prefetch()
+    frame.release_pixels()
+    assert not frame.has_pixels
+    assert frame.bgr.shape == (480, 270, 3)  # decoded again on demand
+
+
+def test_prefetch_of_an_empty_or_decoded_frame_does_nothing() -> None:
+    empty = Frame(b"", source="dead device")
+    empty.prefetch()
+    with pytest.raises(FrameError, match="empty screenshot \\(dead device\\)"):
+        _ = empty.bgr
+    decoded = Frame.from_array(np.zeros((10, 10, 3), np.uint8))
+    decoded.prefetch()
+    assert decoded.has_pixels and decoded.bgr.shape == (10, 10, 3)
