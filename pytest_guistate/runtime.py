@@ -17,16 +17,15 @@ import pytest
 
 from pytest_guistate.config import GuistateConfig
 from pytest_guistate.core.tiers import Tier, TierPolicy, choose_tier
-from pytest_guistate.progress import TerminalProgress, terminal_progress
+from pytest_guistate.progress import terminal_progress
 from pytest_guistate.testsession import GuistateSession
 
 if TYPE_CHECKING:
     from pytest_guistate.core.steploop import SessionHooks
     from pytest_guistate.devices.sim.server import SimServer
-    from pytest_guistate.memory.bridge import MemoryBridge
+    from pytest_guistate.memory.bridge import MemoryBridge  # noqa: F401 - named in a StashKey string
     from pytest_guistate.memory.heal import Healer
-    from pytest_guistate.memory.bridge import MemoryBridge
-    from pytest_guistate.memory.heal import Healer
+    from pytest_guistate.progress import TerminalProgress  # noqa: F401 - named in a StashKey string
     from pytest_guistate.report.allure_adapter import AllureAdapter
     from pytest_guistate.report.recorder import ArtifactRecorder
     from pytest_guistate.report.summary import SummaryPart

@@ -6,9 +6,8 @@ import cv2
 import numpy as np
 import pytest
 
-from pytest_guistate.core.frame import Frame, FrameError
+from pytest_guistate.core.frame import Frame, FrameError, png_size
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.frame import png_size
 from pytest_guistate.core.oracle import VisualOracle
 from pytest_guistate.core.uitree import parse_page_source
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from contextlib import contextmanager
 from types import SimpleNamespace
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
