@@ -122,21 +122,47 @@ def device(
 
     settings = get_config(request.config)
     lease = guistate_device_lease
+    pooled = not isinstance(lease, _EmbeddedSim)
+
+    def open_session(url: str, caps: dict[str, Any]) -> Any:
+        return webdriver.Remote(url, options=AppiumOptions().load_capabilities(caps))
+
     while True:  # each pass either opens a session or takes one device out of the pool
         spec = lease.acquire()  # raises DeviceError naming every device when none is left
-        caps = _session_capabilities(request, {**guistate_capabilities, **spec.capabilities})
-        options = AppiumOptions().load_capabilities(caps)
+        run_caps = {**guistate_capabilities, **spec.capabilities}
+        caps = _session_capabilities(request, run_caps)
         try:
-            driver = webdriver.Remote(spec.url, options=options)
-        except WebDriverException as exc:  # the server answered and refused: not a dead device
-            raise DeviceError(
-                f"could not open an Appium session on {spec.label}: {(exc.msg or str(exc)).strip()}"
-            ) from exc
+            driver = open_session(spec.url, caps)
+            break
+        except WebDriverException as exc:  # the server answered and refused
+            refusal = (exc.msg or str(exc)).strip()
+            if not pooled:
+                raise DeviceError(f"could not open an Appium session on {spec.label}: {refusal}") from exc
         except (OSError, urllib3.exceptions.HTTPError) as exc:
             # nothing ran on it yet, so this test can safely move to another device
             lease.mark_dead(spec, f"no Appium server answers at {spec.label}: {exc}")
             continue
-        break
+        # One refusal may be this test's own capabilities (marker app/caps/faults) or a blip; a
+        # device that also refuses the run's capabilities right after is broken (its server
+        # answers /status, but e.g. UiAutomator2 lost the phone): take it out, move this test on.
+        try:
+            second = open_session(spec.url, run_caps)
+        except WebDriverException as again:
+            lease.mark_dead(spec, f"refused two new Appium sessions in a row: {refusal}; then: "
+                                  f"{(again.msg or str(again)).strip()}")
+            continue
+        except (OSError, urllib3.exceptions.HTTPError) as again:
+            lease.mark_dead(spec, f"no Appium server answers at {spec.label}: {again}")
+            continue
+        if caps == run_caps:
+            driver = second  # the same capabilities worked the second time: a blip
+            break
+        _quit_quietly(second)
+        raise DeviceError(
+            f"could not open an Appium session on {spec.label} with this test's capabilities: {refusal} "
+            "(the device accepts the run's capabilities, so the marker's app/caps/faults are the problem; "
+            "the device stays in the pool)"
+        )
     dev = Device(driver, url=spec.display_url, is_sim=settings.uses_sim)
     yield dev
     close_error: Exception | None = None
@@ -154,6 +180,14 @@ def device(
             ) from None  # the probe's reason is the evidence; the test's own failure shows the driver error
     if close_error is not None:
         raise DeviceError(f"ending the Appium session on {spec.label} failed: {close_error}") from close_error
+
+
+def _quit_quietly(driver: Any) -> None:
+    """End a probe session; a failure here changes nothing about what the caller reports."""
+    try:
+        driver.quit()
+    except Exception:  # noqa: BLE001 - the error being raised matters more
+        pass
 
 
 @pytest.fixture

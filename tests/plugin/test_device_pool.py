@@ -379,3 +379,53 @@ def test_device_file_capabilities_reach_the_session(pytester: pytest.Pytester, s
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--guistate=off",
                                           "--guistate-device=@devices.json", "--guistate-caps=caps.json")
     result.assert_outcomes(passed=2)
+
+
+def test_a_device_that_answers_but_refuses_sessions_is_taken_out_and_the_test_moves_on(
+    pytester: pytest.Pytester, sims: tuple[SimServer, SimServer]
+) -> None:
+    """/status answers, every new session is refused (as when UiAutomator2 lost the phone): after
+    two refusals in a row the device leaves the pool and the tests run on the next one."""
+    with SimServer(max_sessions=0) as refusing:
+        pytester.makepyfile(
+            """
+            import pytest
+
+            @pytest.mark.parametrize("n", range(3))
+            def test_on_device(device, guistate_device_url, n):
+                assert device.size[0] > 0
+                print("used", guistate_device_url)
+            """
+        )
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--guistate=off", "-s",
+                                              f"--guistate-device={refusing.url},{sims[0].url}")
+        result.assert_outcomes(passed=3)
+        assert result.stdout.str().count(f"used {sims[0].url}") == 3
+        assert f"used {refusing.url}" not in result.stdout.str()
+        result.stdout.fnmatch_lines([f"*device {refusing.url} is taken out of the pool: refused two new Appium "
+                                     "sessions in a row: too many open sessions (0)*"])
+
+
+def test_a_session_refused_for_the_tests_own_capabilities_keeps_the_device(
+    pytester: pytest.Pytester, sims: tuple[SimServer, SimServer]
+) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.guistate(app="com.example.not_installed")
+        def test_1_bad_app(device):
+            pass
+
+        def test_2_next_test(device):
+            assert device.size[0] > 0
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--guistate=off",
+                                          f"--guistate-device={sims[0].url}")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        f"*DeviceError: could not open an Appium session on {sims[0].url} with this test's capabilities:*"
+        "com.example.not_installed*is not installed*the device stays in the pool*",
+    ])
+    assert "taken out of the pool" not in result.stdout.str()
