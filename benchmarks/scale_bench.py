@@ -1,18 +1,20 @@
 """Scaling and per-step overhead (issue 6): xdist speed-up of the example suite, and the plugin's
 cost per step against bare Appium client calls on the same scenario through the HTTP sim.
 
-Run: `python benchmarks/scale_bench.py [--suite-rounds 1] [--rounds 3] [--pairs 10]
+Run: `python benchmarks/scale_bench.py [--suite-rounds 1] [--rounds 3] [--pairs 10] [--appium URL]
 [--skip-suite] [--skip-overhead]`.
 
 Part 1 runs `pytest example_suite --guistate=full -p no:cacheprovider` in subprocesses: plain (no
 xdist), `-n 2`, `-n 4`, and prints wall times as speed-ups against the plain run.
 Part 2 opens the Feed on the embedded sim server (in-process, as the plugin runs it; status-bar
-clock frozen) and repeats "open Bob's delete dialog, cancel it" (`--pairs` pairs = 2x taps):
+clock frozen), or with `--appium URL` the web Feed in headless Chromium behind a real Appium
+server, and repeats "open Bob's delete dialog, cancel it" (`--pairs` pairs = 2x taps):
   bare        driver.find_element(...).click(), nothing else (the issue's baseline);
   bare+shot   the same plus one screenshot per tap (the least any visual check needs);
   bare+obs    plus screenshot and page source per tap (what the step loop observes);
   light/standard/full  `TaskSession.perform(..., expect=...)` over `Device`, with the plugin's
-              `ArtifactRecorder` writing to a temp folder, as the `guistate` fixture builds it.
+              `ArtifactRecorder` writing to a temp folder on its background writer, as the
+              `guistate` fixture builds it (the time includes draining the writer at the end).
 Modes are interleaved per round; the table shows medians of ms/step and ratios to the baselines
 measured in the same run, then where the full tier's time goes (wall time by component).
 Timing only: nothing here is a pass/fail criterion.
@@ -196,7 +198,7 @@ def plugin_run(scenario: Scenario, driver: Any, pairs: int, tier: str, folder_ro
                tally: Tally | None = None) -> float:
     device = Device(driver, url=scenario.url, is_sim=scenario.is_sim)
     nodeid = f"scale_bench.py::test_{tier}"
-    recorder = ArtifactRecorder(create_test_folder(folder_root, nodeid), nodeid=nodeid, tier=tier)
+    recorder = ArtifactRecorder(create_test_folder(folder_root, nodeid), nodeid=nodeid, tier=tier, background=True)
     session = TaskSession(RecordingScreen(device, recorder), policy=TierPolicy.for_tier(tier), listeners=[recorder],
                           artifacts=recorder, name=nodeid)
     recorder.bind(session)
@@ -213,7 +215,10 @@ def plugin_run(scenario: Scenario, driver: Any, pairs: int, tier: str, folder_ro
     for i in range(pairs):
         session.perform(f"open dialog {i}", lambda: device.tap(**open_tap), expect=visible("Delete post?"))
         session.perform(f"cancel {i}", lambda: device.tap(**cancel_tap), expect=gone("Delete post?"))
-    return time.perf_counter() - started
+    recorder.drain()  # the writer's backlog counts: the run is over when its files are on disk
+    elapsed = time.perf_counter() - started
+    recorder.close_writer()
+    return elapsed
 
 
 def measure(scenario: Scenario, rounds: int, pairs: int) -> None:

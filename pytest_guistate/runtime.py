@@ -146,6 +146,7 @@ class GuistateRuntime:
         recorder = ArtifactRecorder(
             folder, nodeid=item.nodeid, tier=tier.value, redactor=redactor, worker=self.worker,
             extra_meta={"tier_reason": reason, "device": getattr(device, "url", "")},
+            background=True,  # crops are encoded and written off the step loop (issue 6)
         )
         adapter = AllureAdapter.for_pluginmanager(self.config.pluginmanager, recorder)
         settle_timeout = float(options.get("settle_timeout") or self.settings.settle_timeout_s)
@@ -212,7 +213,7 @@ class GuistateRuntime:
                 session.llm.close()
                 llm_report = session.llm.report()
                 llm_tokens = int(llm_report.get("usage", {}).get("totals", {}).get("total_tokens", 0))
-                recording.recorder.journal.write("llm", llm_report)
+                recording.recorder.write_event("llm", llm_report)
         finally:
             session.finish(outcome)
             done = finalize(

@@ -131,6 +131,15 @@ class Frame:
         pixels alive outside the session's frame window)."""
         return self._bgr is not None
 
+    def decoded(self) -> np.ndarray | None:
+        """The full-resolution pixels if decoded now, else None; never decodes. One attribute
+        read, so a report writer on another thread gets pixels or None, never a torn state."""
+        return self._bgr
+
+    def decoded_small(self, scale_divisor: int) -> np.ndarray | None:
+        """The cached 1/`scale_divisor` copy if there is one, else None; never computes it."""
+        return self._small_cache.get(scale_divisor)
+
     @property
     def size(self) -> tuple[int, int]:
         """(width, height) in pixels; read from the PNG header when nothing is decoded yet."""

@@ -7,6 +7,7 @@ than the whole diff, and a light tier may never look at it.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -90,9 +91,12 @@ class Region:
 
 
 class Crop:
-    """A region of the AFTER frame, PNG-encoded on first access of `png`."""
+    """A region of the AFTER frame, PNG-encoded on first access of `png` (or `encode()`).
 
-    __slots__ = ("_pixels", "_png", "box", "region_index")
+    A report writer may encode it on its own thread while the step loop reads it: the lock
+    makes the encode happen once and `pixels` never sees a half-done swap."""
+
+    __slots__ = ("_lock", "_pixels", "_png", "box", "region_index")
 
     def __init__(
         self,
@@ -108,23 +112,31 @@ class Crop:
         self.region_index = region_index  # -1: the full-screen fallback, not tied to a region
         self._png = png
         self._pixels = pixels
+        self._lock = threading.Lock()
 
     @property
     def png(self) -> bytes:
-        if self._png is None:
-            assert self._pixels is not None
-            ok, encoded = cv2.imencode(".png", self._pixels)
-            if not ok:
-                raise ValueError(f"OpenCV could not encode the crop {self.box.as_list()} as PNG")
-            self._png = encoded.tobytes()
-            self._pixels = None  # keep only the bytes: crops are what outlives a run
-        return self._png
+        return self.encode()
+
+    def encode(self) -> bytes:
+        """The PNG bytes (encoded once; the pixels are dropped then: crops are what outlives a run).
+        A bound `crop.encode` is what the step loop hands an artifact sink to encode later."""
+        with self._lock:
+            if self._png is None:
+                assert self._pixels is not None
+                ok, encoded = cv2.imencode(".png", self._pixels)
+                if not ok:
+                    raise ValueError(f"OpenCV could not encode the crop {self.box.as_list()} as PNG")
+                self._png = encoded.tobytes()
+                self._pixels = None
+            return self._png
 
     @property
     def pixels(self) -> np.ndarray:
         """BGR pixels of the crop (decoded from the PNG if already encoded)."""
-        if self._pixels is not None:
-            return self._pixels
+        pixels = self._pixels  # one read: an encode on another thread may drop it
+        if pixels is not None:
+            return pixels
         image = cv2.imdecode(np.frombuffer(self.png, np.uint8), cv2.IMREAD_COLOR)
         if image is None:
             raise ValueError(f"crop {self.box.as_list()} holds bytes OpenCV cannot decode")

@@ -8,6 +8,7 @@ default sink keeps them in memory; the reporters may pass one that writes to dis
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -120,10 +121,15 @@ class StepRecord:
         }
 
 
-class ArtifactSink(Protocol):
-    """Where crops and frames go. `put` returns the name records refer to."""
+PngSource = bytes | Callable[[], bytes]
 
-    def put(self, name: str, data: bytes, media_type: str = "image/png") -> str: ...
+
+class ArtifactSink(Protocol):
+    """Where crops and frames go. `put` returns the name records refer to at once; `data` is the
+    bytes or a callable producing them (e.g. `crop.encode`), so a sink that writes on its own
+    thread also encodes there."""
+
+    def put(self, name: str, data: PngSource, media_type: str = "image/png") -> str: ...
 
 
 class MemoryArtifacts:
@@ -132,7 +138,9 @@ class MemoryArtifacts:
     def __init__(self) -> None:
         self.items: dict[str, tuple[bytes, str]] = {}
 
-    def put(self, name: str, data: bytes, media_type: str = "image/png") -> str:
+    def put(self, name: str, data: PngSource, media_type: str = "image/png") -> str:
+        if callable(data):
+            data = data()
         if not isinstance(data, (bytes, bytearray)):
             raise TypeError(f"artifact {name!r} must be bytes, got {type(data).__name__}")
         self.items[name] = (bytes(data), media_type)

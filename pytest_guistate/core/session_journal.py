@@ -186,7 +186,7 @@ class Journal:
             for i, crop in enumerate(transition.crops):
                 if crop.region_index == -1 and not failed:
                     continue  # the whole-screen fallback is a frame, not a crop: only kept on failure
-                record.crops.append(sink.put(f"step{record.index:03d}-crop{i}.png", crop.png))
+                record.crops.append(sink.put(f"step{record.index:03d}-crop{i}.png", crop.encode))
         if policy.keep_frames and before is not None:
             record.frames.append(sink.put(f"step{record.index:03d}-before.png", before.frame.png))
         if after is not None and (policy.keep_frames or (failed and policy.keeps_crops_on_failure)):

@@ -6,7 +6,10 @@ imported from allure at all). Guistate steps happen before the adapter hears of 
 session listener), so `allure.step` as a context manager cannot be used; instead each finished
 step is added through the listener's `AllureReporter` (`start_step` + attachments + `stop_step`),
 which is how allure-pytest itself records steps, with the real start/stop times and status.
-Attachments are the recorder's files: redacted before they were written.
+Attachments are the recorder's files: redacted before they were written. The recorder writes
+them on its own thread, so a step stays open in Allure (a child of the test, named explicitly)
+until its files exist, and every step is closed at the session's finish, before a passed test's
+folder may be discarded.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class AllureAdapter:
         self._reporter = listener.allure_logger
         self._recorder = recorder
         self._types = (Parameter, Status, StatusDetails, TestStepResult, AttachmentType)
+        self._open: list[tuple[int, str, dict[str, Any]]] = []  # (step index, Allure uuid, stop_step kwargs)
 
     @classmethod
     def for_pluginmanager(cls, pluginmanager: Any, recorder: ArtifactRecorder) -> AllureAdapter | None:
@@ -54,7 +58,8 @@ class AllureAdapter:
     # -- SessionListener ---------------------------------------------------------------------
     def on_step(self, record: Any) -> None:
         Parameter, Status, StatusDetails, TestStepResult, _ = self._types
-        if self._reporter.get_test(None) is None:
+        test = self._reporter.get_test(None)
+        if test is None:
             return  # no Allure test is open (e.g. a session used outside a test)
         index = int(record.index)
         stop = time.time()
@@ -67,17 +72,36 @@ class AllureAdapter:
         step = TestStepResult(name=self._recorder.redactor.text(f"[guistate {index}] {record.name}"),
                               start=_ms(stop - duration), parameters=params)
         step_uuid = str(uuid.uuid4())
-        self._reporter.start_step(None, step_uuid, step)
-        files = self._recorder.step_files.get(index, {})
-        befores = list(files.get("crops_before") or [])
-        for position, rel in enumerate(files.get("crops") or []):
-            if position < len(befores) and befores[position]:
-                self._attach_file(befores[position], f"step {index} region {position} before", step_uuid)
-            self._attach_file(rel, f"step {index} region {position} after", step_uuid)
+        # parent = the test, named: the step stays open (so later steps must not nest in it)
+        # until the recorder's writer has its crops on disk; they are attached, then it stops
+        self._reporter.start_step(test.uuid, step_uuid, step)
         details = None
         if record.outcome == "failed":
             details = StatusDetails(message=self._recorder.redactor.text(record.explanation or record.error or ""))
-        self._reporter.stop_step(step_uuid, stop=_ms(stop), status=status, statusDetails=details)
+        self._open.append((index, step_uuid, {"stop": _ms(stop), "status": status, "statusDetails": details}))
+        self._settle(wait=False)
+
+    def on_finish(self, session: Any) -> None:
+        """Before the finish can discard a passed test's folder: attach every step's crops."""
+        self._settle(wait=True)
+
+    def _settle(self, *, wait: bool) -> None:
+        """Attach the crops of open steps whose files are written, in order, and stop them;
+        `wait`: wait for the recorder first and stop every open step (missing files: none)."""
+        if wait:
+            self._recorder.drain()
+        while self._open:
+            index, step_uuid, stop = self._open[0]
+            files = self._recorder.step_files.get(index)
+            if files is None and not wait:
+                return
+            befores = list((files or {}).get("crops_before") or [])
+            for position, rel in enumerate((files or {}).get("crops") or []):
+                if position < len(befores) and befores[position]:
+                    self._attach_file(befores[position], f"step {index} region {position} before", step_uuid)
+                self._attach_file(rel, f"step {index} region {position} after", step_uuid)
+            self._reporter.stop_step(step_uuid, **stop)
+            self._open.pop(0)
 
     def _attach_file(self, rel: str, name: str, parent: str | None) -> None:
         *_, AttachmentType = self._types

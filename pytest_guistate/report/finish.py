@@ -78,6 +78,7 @@ def finalize(
         "triage": label.to_dict() if label else None, "llm_tokens": llm_tokens,
     })
     recorder.journal.close(sync=True)
+    recorder.close_writer()
     folder = recorder.folder
     journal = read_journal(folder)
     states = [e["state"] for e in journal.states] + ([state] if state else [])

@@ -41,7 +41,9 @@ class FramePixels:
     bytes equal the after-frame's is never decoded by the oracle, the after-frame is). A twin the
     session still holds decoded lends its pixels; when all were released, the PNG is decoded
     here, never through `Frame.bgr` (that would keep pixels alive outside the session's frame
-    window), and `release()` drops those copies once the step is written. Returned arrays are
+    window), and `release()` drops those copies once the step is written. Frames are read only
+    through `Frame.decoded()`/`decoded_small()`, single reads that are safe while the session
+    releases pixels on the test's thread and the recorder writes on its own. Returned arrays are
     shared: callers copy before drawing on them."""
 
     def __init__(self) -> None:
@@ -51,9 +53,10 @@ class FramePixels:
         """Full-resolution BGR pixels of frames with identical PNG bytes (read-only by contract)."""
         if not twins:
             raise ValueError("no frame to take pixels from")
-        decoded = _decoded(twins)
-        if decoded is not None:
-            return decoded.bgr  # type: ignore[no-any-return]
+        for frame in twins:
+            pixels = _decoded(frame)
+            if pixels is not None:
+                return pixels
         frame = twins[0]
         held = self._local.get(id(frame))
         if held is None or held[0] is not frame:
@@ -62,17 +65,24 @@ class FramePixels:
         return held[1]
 
     def scaled(self, twins: list[Any], divisor: int) -> np.ndarray | None:
-        """`Frame.small(divisor)` of a twin still decoded (free once the oracle ran), else None:
-        the caller resizes from `full`, which costs the same as resizing here."""
-        decoded = _decoded(twins) if divisor > 1 else None
-        return None if decoded is None else decoded.small(divisor)
+        """A twin's cached `Frame.small(divisor)` (free once the oracle ran), else None: the
+        caller resizes from `full`, which costs the same as resizing here."""
+        if divisor <= 1:
+            return None
+        for frame in twins:
+            small = getattr(frame, "decoded_small", None)
+            pixels = small(divisor) if callable(small) else None
+            if pixels is not None:
+                return pixels  # type: ignore[no-any-return]
+        return None
 
     def release(self) -> None:
         self._local.clear()
 
 
-def _decoded(twins: list[Any]) -> Any:
-    return next((f for f in twins if getattr(f, "has_pixels", False)), None)
+def _decoded(frame: Any) -> np.ndarray | None:
+    decoded = getattr(frame, "decoded", None)
+    return decoded() if callable(decoded) else None
 
 
 class FrameStore:

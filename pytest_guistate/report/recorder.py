@@ -8,6 +8,12 @@ the step's journal line goes out with the file names. Bytes never named by a ste
 written at finish under `extra/` (e.g. the final frame of a failed light-tier test).
 Whole frames and before-crops go through `FrameStore`, which takes pixels from the observed
 `Frame` instead of decoding its PNG again (issue 6).
+
+With `background=True` (what the plugin uses) the listener methods only take a snapshot of what
+they are given (dicts, PNG bytes or an encoder) and a `SerialWriter` thread does the encoding,
+redaction and writing in event order, off the step loop; `drain()` waits for it (the finish
+does), and a job that failed is reported as a `GuistateWarning` then, as a synchronous failure
+would have been. Readers of `steps`, `state`, `step_files`... drain first or accept lag.
 """
 
 from __future__ import annotations
@@ -15,10 +21,14 @@ from __future__ import annotations
 import json
 import re
 import time
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.report.background import SerialWriter
 from pytest_guistate.report.frame_store import FrameStore
 from pytest_guistate.report.images import FrameFormat, image_size
 from pytest_guistate.report.journal import JOURNAL_NAME, JOURNAL_SCHEMA, JournalWriter
@@ -66,6 +76,7 @@ class ArtifactRecorder:
         screen_size: tuple[int, int] | None = None,
         extra_meta: dict[str, Any] | None = None,
         before_crops: bool | None = None,
+        background: bool = False,
     ) -> None:
         self.folder = folder
         self.tier = str(getattr(tier, "value", tier))
@@ -91,23 +102,62 @@ class ArtifactRecorder:
         self.state: dict[str, Any] | None = None
         self.anchors: dict[str, Any] | None = None
         self.journal = JournalWriter(folder / JOURNAL_NAME)
+        self._writer = SerialWriter(inline=not background)
         self.journal.write("meta", {
             "schema": JOURNAL_SCHEMA, "nodeid": self.redactor.text(nodeid), "tier": self.tier,
             "worker": worker, "folder": folder.name, "started": round(time.time(), 3),
             **(extra_meta or {}),
         })
 
+    # -- the writer ----------------------------------------------------------------------------
+    @property
+    def background(self) -> bool:
+        return not self._writer.inline
+
+    def drain(self) -> None:
+        """Wait until everything handed to the recorder is written; warn about what failed."""
+        self._warn(self._writer.drain())
+
+    def close_writer(self) -> None:
+        """Drain and stop the writer thread (the finish calls this once the journal is closed)."""
+        self._warn(self._writer.close())
+
+    def write_event(self, kind: str, data: dict[str, Any]) -> None:
+        """A journal line of the caller's own (e.g. the LLM report), in order with the steps."""
+        self._writer.submit(f"write_event({kind})", self.journal.write, kind, data)
+
+    def _submit(self, what: str, fn: Callable[..., Any], *args: Any) -> None:
+        self._warn(self._writer.take_errors())  # what failed since the last event, reported now
+        self._writer.submit(what, fn, *args)
+
+    def _warn(self, errors: list[tuple[str, BaseException]]) -> None:
+        for what, exc in errors:
+            warnings.warn(GuistateWarning(
+                f"guistate listener {type(self).__name__}.{what} raised {type(exc).__name__}: {exc}; "
+                "its report will miss this event"), stacklevel=3)
+
     # -- ArtifactSink ------------------------------------------------------------------------
-    def put(self, name: str, data: bytes, media_type: str = "image/png") -> str:
-        if not isinstance(data, (bytes, bytearray)):
-            raise TypeError(f"artifact {name!r} must be bytes, got {type(data).__name__}")
-        data = bytes(data)
+    def put(self, name: str, data: bytes | Callable[[], bytes], media_type: str = "image/png") -> str:
+        """Take bytes (or a callable producing them, run on the writer) to be written when a
+        step or anchor names them; returns `name` at once."""
+        if isinstance(data, (bytes, bytearray)):
+            data = bytes(data)
+        elif not callable(data):
+            raise TypeError(f"artifact {name!r} must be bytes or a callable producing them, got {type(data).__name__}")
+        self._submit(f"put({name})", self._put, name, data, media_type)
+        return name
+
+    def _put(self, name: str, data: bytes | Callable[[], bytes], media_type: str) -> None:
+        if callable(data):
+            data = data()
+            if not isinstance(data, (bytes, bytearray)):
+                raise TypeError(f"the encoder of artifact {name!r} returned {type(data).__name__}, not bytes")
+            data = bytes(data)
         frame, key = self.frames.find(data)
         boxes = self._screen_boxes.get(key)
         if boxes is None:  # not a frame we saw: a crop of the latest screens (after-frame, probe)
             boxes = [b for recent in list(self._screen_boxes.values())[-3:] for b in recent]
         self._pending[name] = Pending(data, media_type, [*self.redactor.regions, *boxes], frame, key)
-        return name
 
     # -- SessionListener ---------------------------------------------------------------------
     def on_observation(self, observation: Any) -> None:
@@ -120,25 +170,32 @@ class ArtifactRecorder:
         frame = getattr(observation, "frame", None)
         if frame is None:
             return
+        if self.screen_size is None:
+            self.screen_size = image_size(frame.png)
+        self._submit("on_observation", self._observed, frame, boxes)
+
+    def _observed(self, frame: Any, boxes: list[Box]) -> None:
         key = self.frames.remember(frame, boxes)
         self._screen_boxes.pop(key, None)
         self._screen_boxes[key] = boxes
         while len(self._screen_boxes) > 64:
             self._screen_boxes.pop(next(iter(self._screen_boxes)))
-        if self.screen_size is None:
-            self.screen_size = image_size(frame.png)
 
     def bind(self, session: Any) -> None:
         """Optional: let the recorder stream links of the session's anchor graph per step."""
         self._graph = getattr(session, "anchors", None) or getattr(session, "graph", None)
 
     def on_step(self, record: Any) -> None:
+        links = len(getattr(self._graph, "links", None) or [])  # the graph as it is now, not when written
+        self._submit("on_step", self._on_step, _as_dict(record), self.before_crops, links)
+
+    def _on_step(self, step: dict[str, Any], before_crops: bool, links: int) -> None:
         try:
-            self._record_step(_as_dict(record))
+            self._record_step(step, before_crops, links)
         finally:
             self.frames.pixels.release()  # a frame the session released is decoded for one step at most
 
-    def _record_step(self, step: dict[str, Any]) -> None:
+    def _record_step(self, step: dict[str, Any], before_crops: bool, links: int) -> None:
         index = int(step.get("index", len(self.bytes_by_step)))
         placed = crop_boxes(step)
         files: dict[str, Any] = {"crops": [], "frames": {}}
@@ -151,7 +208,7 @@ class ArtifactRecorder:
             if rel:
                 files["crops"].append(rel)
                 written += size
-        if self.before_crops and files["crops"]:
+        if before_crops and files["crops"]:
             files["crops_before"], size = self._before_crops(index, files["crops"], placed, step)
             written += size
         frame_names = list(step.get("frames") or [])
@@ -165,7 +222,7 @@ class ArtifactRecorder:
                           if name in (step.get("crops") or []) or name in frame_names}
         self.bytes_by_step[index] = written
         self.step_files[index] = files
-        self._stream_links()
+        self._stream_links(links)
         if self.screen_size is not None:
             files["screen"] = list(self.screen_size)
         clean = self.redactor.scrub(step)
@@ -173,17 +230,22 @@ class ArtifactRecorder:
         self.journal.write("step", {"record": clean, "files": files, "bytes": written})
 
     def on_anchor(self, anchor: Any) -> None:
+        self._submit("on_anchor", self._on_anchor, _as_dict(anchor))
+
+    def _on_anchor(self, data: dict[str, Any]) -> None:
         # the step loop adds a step's anchors before the step is recorded: its crops are still
         # pending here and are written (placed and redacted) with the step; the report maps
         # an anchor's crop names to files through the step events' `names`
-        data = _as_dict(anchor)
         files = [self._written[name] for name in data.get("crops") or [] if name in self._written]
         clean = self.redactor.scrub(data)
         self.anchor_list.append(clean)
         self.journal.write("anchor", {"anchor": clean, "files": files})
 
     def on_state(self, state: Any) -> None:
-        data = self.redactor.scrub(_as_dict(state))
+        self._submit("on_state", self._on_state, _as_dict(state))
+
+    def _on_state(self, raw: dict[str, Any]) -> None:
+        data = self.redactor.scrub(raw)
         summary = data.get("summary") or {}
         tracker = data.get("tracker") or {}
         goal = {"goal": summary.get("goal", ""), "plan": tracker.get("decomposition", [])}
@@ -203,11 +265,15 @@ class ArtifactRecorder:
     def on_finish(self, session: Any) -> None:
         """Take the final state and anchor graph from the session (names per core/session.py)."""
         state = getattr(session, "state", None)
-        if state is not None:
-            self.state = self.redactor.scrub(_as_dict(state))
         graph = self._graph or getattr(session, "anchors", None) or getattr(session, "graph", None)
+        self._submit("on_finish", self._on_finish, None if state is None else _as_dict(state),
+                     None if graph is None else _as_dict(graph))
+
+    def _on_finish(self, state: dict[str, Any] | None, graph: dict[str, Any] | None) -> None:
+        if state is not None:
+            self.state = self.redactor.scrub(state)
         if graph is not None:
-            self.anchors = self.redactor.scrub(_as_dict(graph))
+            self.anchors = self.redactor.scrub(graph)
 
     # -- files -------------------------------------------------------------------------------
     def _write_image(self, name: str, target: str | None, crop_boxes: list[Box], *, crop: bool) -> tuple[str, int]:
@@ -258,7 +324,8 @@ class ArtifactRecorder:
         return self.frames.before_crops(index, targets, list(self.redactor.regions))
 
     def flush_extra(self) -> list[str]:
-        """Write bytes no step or anchor named (e.g. a final frame) under `extra/`."""
+        """Write bytes no step or anchor named (e.g. a final frame) under `extra/` (drains first)."""
+        self.drain()
         names = []
         for name in list(self._pending):
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:80] or "artifact"
@@ -267,10 +334,10 @@ class ArtifactRecorder:
                 names.append(rel)
         return names
 
-    def _stream_links(self) -> None:
+    def _stream_links(self, upto: int) -> None:
         if self._graph is None:
             return
-        links = list(getattr(self._graph, "links", []))
+        links = list(getattr(self._graph, "links", []))[:upto]
         for link in links[self._links_seen:]:
             self.journal.write("link", {"link": _as_dict(link)})
-        self._links_seen = len(links)
+        self._links_seen = max(self._links_seen, len(links))

@@ -1,0 +1,72 @@
+"""`SerialWriter`: runs the recorder's file work in order, on one background thread or inline.
+
+Issue 6 (per-step overhead): at tier standard/full a step's crops (after and before) are PNG-
+encoded and written with its journal line, 15-35 ms per step on this machine kind, all of it
+on the test's critical path. None of it decides anything the test waits for, so the recorder
+hands it here in order (FIFO, one thread: the journal stays in event order) and the step loop
+goes on to the next action while OpenCV encodes without the GIL.
+
+A job that fails does not stop the ones after it; its error is kept and reported as a
+`GuistateWarning` the next time the owner looks (`drain()` or `take_errors()`), in the words a
+synchronous failure would have had. `inline=True` runs each job at once and lets errors raise.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+__all__ = ["SerialWriter"]
+
+
+class SerialWriter:
+    def __init__(self, *, inline: bool, name: str = "guistate-writer") -> None:
+        self.inline = inline
+        self._name = name
+        self._pool: ThreadPoolExecutor | None = None
+        self._last: Future[Any] | None = None
+        self._errors: list[tuple[str, BaseException]] = []
+        self._lock = threading.Lock()
+
+    def submit(self, what: str, fn: Callable[..., Any], *args: Any) -> None:
+        """Run `fn(*args)` after every job submitted before it; `what` names it in an error."""
+        if self.inline:
+            fn(*args)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=self._name)
+        self._last = self._pool.submit(self._guarded, what, fn, args)
+
+    def _guarded(self, what: str, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        try:
+            fn(*args)
+        except Exception as exc:  # noqa: BLE001 - kept and reported to the owner, never lost
+            with self._lock:
+                self._errors.append((what, exc))
+
+    def drain(self) -> list[tuple[str, BaseException]]:
+        """Wait until every job submitted so far ran; returns (and forgets) their errors."""
+        last = self._last
+        if last is not None:
+            last.result()
+        return self.take_errors()
+
+    def take_errors(self) -> list[tuple[str, BaseException]]:
+        with self._lock:
+            errors, self._errors = self._errors, []
+        return errors
+
+    @property
+    def idle(self) -> bool:
+        last = self._last
+        return last is None or last.done()
+
+    def close(self) -> list[tuple[str, BaseException]]:
+        """Drain, then stop the thread (a later `submit` starts a new one)."""
+        errors = self.drain()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        return errors
