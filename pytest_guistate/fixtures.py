@@ -7,6 +7,7 @@ fixtures close what they create.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import uuid
 import warnings
@@ -184,10 +185,8 @@ def device(
 
 def _quit_quietly(driver: Any) -> None:
     """End a probe session; a failure here changes nothing about what the caller reports."""
-    try:
+    with contextlib.suppress(Exception):
         driver.quit()
-    except Exception:  # noqa: BLE001 - the error being raised matters more
-        pass
 
 
 @pytest.fixture

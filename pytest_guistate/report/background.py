@@ -6,6 +6,10 @@ on the test's critical path. None of it decides anything the test waits for, so 
 hands it here in order (FIFO, one thread: the journal stays in event order) and the step loop
 goes on to the next action while OpenCV encodes without the GIL.
 
+The writer may fall at most `steps_behind` step jobs behind: submitting one more waits for the
+oldest, so memory held by queued frames and crops stays bounded and a process killed outright
+loses at most the step(s) still being written (the journal is flushed line by line).
+
 A job that fails does not stop the ones after it; its error is kept and reported as a
 `GuistateWarning` the next time the owner looks (`drain()` or `take_errors()`), in the words a
 synchronous failure would have had. `inline=True` runs each job at once and lets errors raise.
@@ -14,6 +18,7 @@ synchronous failure would have had. `inline=True` runs each job at once and lets
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -22,22 +27,32 @@ __all__ = ["SerialWriter"]
 
 
 class SerialWriter:
-    def __init__(self, *, inline: bool, name: str = "guistate-writer") -> None:
+    def __init__(self, *, inline: bool, name: str = "guistate-writer", steps_behind: int = 1) -> None:
+        if steps_behind < 1:
+            raise ValueError(f"steps_behind must be >= 1, got {steps_behind}")
         self.inline = inline
+        self.steps_behind = steps_behind
+        self._steps: deque[Future[Any]] = deque()
         self._name = name
         self._pool: ThreadPoolExecutor | None = None
         self._last: Future[Any] | None = None
         self._errors: list[tuple[str, BaseException]] = []
         self._lock = threading.Lock()
 
-    def submit(self, what: str, fn: Callable[..., Any], *args: Any) -> None:
-        """Run `fn(*args)` after every job submitted before it; `what` names it in an error."""
+    def submit(self, what: str, fn: Callable[..., Any], *args: Any, step: bool = False) -> None:
+        """Run `fn(*args)` after every job submitted before it; `what` names it in an error.
+        `step=True` counts the job against `steps_behind` (waits for the oldest beyond it)."""
         if self.inline:
             fn(*args)
             return
+        if step:
+            while len(self._steps) >= self.steps_behind:
+                self._steps.popleft().result()  # never raises: `_guarded` keeps the error
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=self._name)
         self._last = self._pool.submit(self._guarded, what, fn, args)
+        if step:
+            self._steps.append(self._last)
 
     def _guarded(self, what: str, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
         try:
@@ -51,6 +66,7 @@ class SerialWriter:
         last = self._last
         if last is not None:
             last.result()
+        self._steps.clear()
         return self.take_errors()
 
     def take_errors(self) -> list[tuple[str, BaseException]]:

@@ -126,9 +126,9 @@ class ArtifactRecorder:
         """A journal line of the caller's own (e.g. the LLM report), in order with the steps."""
         self._writer.submit(f"write_event({kind})", self.journal.write, kind, data)
 
-    def _submit(self, what: str, fn: Callable[..., Any], *args: Any) -> None:
+    def _submit(self, what: str, fn: Callable[..., Any], *args: Any, step: bool = False) -> None:
         self._warn(self._writer.take_errors())  # what failed since the last event, reported now
-        self._writer.submit(what, fn, *args)
+        self._writer.submit(what, fn, *args, step=step)
 
     def _warn(self, errors: list[tuple[str, BaseException]]) -> None:
         for what, exc in errors:
@@ -187,7 +187,7 @@ class ArtifactRecorder:
 
     def on_step(self, record: Any) -> None:
         links = len(getattr(self._graph, "links", None) or [])  # the graph as it is now, not when written
-        self._submit("on_step", self._on_step, _as_dict(record), self.before_crops, links)
+        self._submit("on_step", self._on_step, _as_dict(record), self.before_crops, links, step=True)
 
     def _on_step(self, step: dict[str, Any], before_crops: bool, links: int) -> None:
         try:

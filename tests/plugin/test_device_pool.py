@@ -402,8 +402,8 @@ def test_a_device_that_answers_but_refuses_sessions_is_taken_out_and_the_test_mo
         result.assert_outcomes(passed=3)
         assert result.stdout.str().count(f"used {sims[0].url}") == 3
         assert f"used {refusing.url}" not in result.stdout.str()
-        result.stdout.fnmatch_lines([f"*device {refusing.url} is taken out of the pool: refused two new Appium "
-                                     "sessions in a row: too many open sessions (0)*"])
+        result.stdout.fnmatch_lines([(f"*device {refusing.url} is taken out of the pool: refused two new Appium "
+                                      "sessions in a row: too many open sessions (0)*")])
 
 
 def test_a_session_refused_for_the_tests_own_capabilities_keeps_the_device(
@@ -425,7 +425,7 @@ def test_a_session_refused_for_the_tests_own_capabilities_keeps_the_device(
                                           f"--guistate-device={sims[0].url}")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines([
-        f"*DeviceError: could not open an Appium session on {sims[0].url} with this test's capabilities:*"
-        "com.example.not_installed*is not installed*the device stays in the pool*",
+        (f"*DeviceError: could not open an Appium session on {sims[0].url} with this test's capabilities:*"
+         "com.example.not_installed*is not installed*the device stays in the pool*"),
     ])
     assert "taken out of the pool" not in result.stdout.str()
