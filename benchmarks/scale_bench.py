@@ -259,6 +259,9 @@ def measure(scenario: Scenario, rounds: int, pairs: int) -> None:
         verdict = "" if target is None else f"<= {target}x vs bare: {'met' if med[mode] / med['bare'] <= target else 'NOT met'}"
         print(f"{mode:>10}  {med[mode]:8.1f}  {med[mode] / med['bare']:6.2f}x  {med[mode] / med['bare+shot']:9.2f}x  "
               f"{med[mode] / med['bare+obs']:8.2f}x  {verdict}")
+    floor = med["bare+shot"] / med["bare"]
+    print(f"  floor: one screenshot per step alone is {floor:.2f}x a bare tap here, and a pixel oracle needs one "
+          f"per step, so no tier can be under {floor:.2f}x vs bare; the plugin's own share is the /bare+shot column")
     buckets = sorted({b for t in tallies.values() for b in t.seconds}, key=lambda b: -tallies["full"].seconds[b])
     print(f"\nwhere a step's time goes (ms/step, one instrumented run per tier, {steps} steps):")
     print(f"  {'component':36} " + " ".join(f"{tier:>13}" for tier in tiers))
