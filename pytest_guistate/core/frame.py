@@ -10,6 +10,7 @@ device makes next instead of adding to the step (issue 6: ~13-15 ms of a real Ap
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
 import threading
 import time
@@ -27,17 +28,19 @@ class FrameError(ValueError):
 
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-_decoder: ThreadPoolExecutor | None = None
+_decoder: tuple[int, ThreadPoolExecutor] | None = None  # (pid that made it, pool)
 _decoder_lock = threading.Lock()
 
 
 def _decode_pool() -> ThreadPoolExecutor:
-    """One daemon decode thread per process, made on first use (a worker of pytest-xdist has its own)."""
+    """One decode thread per process, made on first use (each pytest-xdist worker has its own). A
+    forked child gets a new one: the parent's thread does not exist there, and work queued to
+    its pool would never run."""
     global _decoder
     with _decoder_lock:
-        if _decoder is None:
-            _decoder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="guistate-decode")
-        return _decoder
+        if _decoder is None or _decoder[0] != os.getpid():
+            _decoder = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="guistate-decode"))
+        return _decoder[1]
 
 
 def _imdecode(png: bytes) -> np.ndarray | None:

@@ -17,6 +17,7 @@ synchronous failure would have had. `inline=True` runs each job at once and lets
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -35,6 +36,7 @@ class SerialWriter:
         self._steps: deque[Future[Any]] = deque()
         self._name = name
         self._pool: ThreadPoolExecutor | None = None
+        self._pid = os.getpid()
         self._last: Future[Any] | None = None
         self._errors: list[tuple[str, BaseException]] = []
         self._lock = threading.Lock()
@@ -48,8 +50,9 @@ class SerialWriter:
         if step:
             while len(self._steps) >= self.steps_behind:
                 self._steps.popleft().result()  # never raises: `_guarded` keeps the error
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=self._name)
+        if self._pool is None or self._pid != os.getpid():  # none yet, or a forked child's copy
+            self._pool, self._pid = ThreadPoolExecutor(max_workers=1, thread_name_prefix=self._name), os.getpid()
+            self._last, self._steps = None, deque()
         self._last = self._pool.submit(self._guarded, what, fn, args)
         if step:
             self._steps.append(self._last)

@@ -3,6 +3,9 @@ corrupt or released frame behaves exactly as without it (issue 6, per-step overh
 
 from __future__ import annotations
 
+import os
+import signal
+
 import cv2
 import numpy as np
 import pytest
@@ -69,3 +72,23 @@ def test_prefetch_of_an_empty_or_decoded_frame_does_nothing() -> None:
     decoded = Frame.from_array(np.zeros((10, 10, 3), np.uint8))
     decoded.prefetch()
     assert decoded.has_pixels and decoded.bgr.shape == (10, 10, 3)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX-only")
+def test_a_forked_child_decodes_ahead_with_its_own_thread() -> None:
+    png = _png(4)
+    Frame(png).prefetch()  # the parent's decode thread exists now
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: a prefetch must not wait on the parent's (absent) thread
+        signal.alarm(10)  # a hang ends the child by SIGALRM: the assertion below fails, nothing hangs
+        os.close(read)
+        frame = Frame(png)
+        frame.prefetch()
+        os.write(write, b"%d" % frame.bgr.shape[0])
+        os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    answer = os.read(read, 16)
+    os.close(read)
+    assert os.WIFEXITED(status) and answer == b"480"
