@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_guistate.config import get_config
-from pytest_guistate.runtime import RUNTIME_KEY, SESSION_KEY, GuistateRuntime, did_test_fail, marker_kwargs
+from pytest_guistate.items import SESSION_KEY, did_test_fail, marker_kwargs
+from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime
 
 if TYPE_CHECKING:
     from pytest_guistate.devices.device_list import DeviceSpec

@@ -18,13 +18,8 @@ from pytest_guistate.fixtures import (  # noqa: F401
     guistate_device_lease,
     guistate_device_url,
 )
-from pytest_guistate.runtime import (
-    RUNTIME_KEY,
-    GuistateRuntime,
-    attach_failure_section,
-    default_refresh,
-    remember_report,
-)
+from pytest_guistate.items import attach_failure_section, remember_report
+from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime, default_refresh
 
 MARKER = (
     "guistate(tier=None, app=None, faults=None, caps=None, settle_timeout=None): per-test guistate settings — "

@@ -17,6 +17,7 @@ import pytest
 
 from pytest_guistate.config import GuistateConfig
 from pytest_guistate.core.tiers import Tier, TierPolicy, choose_tier
+from pytest_guistate.items import LIVE_KEY, REPORTS_KEY, marker_kwargs
 from pytest_guistate.progress import terminal_progress
 from pytest_guistate.testsession import GuistateSession
 
@@ -25,25 +26,13 @@ if TYPE_CHECKING:
     from pytest_guistate.devices.sim.server import SimServer
     from pytest_guistate.memory.bridge import MemoryBridge  # noqa: F401 - named in a StashKey string
     from pytest_guistate.memory.heal import Healer
-    from pytest_guistate.progress import TerminalProgress  # noqa: F401 - named in a StashKey string
     from pytest_guistate.report.allure_adapter import AllureAdapter
     from pytest_guistate.report.recorder import ArtifactRecorder
     from pytest_guistate.report.summary import SummaryPart
 
-__all__ = [
-    "REPORTS_KEY",
-    "RUNTIME_KEY",
-    "SESSION_KEY",
-    "GuistateRuntime",
-    "attach_failure_section",
-    "default_refresh",
-    "marker_kwargs",
-    "remember_report",
-]
+__all__ = ["RUNTIME_KEY", "GuistateRuntime", "default_refresh"]
 
 RUNTIME_KEY = pytest.StashKey["GuistateRuntime"]()
-SESSION_KEY = pytest.StashKey[GuistateSession]()
-REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
 
 
 @dataclass
@@ -54,7 +43,6 @@ class _TestRecording:
 
 
 RECORDER_KEY = pytest.StashKey[_TestRecording]()
-LIVE_KEY = pytest.StashKey["TerminalProgress"]()
 MEMORY_KEY = pytest.StashKey["MemoryBridge"]()
 _CACHE_PREFIX = "guistate/steps/"
 
@@ -298,53 +286,6 @@ class GuistateRuntime:
         if self._healer is not None:
             self._healer.store.close()
             self._healer = None
-
-
-def marker_kwargs(item: pytest.Item) -> dict[str, Any]:
-    """All `@pytest.mark.guistate(...)` keyword arguments, closest marker winning."""
-    merged: dict[str, Any] = {}
-    for marker in reversed(list(item.iter_markers("guistate"))):
-        if marker.args:
-            raise pytest.UsageError(
-                f"{item.nodeid}: @pytest.mark.guistate takes keyword arguments only, got {marker.args!r}"
-            )
-        merged.update(marker.kwargs)
-    return merged
-
-
-def remember_report(item: pytest.Item, report: pytest.TestReport) -> None:
-    item.stash.setdefault(REPORTS_KEY, {})[report.when] = report
-    live = item.stash.get(LIVE_KEY, None)
-    if live is not None and report.when == "call":
-        live.clear()  # before the terminal reporter writes this test's result
-
-
-def did_test_fail(item: pytest.Item) -> bool:
-    """A missing call report means the test did not pass (pytest-playwright's issue #89)."""
-    reports = item.stash.get(REPORTS_KEY, {})
-    call = reports.get("call")
-    setup = reports.get("setup")
-    if setup is not None and setup.failed:
-        return True
-    return call is None or call.failed
-
-
-def attach_failure_section(item: pytest.Item, report: pytest.TestReport) -> None:
-    """Put the task progress into the failure itself, so terminal and JUnit XML both show it."""
-    if not report.failed or report.when != "call":
-        return
-    session = item.stash.get(SESSION_KEY, None)
-    if session is None:
-        return
-    try:
-        text = session.failure_section()
-    except Exception as exc:  # never hide the test's own failure behind ours
-        text = f"(guistate could not summarise the task state: {type(exc).__name__}: {exc})"
-    longrepr = report.longrepr
-    if hasattr(longrepr, "addsection"):
-        longrepr.addsection("guistate", text)  # type: ignore[union-attr]
-    else:
-        report.sections.append(("guistate", text))
 
 
 def default_refresh(screen: Any) -> bool | None:
