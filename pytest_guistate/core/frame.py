@@ -129,9 +129,10 @@ class Frame:
 
     @property
     def has_pixels(self) -> bool:
-        """Whether decoded pixels are in memory: a reader (the report recorder) can use them for
-        free, but must not call `bgr`/`small` on a released frame (that would decode and keep
-        pixels alive outside the session's frame window)."""
+        """Whether decoded pixels are in memory now (a pending `prefetch` does not count). A reader
+        other than the session (the report recorder) takes them with `decoded()` and must not call
+        `bgr`/`small` on a released frame: that would decode and keep pixels alive outside the
+        session's frame window."""
         return self._bgr is not None
 
     def decoded(self) -> np.ndarray | None:
@@ -160,12 +161,7 @@ class Frame:
         if cached is None:
             grey = cv2.cvtColor(self.bgr, cv2.COLOR_BGR2GRAY)
             if scale_divisor > 1:
-                height, width = grey.shape
-                grey = cv2.resize(
-                    grey,
-                    (max(1, width // scale_divisor), max(1, height // scale_divisor)),
-                    interpolation=cv2.INTER_AREA,
-                )
+                grey = _downscale(grey, scale_divisor)
             self._grey_cache[scale_divisor] = grey
             cached = grey
         return cached
