@@ -47,15 +47,20 @@ class SerialWriter:
         if self.inline:
             fn(*args)
             return
+        pool = self._own_pool()
         if step:
             while len(self._steps) >= self.steps_behind:
                 self._steps.popleft().result()  # never raises: `_guarded` keeps the error
-        if self._pool is None or self._pid != os.getpid():  # none yet, or a forked child's copy
-            self._pool, self._pid = ThreadPoolExecutor(max_workers=1, thread_name_prefix=self._name), os.getpid()
-            self._last, self._steps = None, deque()
-        self._last = self._pool.submit(self._guarded, what, fn, args)
+        self._last = pool.submit(self._guarded, what, fn, args)
         if step:
             self._steps.append(self._last)
+
+    def _own_pool(self) -> ThreadPoolExecutor:
+        """This process's thread: a forked child must not wait on its parent's (absent) one."""
+        if self._pool is None or self._pid != os.getpid():
+            self._pool, self._pid = ThreadPoolExecutor(max_workers=1, thread_name_prefix=self._name), os.getpid()
+            self._last, self._steps = None, deque()
+        return self._pool
 
     def _guarded(self, what: str, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
         try:
@@ -66,6 +71,8 @@ class SerialWriter:
 
     def drain(self) -> list[tuple[str, BaseException]]:
         """Wait until every job submitted so far ran; returns (and forgets) their errors."""
+        if self._pid != os.getpid():  # a forked child: its parent's jobs are not its own
+            self._pool, self._last, self._steps = None, None, deque()
         last = self._last
         if last is not None:
             last.result()
@@ -76,11 +83,6 @@ class SerialWriter:
         with self._lock:
             errors, self._errors = self._errors, []
         return errors
-
-    @property
-    def idle(self) -> bool:
-        last = self._last
-        return last is None or last.done()
 
     def close(self) -> list[tuple[str, BaseException]]:
         """Drain, then stop the thread (a later `submit` starts a new one)."""
