@@ -173,11 +173,10 @@ def sim_scenario(url: str) -> Scenario:
 
 def web_scenario(url: str, page: str) -> Scenario:
     """Real Appium 3 + chromium driver + headless Chromium emulating a Pixel 7, the web Feed."""
-    caps = {"platformName": "linux", **capabilities.chromium()}
-    return Scenario(f"real Appium at {url}, web Feed", url, caps, False,
-                    ((AppiumBy.XPATH, "(//*[@data-testid='delete'])[1]"),
-                     (AppiumBy.XPATH, "//*[@data-testid='cancel_delete']")),
-                    ({"xpath": "(//*[@data-testid='delete'])[1]"}, {"id": "cancel_delete"}),
+    first_delete = "(//*[@data-testid='delete'])[1]"
+    return Scenario(f"real Appium at {url}, web Feed", url, capabilities.chromium(), False,
+                    ((AppiumBy.XPATH, first_delete), (AppiumBy.XPATH, "//*[@data-testid='cancel_delete']")),
+                    ({"xpath": first_delete}, {"id": "cancel_delete"}),
                     page=page)
 
 

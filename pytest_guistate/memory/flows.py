@@ -112,7 +112,8 @@ def flow_hints(store: MemoryStore, instruction: str, apps: Sequence[str], k: int
     """One line per similar earlier flow, for the actor's prompt (hints, never commands)."""
     lines = []
     for flow in similar_flows(store, instruction, k, apps):
-        steps = " -> ".join(f"{s.function}({', '.join(f'{k}={v}' for k, v in s.params.items())})" for s in flow.steps)
+        steps = " -> ".join(f"{step.function}({', '.join(f'{key}={value}' for key, value in step.params.items())})"
+                            for step in flow.steps)
         lines.append(f"- {flow.template}: {steps}")
     return list(dict.fromkeys(lines))  # the same flow learned twice is one hint
 
@@ -120,8 +121,8 @@ def flow_hints(store: MemoryStore, instruction: str, apps: Sequence[str], k: int
 def remember_flow(store: MemoryStore, instruction: str, turns: Sequence[Any], apps: Sequence[str],
                   test: str = "") -> int:
     """Store a successful actor run as a flow: its tool calls with their visible parameters."""
-    steps = [FlowStep(str(turn.tool), {k: str(v) for k, v in turn.input.items()
-                                       if not k.startswith("_") and k not in ("element_id", "x", "y")}
+    steps = [FlowStep(str(turn.tool), {key: str(value) for key, value in turn.input.items()
+                                       if not key.startswith("_") and key not in ("element_id", "x", "y")}
                       | ({"on": str(turn.input["_in"])} if turn.input.get("_in") else {}))
              for turn in turns if turn.tool and turn.tool != "done"]
     return add_flow(store, instruction, steps, apps, test=test)
