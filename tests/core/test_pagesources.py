@@ -152,6 +152,7 @@ def test_ios_alert_takes_the_touches_and_names_the_popup() -> None:
     assert popup_title(before, obs(tree)) == "Delete post by Carol?"
     container = tree.smallest_container(Box(200, 455, 320, 490), screen=tree.screen_box)
     assert container is not None and container.kind == "ScrollView"
+    assert refreshable_list(tree) is None  # the alert's button ScrollView is not a list to pull
 
 
 def test_android_alert_buttons_and_popup() -> None:
@@ -254,3 +255,27 @@ def test_ios_changes_in_two_cells_are_one_change_of_the_table() -> None:
         after = _changed(after, Box(body.left + 4, body.top + 4, body.left + 60, body.bottom - 4))
     result = VisualOracle().compare(Frame.from_array(before), Frame.from_array(after), tree)
     assert [r.container for r in result.regions] == ["feed_list"]
+
+
+def test_ios_status_bar_band_is_ignored_above_the_navigation_bar() -> None:
+    from pytest_guistate.core.oracle import status_bar_boxes
+
+    tree = load("ios_list", scale=3.0)
+    assert status_bar_boxes(tree, 1170, 2532) == [Box(0, 0, 1170, 141)]  # the nav bar starts at 47 pt
+    alert = load("ios_alert", scale=3.0)  # no navigation bar on screen: the top 6.5%
+    assert status_bar_boxes(alert, 1170, 2532) == [Box(0, 0, 1170, 165)]
+    assert status_bar_boxes(load("android_list"), 1080, 2340) == [Box(0, 0, 1080, 70)]
+
+
+def test_redaction_fills_the_ios_secure_field_in_screenshot_pixels() -> None:
+    from pytest_guistate.report.redact import Redactor
+
+    tree = load("ios_login", scale=3.0)
+    img = np.full((2532, 1170, 3), 255, np.uint8)
+    cv2.putText(img, "hunter22", (90, 860), cv2.FONT_HERSHEY_SIMPLEX, 2.0, (0, 0, 0), 4)  # as if not masked
+    redactor = Redactor()
+    redactor.observe(tree)
+    out = cv2.imdecode(np.frombuffer(redactor.image(Frame.from_array(img).png), np.uint8), cv2.IMREAD_COLOR)
+    field = out[780:912, 72:1098]
+    assert (field == field[0, 0]).all() and tuple(field[0, 0]) != (255, 255, 255)  # one solid fill
+    assert (out[1000:1100, 72:1098] == 255).all()  # the rest of the screen is kept
