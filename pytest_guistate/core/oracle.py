@@ -270,7 +270,8 @@ def _focused_editables(tree: UITree | None) -> list[UINode]:
     return [
         node
         for node in tree.nodes()
-        if node.focused and node.bounds is not None and any(hint in node.cls for hint in _EDITABLE_HINTS)
+        if node.focused and node.bounds is not None and (node.is_editable
+                                                          or any(hint in node.cls for hint in _EDITABLE_HINTS))
     ]
 
 
