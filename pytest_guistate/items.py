@@ -74,3 +74,6 @@ def attach_failure_section(item: pytest.Item, report: pytest.TestReport) -> None
         longrepr.addsection("guistate", text)  # type: ignore[union-attr]
     else:
         report.sections.append(("guistate", text))
+    from pytest_guistate.extensions import scrub_report
+
+    scrub_report(report, session.redactor)  # the traceback reaches terminals, JUnit XML and Allure too

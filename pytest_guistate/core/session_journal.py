@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_guistate.core.anchors import Anchor, AnchorType, LinkType
 from pytest_guistate.core.detect import is_system_alert, popup_title, route_change
+from pytest_guistate.core.detectors import run_detectors
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.observation import Observation
@@ -174,6 +175,8 @@ class Journal:
         record.route_changed = route is not None
         self._update(record, before, after, transition, app)  # SUBGOALs first: the timeline reads in order
         self._step_anchors(record, before, after, failed, app, route)
+        if session.hooks.detect_anchors is not None and session.policy.anchors:  # the project's own (DESIGN §8)
+            run_detectors(self, session.hooks.detect_anchors, record, before, after, transition, app)
         session.frames.unpin()
         self._emit("on_step", record)
         self.emit_state(session.state)

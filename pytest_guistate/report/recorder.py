@@ -165,8 +165,7 @@ class ArtifactRecorder:
 
         The session does not call this itself: wrap its screen in `RecordingScreen` so every
         `observe()` passes through here before any frame of that screen can be put."""
-        tree = getattr(observation, "tree", None)
-        boxes = list(tree.password_boxes()) if tree is not None else []
+        boxes = self.redactor.screen_boxes(observation)  # password fields + the redact hook's (DESIGN §8)
         frame = getattr(observation, "frame", None)
         if frame is None:
             return
