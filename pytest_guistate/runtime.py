@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_guistate.config import GuistateConfig
-from pytest_guistate.extensions import anchor_detector, locate, redaction_source
 from pytest_guistate.core.tiers import Tier, TierPolicy, choose_tier
+from pytest_guistate.extensions import anchor_detector, locate, redaction_source
 from pytest_guistate.items import LIVE_KEY, REPORTS_KEY, marker_kwargs
 from pytest_guistate.progress import terminal_progress
 from pytest_guistate.testsession import GuistateSession
