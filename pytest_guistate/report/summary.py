@@ -213,4 +213,10 @@ def read_summary(path: Path) -> list[TestSummary]:
         raise ValueError(f"{path} is not valid JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("schema") != SUMMARY_SCHEMA:
         raise ValueError(f"{path} is not a {SUMMARY_SCHEMA} document")
-    return [TestSummary.from_dict(t) for t in data.get("tests") or []]
+    tests = data.get("tests") or []
+    if not isinstance(tests, list) or not all(isinstance(t, dict) for t in tests):
+        raise ValueError(f"{path}: \"tests\" must be a list of objects")
+    try:
+        return [TestSummary.from_dict(t) for t in tests]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
