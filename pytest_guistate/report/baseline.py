@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from pytest_guistate.report.summary import TestSummary
 
-__all__ = ["CHECKS", "BAD_OUTCOMES", "Comparison", "Thresholds", "compare", "healed", "regressions"]
+__all__ = ["BAD_OUTCOMES", "CHECKS", "Comparison", "Thresholds", "compare", "healed", "regressions"]
 
 CHECKS = ("outcome", "heals", "stale", "steps", "tokens", "cost")
 BAD_OUTCOMES = ("failed", "error", "killed")
