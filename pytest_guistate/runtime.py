@@ -220,8 +220,8 @@ class GuistateRuntime:
         locate(done.summary, item, call)
         bridge = item.stash.get(MEMORY_KEY, None)
         if bridge is not None and bridge.heals:
-            done.summary.heals = list(bridge.heals)
-            self.heal_lines.extend(f"{item.nodeid}: {h['title']}" for h in bridge.heals)
+            done.summary.heals = recording.recorder.redactor.scrub(list(bridge.heals))
+            self.heal_lines.extend(f"{item.nodeid}: {h['title']}" for h in done.summary.heals)
         item.user_properties.extend(junit_properties(done.summary))
         if self._summary_part is not None:
             self._summary_part.add(done.summary)

@@ -9,13 +9,17 @@ from __future__ import annotations
 import copy
 import io
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from pytest_guistate.report.gate import gate_main
 
@@ -178,3 +182,55 @@ def test_usage_errors_exit_2(runs: RealRuns, capsys: pytest.CaptureFixture[str])
             gate(runs.suite, *args)
         assert stop.value.code == 2
     assert "--max-steps-ratio must be >= 1.0" in capsys.readouterr().err
+
+
+def _readme_yaml() -> list[dict[str, Any]]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return [yaml.safe_load(block) for block in re.findall(r"^```yaml\n(.*?)^```$", text, flags=re.M | re.S)]
+
+
+def test_the_readme_ci_examples_are_yaml_that_publish_and_gate() -> None:
+    github, gitlab = _readme_yaml()
+    assert set(github.get("on", github.get(True))) == {"push", "pull_request"}  # YAML 1.1 reads `on` as True
+    steps = github["jobs"]["e2e"]["steps"]
+    uploads = {s["with"]["name"] for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")}
+    assert uploads == {"allure-report", "guistate-artifacts"}
+    runs = "\n".join(s.get("run", "") for s in steps)
+    assert "pip install -e" in runs and "--guistate-summary=run.json" in runs and "--alluredir=" in runs
+    assert "allure@3.18.0 generate" in runs
+    gate_step = next(s for s in steps if s.get("name") == "gate")
+    assert gate_step["if"] == "${{ !cancelled() }}"
+    assert '--format markdown >> "$GITHUB_STEP_SUMMARY"' in gate_step["run"] and "--format github" in gate_step["run"]
+    job = gitlab["e2e"]
+    script = "\n".join(job["script"])
+    assert "--guistate-summary=run.json" in script and "--format markdown > gate.md" in script
+    assert job["artifacts"]["reports"]["junit"] == "junit.xml" and job["artifacts"]["when"] == "always"
+    assert {"gate.md", "run.json", "guistate-artifacts/", "allure-report/"} <= set(job["artifacts"]["paths"])
+
+
+def _bash(script: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+    return subprocess.run(["bash", "-e", "-c", script], cwd=cwd, text=True, capture_output=True, timeout=120,
+                          env={**os.environ, "PATH": path, **env})
+
+
+def test_the_readme_gate_steps_run_on_real_summaries(runs: RealRuns, tmp_path: Path) -> None:
+    """The gate lines of both CI examples, run by bash as the CI would, on the real summaries."""
+    github, gitlab = _readme_yaml()
+    gate_step = next(s for s in github["jobs"]["e2e"]["steps"] if s.get("name") == "gate")["run"]
+    gitlab_gate = "\n".join(line for line in gitlab["e2e"]["script"] if "BASELINE" in line)
+    for summary, expected in ((runs.suite, 0), (runs.failing, 1)):
+        work = tmp_path / f"{summary.stem}-{expected}"
+        (work / "baseline").mkdir(parents=True)
+        shutil.copy(summary, work / "run.json")
+        shutil.copy(runs.suite, work / "baseline" / "run.json")  # the main branch's last run: the green suite
+        shutil.copy(runs.suite, work / "baseline.json")
+        step_summary = work / "step-summary.md"
+        done = _bash(gate_step, work, GITHUB_STEP_SUMMARY=str(step_summary))
+        assert done.returncode == expected, done.stdout + done.stderr
+        markdown = step_summary.read_text(encoding="utf-8")
+        assert markdown.startswith("### ✅" if expected == 0 else "### ❌") and "- baseline: baseline/run.json" in markdown
+        assert ("::error file=example_failing/" in done.stdout) == bool(expected)
+        done = _bash(gitlab_gate, work)
+        assert done.returncode == expected, done.stdout + done.stderr
+        assert (work / "gate.md").read_text(encoding="utf-8").startswith("### ")
