@@ -186,7 +186,7 @@ def test_usage_errors_exit_2(runs: RealRuns, capsys: pytest.CaptureFixture[str])
 
 def _readme_yaml() -> list[dict[str, Any]]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return [yaml.safe_load(block) for block in re.findall(r"^```yaml\n(.*?)^```$", text, flags=re.M | re.S)]
+    return [yaml.safe_load(block) for block in re.findall(r"^```yaml\n(.*?)^```$", text, flags=re.MULTILINE | re.DOTALL)]
 
 
 def test_the_readme_ci_examples_are_yaml_that_publish_and_gate() -> None:
@@ -210,7 +210,7 @@ def test_the_readme_ci_examples_are_yaml_that_publish_and_gate() -> None:
 
 def _bash(script: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
-    return subprocess.run(["bash", "-e", "-c", script], cwd=cwd, text=True, capture_output=True, timeout=120,
+    return subprocess.run(["bash", "-e", "-c", script], cwd=cwd, text=True, capture_output=True, timeout=120, check=False,
                           env={**os.environ, "PATH": path, **env})
 
 
