@@ -54,7 +54,10 @@ def redaction_source(config: pytest.Config, item: pytest.Item) -> RedactionSourc
 
 def scrub_report(report: pytest.TestReport, redactor: Redactor | None) -> None:
     """Scrub the failure representation in place (call it after the guistate section is added)."""
-    if redactor is None or not redactor.active or report.longrepr is None:
+    if redactor is None or not redactor.active:
+        return
+    report.sections = [(name, redactor.text(content)) for name, content in report.sections]  # captured output
+    if report.longrepr is None:
         return
     if isinstance(report.longrepr, str):
         report.longrepr = redactor.text(report.longrepr)

@@ -43,6 +43,7 @@ def test_pay_with_a_card(device, guistate):
     guistate.goal("Pay with the card", plan=["card entered", "paid"])
     guistate.perform("type the card number", lambda: device.type("{CARD}", id="username"), idempotent=False)
     guistate.milestone("card entered")
+    print("paying with {CARD}")  # captured output: shown under the failure, written to JUnit XML
     guistate.check('The screen shows "Log in"')  # an LLM exchange whose prompt lists the field's text
     assert device.exists(text="Payment accepted"), "card {CARD} was not accepted"
 """
@@ -76,7 +77,8 @@ def test_a_conftest_redactor_keeps_the_card_number_out_of_every_output(
     pytester.makepyfile(test_pay=TEST)
     common = ("--guistate=full", "--guistate-retain=on", "--guistate-artifacts=art",
               "--guistate-memory=art/memory.sqlite", "--guistate-summary=art/summary.json")
-    recorded = inner(*common, "--guistate-llm=record", "--alluredir=allure", "--junitxml=junit.xml")
+    recorded = inner(*common, "--guistate-llm=record", "--alluredir=allure", "--junitxml=junit.xml",
+                     "-o", "junit_logging=all")
     recorded.assert_outcomes(failed=1)
     root = pytester.path
     cassette = root / "cassettes" / "test_pay" / "test_pay_with_a_card.json"
@@ -94,7 +96,9 @@ def test_a_conftest_redactor_keeps_the_card_number_out_of_every_output(
     # not vacuous: the places that held it now say so
     assert "[redacted]" in cassette.read_text(encoding="utf-8")
     assert "card [redacted] was not accepted" in output  # the test's own message, in the traceback too
-    assert "card [redacted] was not accepted" in (root / "junit.xml").read_text(encoding="utf-8")
+    assert "paying with [redacted]" in output
+    junit = (root / "junit.xml").read_text(encoding="utf-8")
+    assert "card [redacted] was not accepted" in junit and "paying with [redacted]" in junit
     allure_text = "".join(p.read_text(encoding="utf-8", errors="replace") for p in _files(root / "allure")
                           if p.suffix == ".json")
     assert "card [redacted] was not accepted" in allure_text
