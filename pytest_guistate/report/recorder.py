@@ -124,7 +124,10 @@ class ArtifactRecorder:
 
     def write_event(self, kind: str, data: dict[str, Any]) -> None:
         """A journal line of the caller's own (e.g. the LLM report), in order with the steps."""
-        self._submit(f"write_event({kind})", self.journal.write, kind, data)
+        self._submit(f"write_event({kind})", self._write_event, kind, data)
+
+    def _write_event(self, kind: str, data: dict[str, Any]) -> None:
+        self.journal.write(kind, self.redactor.scrub(data))  # e.g. an LLM claim quoting the screen
 
     def _submit(self, what: str, fn: Callable[..., Any], *args: Any, step: bool = False) -> None:
         self._warn(self._writer.take_errors())  # what failed since the last event, reported now

@@ -130,3 +130,31 @@ def pytest_guistate_redact(observation, item):
     result = inner("--guistate=standard")
     result.assert_outcomes(errors=1)
     assert "TypeError: pytest_guistate_redact returned ['4111']; expected a pytest_guistate.Redaction" in str(result.stdout)
+
+
+def test_every_journal_event_is_scrubbed_with_the_patterns(tmp_path: Path) -> None:
+    """The caller's own events (the LLM report: claims, run summaries) go through the redactor too."""
+    from pytest_guistate.report.recorder import ArtifactRecorder
+    from pytest_guistate.report.redact import Redaction, Redactor
+
+    redactor = Redactor(source=lambda observation: [Redaction(patterns=[r"\b\d{4}(?: \d{4}){3}\b"])])
+    redactor.ask(None)
+    recorder = ArtifactRecorder(tmp_path, nodeid=f"t.py::test[{CARD}]", tier="standard", redactor=redactor)
+    recorder.write_event("llm", {"checks": [{"claim": f"the field shows {CARD}", "verdict": "pass"}]})
+    recorder.drain()
+    recorder.journal.close()
+    journal = (tmp_path / "journal.jsonl").read_text(encoding="utf-8")
+    assert CARD not in journal and "the field shows [redacted]" in journal and "t.py::test[[redacted]]" in journal
+
+
+@pytest.mark.parametrize(("pattern", "problem"), [
+    (r"\d*", "matches the empty string"),
+    (r"(\d{4}", "is not a valid regular expression"),
+    (42, "must be a str or re.Pattern"),
+])
+def test_a_pattern_that_cannot_redact_is_refused_by_name(pattern: object, problem: str) -> None:
+    from pytest_guistate.report.redact import Redaction, Redactor
+
+    redactor = Redactor(source=lambda observation: [Redaction(patterns=[pattern])])  # type: ignore[list-item]
+    with pytest.raises((ValueError, TypeError), match=problem):
+        redactor.ask(None)
