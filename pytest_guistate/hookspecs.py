@@ -55,8 +55,8 @@ def pytest_guistate_detect_anchors(
 def pytest_guistate_redact(observation: Observation | None, item: pytest.Item) -> Redaction | None:
     """What else must be hidden before anything is written: boxes and text patterns.
 
-    Called once when the test's recording opens (`observation` None: return the patterns known
-    up front) and for every observed screen. `Redaction.boxes` (screen pixels) are filled in
+    Called once when the test's recording opens (`observation` None: the patterns known up
+    front, and boxes to fill on every screen) and for every observed screen. `Redaction.boxes` (screen pixels) are filled in
     that screen's frames and crops; `Redaction.patterns` (regular expressions) are replaced by
     `[redacted]` in every text written from then on (journal, report, state and anchors, the
     guistate failure section, JUnit XML, Allure, LLM cassettes), and the screen nodes whose text

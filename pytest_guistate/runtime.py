@@ -132,7 +132,7 @@ class GuistateRuntime:
         options = marker_kwargs(item)
         folder = create_test_folder(self.settings.artifacts_dir, item.nodeid, worker=self.worker)
         redactor = Redactor(source=redaction_source(self.config, item))
-        redactor.ask(None)  # patterns known up front scrub the very first journal line
+        redactor.start()  # patterns known up front scrub the very first journal line
         recorder = ArtifactRecorder(
             folder, nodeid=item.nodeid, tier=tier.value, redactor=redactor, worker=self.worker,
             extra_meta={"tier_reason": reason, "device": getattr(device, "url", "")},

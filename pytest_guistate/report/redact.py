@@ -136,6 +136,11 @@ class Redactor:
                 boxes.append(box)
         return boxes
 
+    def start(self) -> None:
+        """Ask the redact hook once before anything is written: its patterns scrub from the first
+        line on, its boxes become fixed regions of every screen."""
+        self.regions.extend(self.ask(None))
+
     def screen_boxes(self, observation: Any) -> list[Box]:
         """Everything to fill in this screen's images: password fields, the hook's boxes and the
         nodes whose text or description a pattern matches."""
