@@ -5,8 +5,8 @@ The built-in detectors (route changes, pop-ups, stale screens, failed steps) liv
 "session expired" page. The pytest layer turns the `pytest_guistate_detect_anchors` hook into one
 callable (`SessionHooks.detect_anchors`); this module validates what it returns and places each
 anchor exactly as a built-in one: on the step, with the app, with the step's crops, and linked
-by the same rules (an EXCEPTION "blocks" the milestone that was current, and the FINISH of a
-failed test). A detector that raises is reported as a `GuistateWarning` naming what is missing,
+by the same rules (an EXCEPTION "blocks" the milestone that was current when it completes; a
+failed step's own EXCEPTION is placed after them, so it stays the step's last word). A detector that raises is reported as a `GuistateWarning` naming what is missing,
 never allowed to fail the test it observes.
 """
 

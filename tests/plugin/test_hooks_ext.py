@@ -115,3 +115,25 @@ def pytest_guistate_detect_anchors(step, before, after, transition, record, item
     result = inner("--guistate=standard", "-W", "always::pytest_guistate.GuistateWarning")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*not SUBGOAL (milestones and the finish belong to the progress tracker)*"])
+
+
+def test_on_a_failed_step_the_failure_stays_the_last_anchor(inner: InnerRun, pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(BANNER_DETECTOR)
+    pytester.makepyfile(test_feed="""
+import pytest
+
+
+@pytest.mark.guistate(app="com.guistate.feed", settle_timeout=0.3)
+def test_banner(device, guistate):
+    guistate.goal("Keep Carol's post", plan=["post kept"])
+    with guistate.step("open the dialog, expecting something else", expect="Never shown", idempotent=False):
+        device.tap(desc="Delete post by Carol")
+""")
+    result = inner("--guistate=standard", "--guistate-retain=on", "--guistate-artifacts=art")
+    result.assert_outcomes(failed=1)
+    graph = json.loads((_folder(pytester.path / "art") / "anchors.json").read_text(encoding="utf-8"))
+    kinds = [(a["data"].get("kind"), a["id"]) for a in graph["anchors"] if a["type"] == "EXCEPTION"]
+    order = [kind for kind, _ in kinds]
+    # the step's failure stays its last anchor: what the timeline and triage read as the cause
+    assert order.index("detected") < order.index("step_failed") == len(order) - 1
+    assert {a["step"] for a in graph["anchors"] if a["type"] == "EXCEPTION"} == {1}
