@@ -6,6 +6,7 @@ and the types that appear in hooks.
 """
 
 from pytest_guistate.core.checks import CheckResult, all_of, frame_check, gone, visible
+from pytest_guistate.core.detectors import DetectedAnchor
 from pytest_guistate.core.errors import (
     GuistateError,
     GuistateWarning,
@@ -19,10 +20,12 @@ from pytest_guistate.core.observation import Observation
 from pytest_guistate.core.state import Milestone
 from pytest_guistate.core.tiers import Tier
 from pytest_guistate.core.uitree import UITreeError
+from pytest_guistate.report.redact import Redaction
 
 __all__ = [
     "Box",
     "CheckResult",
+    "DetectedAnchor",
     "Frame",
     "FrameError",
     "GuistateError",
@@ -31,6 +34,7 @@ __all__ = [
     "MilestoneNotVisible",
     "Observation",
     "ProgressIncomplete",
+    "Redaction",
     "StepFailed",
     "Tier",
     "UITreeError",

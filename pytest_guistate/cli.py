@@ -19,7 +19,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("pytest_guistate.report.html", "report_main",
                "rebuild report.html from the journal of a test folder (or a whole artifacts dir)"),
     "gate": ("pytest_guistate.report.gate", "gate_main",
-             "CI merge gate: read a --guistate-summary JSON, print a table, exit 1 if the run must not merge"),
+             "CI merge gate: read a --guistate-summary JSON (and a --baseline), print text, markdown, "
+             "GitHub annotations or JSON, exit 1 if the run must not merge"),
     "memory": ("pytest_guistate.memory.cli", "memory_main",
                "inspect, prune and export the cross-run memory of UI functions (self-healing locators)"),
     "llm-server": ("pytest_guistate.llm.reference_server", "serve",

@@ -12,8 +12,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_guistate.core.detectors import DetectedAnchor
     from pytest_guistate.core.geometry import Box
     from pytest_guistate.core.observation import Observation, Screen
+    from pytest_guistate.core.oracle_types import Transition
+    from pytest_guistate.core.records import StepRecord
+    from pytest_guistate.report.redact import Redaction
 
 
 @pytest.hookspec
@@ -23,6 +27,40 @@ def pytest_guistate_ignore_regions(observation: Observation, item: pytest.Item) 
     Return boxes (full-resolution pixels) that change on their own and say nothing about the
     last action: an ad banner, a live video, a clock in the app's own header. All
     implementations are called and their boxes combined; the status bar is always ignored.
+    """
+
+
+
+@pytest.hookspec
+def pytest_guistate_detect_anchors(
+    step: int,
+    before: Observation | None,
+    after: Observation | None,
+    transition: Transition | None,
+    record: StepRecord,
+    item: pytest.Item,
+) -> list[DetectedAnchor] | None:
+    """Extra anchors for one finished step: a captcha, the app's own error banner.
+
+    Called after the built-in anchors of step number `step` are placed, with its before and
+    after observations, the oracle's `transition` and the step `record` (name, outcome,
+    crops). Return `DetectedAnchor`s (EXCEPTION by default; STATE_CHANGE, CONTEXT_INFO or
+    DEPENDENCY); every implementation is called and all their anchors are placed like the
+    built-in ones (step, app, the crops overlapping `box`, EXCEPTIONs block the current
+    milestone). Only called where anchors are recorded (tiers standard and full).
+    """
+
+
+@pytest.hookspec
+def pytest_guistate_redact(observation: Observation | None, item: pytest.Item) -> Redaction | None:
+    """What else must be hidden before anything is written: boxes and text patterns.
+
+    Called once when the test's recording opens (`observation` None: the patterns known up
+    front, and boxes to fill on every screen) and for every observed screen. `Redaction.boxes` (screen pixels) are filled in
+    that screen's frames and crops; `Redaction.patterns` (regular expressions) are replaced by
+    `[redacted]` in every text written from then on (journal, report, state and anchors, the
+    guistate failure section, JUnit XML, Allure, LLM cassettes), and the screen nodes whose text
+    or description matches are filled in the images. All implementations are combined.
     """
 
 

@@ -59,11 +59,15 @@ def did_test_fail(item: pytest.Item) -> bool:
 
 
 def attach_failure_section(item: pytest.Item, report: pytest.TestReport) -> None:
-    """Put the task progress into the failure itself, so terminal and JUnit XML both show it."""
-    if not report.failed or report.when != "call":
-        return
+    """Put the task progress into the failure itself, so terminal and JUnit XML both show it; then
+    scrub every phase's report of the test's secrets (traceback, captured output)."""
     session = item.stash.get(SESSION_KEY, None)
     if session is None:
+        return
+    from pytest_guistate.extensions import scrub_report
+
+    if not report.failed or report.when != "call":
+        scrub_report(report, session.redactor)  # teardown carries every phase's captured output
         return
     try:
         text = session.failure_section()
@@ -74,3 +78,4 @@ def attach_failure_section(item: pytest.Item, report: pytest.TestReport) -> None
         longrepr.addsection("guistate", text)  # type: ignore[union-attr]
     else:
         report.sections.append(("guistate", text))
+    scrub_report(report, session.redactor)  # the traceback reaches terminals, JUnit XML and Allure too

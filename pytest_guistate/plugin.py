@@ -71,7 +71,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         runtime.close()
 
 
-@pytest.hookimpl(wrapper=True)
+# trylast: the innermost wrapper, so its section and scrubbing are in place before other plugins'
+# wrappers (allure-pytest's) read the report
+@pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     remember_report(item, report)

@@ -17,6 +17,7 @@ import pytest
 
 from pytest_guistate.config import GuistateConfig
 from pytest_guistate.core.tiers import Tier, TierPolicy, choose_tier
+from pytest_guistate.extensions import anchor_detector, locate, redaction_source
 from pytest_guistate.items import LIVE_KEY, REPORTS_KEY, marker_kwargs
 from pytest_guistate.progress import terminal_progress
 from pytest_guistate.testsession import GuistateSession
@@ -130,7 +131,8 @@ class GuistateRuntime:
         tier, reason, auto_from_plan = self.resolve_tier(item)
         options = marker_kwargs(item)
         folder = create_test_folder(self.settings.artifacts_dir, item.nodeid, worker=self.worker)
-        redactor = Redactor()
+        redactor = Redactor(source=redaction_source(self.config, item))
+        redactor.start()  # patterns known up front scrub the very first journal line
         recorder = ArtifactRecorder(
             folder, nodeid=item.nodeid, tier=tier.value, redactor=redactor, worker=self.worker,
             extra_meta={"tier_reason": reason, "device": getattr(device, "url", "")},
@@ -182,7 +184,7 @@ class GuistateRuntime:
 
             llm_settings = self.settings.llm
             session.llm_factory = lambda: open_llm(
-                llm_settings, session, device, test_file=item.path, test_name=item.name
+                llm_settings, session, device, test_file=item.path, test_name=item.name, scrub=redactor.scrub
             )
         return session
 
@@ -194,13 +196,14 @@ class GuistateRuntime:
         call = reports.get("call")
         outcome = "failed" if failed else ("skipped" if call is not None and call.skipped else "passed")
         error = call.longreprtext if (call is not None and call.failed) else None
-        llm_tokens = 0
+        llm_tokens, llm_cost = 0, None
         recording = item.stash[RECORDER_KEY]
         try:
             if session.llm is not None:
                 session.llm.close()
                 llm_report = session.llm.report()
-                llm_tokens = int(llm_report.get("usage", {}).get("totals", {}).get("total_tokens", 0))
+                totals = llm_report.get("usage", {}).get("totals", {})
+                llm_tokens, llm_cost = int(totals.get("total_tokens", 0)), totals.get("cost_usd")
                 recording.recorder.write_event("llm", llm_report)
         finally:
             session.finish(outcome)
@@ -213,10 +216,12 @@ class GuistateRuntime:
             recording.adapter.finish(done, goal=session.goal_text, tier=session.tier.value, failed=failed)
         from pytest_guistate.report.summary import junit_properties
 
+        done.summary.llm_cost_usd = llm_cost
+        locate(done.summary, item, call)
         bridge = item.stash.get(MEMORY_KEY, None)
         if bridge is not None and bridge.heals:
-            done.summary.heals = list(bridge.heals)
-            self.heal_lines.extend(f"{item.nodeid}: {h['title']}" for h in bridge.heals)
+            done.summary.heals = recording.recorder.redactor.scrub(list(bridge.heals))
+            self.heal_lines.extend(f"{item.nodeid}: {h['title']}" for h in done.summary.heals)
         item.user_properties.extend(junit_properties(done.summary))
         if self._summary_part is not None:
             self._summary_part.add(done.summary)
@@ -247,7 +252,8 @@ class GuistateRuntime:
         own = self.config.pluginmanager.get_plugin("guistate")
         user_refresh = any(impl.plugin is not own for impl in hook.pytest_guistate_refresh.get_hookimpls())
         return SessionHooks(
-            extra_ignore_regions=ignore, refresh=refresh if user_refresh else None, transition_check=transition_check
+            extra_ignore_regions=ignore, refresh=refresh if user_refresh else None, transition_check=transition_check,
+            detect_anchors=anchor_detector(self.config, item),
         )
 
     def start_summary(self) -> None:

@@ -50,6 +50,11 @@ class GuistateSession(TaskSession):
         self.flow_store: MemoryStore | None = None  # procedural memory for the actor (set by the plugin)
 
     @property
+    def redactor(self) -> Redactor | None:
+        """What this test's records must not show (secrets, the redact hook's patterns)."""
+        return self._redactor
+
+    @property
     def tier(self) -> Tier:
         return self.policy.tier
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_guistate.core.anchors import Anchor, AnchorType, LinkType
 from pytest_guistate.core.detect import is_system_alert, popup_title, route_change
+from pytest_guistate.core.detectors import run_detectors
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.observation import Observation
@@ -173,7 +174,7 @@ class Journal:
         route = route_change(before, after) if after is not None else None
         record.route_changed = route is not None
         self._update(record, before, after, transition, app)  # SUBGOALs first: the timeline reads in order
-        self._step_anchors(record, before, after, failed, app, route)
+        self._step_anchors(record, before, after, failed, app, route, transition)
         session.frames.unpin()
         self._emit("on_step", record)
         self.emit_state(session.state)
@@ -193,7 +194,7 @@ class Journal:
             record.frames.append(sink.put(f"step{record.index:03d}-after.png", after.frame.png))
 
     def _step_anchors(self, record: StepRecord, before: Observation | None, after: Observation | None,
-                      failed: bool, app: str, why: str | None) -> None:
+                      failed: bool, app: str, why: str | None, transition: Any = None) -> None:
         if after is not None:
             if why is not None:
                 anchor = self.anchor(AnchorType.STATE_CHANGE, f"after {record.name!r}: {why}", step_index=record.index,
@@ -217,6 +218,9 @@ class Journal:
                             detail=f"{stages}; outcome {record.outcome}",
                             data={"kind": "stale_screen", "outcome": record.outcome,
                                   "attempts": [a.to_dict() for a in record.attempts]})
+        detect = self.session.hooks.detect_anchors
+        if detect is not None and self.session.policy.anchors:  # the project's own (DESIGN §8), before the
+            run_detectors(self, detect, record, before, after, transition, app)  # failure: it blocks the FINISH
         if failed:
             first_line = record.explanation.splitlines()[0] if record.explanation else "failed"
             self._exception(f"step {record.name!r} failed", record, app=app,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from pytest_guistate.core.checks import Check, CheckResult
 from pytest_guistate.core.detect import refreshable_list
+from pytest_guistate.core.detectors import DetectFn
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation, Screen
 from pytest_guistate.core.oracle import VisualOracle
@@ -40,11 +41,14 @@ class SessionHooks:
     - `refresh(screen, obs) -> bool | None`: refresh the screen; None = not handled.
     - `transition_check(before_obs, after_obs, transition, expect) -> str | None`: a verdict
       override ("changed" / "no_change" / "uncertain"), None = keep the oracle's.
+    - `detect_anchors(record, before_obs, after_obs, transition) -> list[DetectedAnchor]`: extra
+      anchors of a closed step (see `detectors.py`).
     """
 
     extra_ignore_regions: Callable[[Observation], Sequence[Box]] | None = None
     refresh: Callable[[Screen, Observation], bool | None] | None = None
     transition_check: Callable[[Observation, Observation, Transition, Check | None], str | None] | None = None
+    detect_anchors: DetectFn | None = None
 
 
 @dataclass

@@ -24,6 +24,7 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -189,8 +190,10 @@ class Cassette:
     def add(self, exchange: Exchange) -> None:
         self.exchanges.append(exchange)
 
-    def save(self, *, model: str, sdk_version: str, secrets: tuple[str, ...] = ()) -> None:
-        """Write the cassette; every occurrence of a secret (the API key) is refused, not just hidden."""
+    def save(self, *, model: str, sdk_version: str, secrets: tuple[str, ...] = (),
+             scrub: Callable[[Any], Any] | None = None) -> None:
+        """Write the cassette; every occurrence of a secret (the API key) is refused, not just hidden.
+        `scrub` (the test's redactor) cleans the exchanges first; replay matches on scrubbed text."""
         request_ids = [x.headers.get("request-id", "") for x in self.exchanges]
         reference = bool(request_ids) and all(r.startswith("req_ref_") for r in request_ids)
         header = {"schema": CASSETTE_SCHEMA,
@@ -198,8 +201,10 @@ class Cassette:
                                     "model": model, "anthropic_sdk": sdk_version},
                   "note": REFERENCE_NOTE if reference else "recorded against the Anthropic API",
                   "match_rule": MATCH_RULE}
-        text = json.dumps({**header, "exchanges": [x.to_dict(i) for i, x in enumerate(self.exchanges)]},
-                          indent=1, ensure_ascii=False)
+        exchanges = [x.to_dict(i) for i, x in enumerate(self.exchanges)]
+        if scrub is not None:
+            exchanges = scrub(exchanges)
+        text = json.dumps({**header, "exchanges": exchanges}, indent=1, ensure_ascii=False)
         for secret in secrets:
             if secret and secret in text:
                 text = text.replace(secret, "<redacted>")
@@ -218,8 +223,9 @@ class ReplayServer:
     """Serves a cassette's responses in order over loopback HTTP; a request that does not match the
     next exchange gets a 400 (never retried) and a `Divergence` the client turns into the failure."""
 
-    def __init__(self, cassette: Cassette) -> None:
+    def __init__(self, cassette: Cassette, *, scrub: Callable[[Any], Any] | None = None) -> None:
         self.cassette = cassette
+        self.scrub = scrub  # the recording was scrubbed: the live request is matched scrubbed too
         self._position = 0
         self._lock = threading.Lock()
         self.divergence: Divergence | None = None
@@ -258,6 +264,8 @@ class ReplayServer:
                                   stop)
             recorded = exchanges[index]
             now = match_text(body, purpose)
+            if self.scrub is not None:
+                now = "\n".join(self.scrub(now.splitlines()))
             if now != recorded.match:
                 message = _describe(index, recorded, now, self.cassette.path)
                 self.divergence = self.divergence or Divergence(index, message)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ class LLMClient:
     cassette: Cassette | None = None
     replay: ReplayServer | None = None
     secrets: tuple[str, ...] = ()
+    scrub: Callable[[Any], Any] | None = None  # the test's redactor: what a cassette may store
     log: list[str] = field(default_factory=list)  # one line per call, for reports (never the key)
 
     def create(self, purpose: str, *, system: list[dict[str, Any]], tools: list[dict[str, Any]],
@@ -121,7 +123,8 @@ class LLMClient:
     def finish(self) -> None:
         """Write the cassette (record mode) and stop the replay server. Safe to call twice."""
         if self.cassette is not None and self.replay is None and self.cassette.exchanges:
-            self.cassette.save(model=self.settings.model, sdk_version=anthropic.__version__, secrets=self.secrets)
+            self.cassette.save(model=self.settings.model, sdk_version=anthropic.__version__, secrets=self.secrets,
+                               scrub=self.scrub)
         if self.replay is not None:
             self.replay.stop()
         self.sdk.close()
@@ -135,7 +138,7 @@ class LLMClient:
 
 
 def make_client(settings: LLMSettings, *, cassette_path: Path | None = None,
-                env: dict[str, str] | None = None) -> LLMClient | None:
+                env: dict[str, str] | None = None, scrub: Callable[[Any], Any] | None = None) -> LLMClient | None:
     """The client for one test, or None when the mode is `off`."""
     environ = os.environ if env is None else env
     if settings.mode is Mode.OFF:
@@ -147,9 +150,9 @@ def make_client(settings: LLMSettings, *, cassette_path: Path | None = None,
         if cassette_path is None:
             raise LLMConfigError("--guistate-llm=replay needs a cassette path for the test")
         cassette = Cassette.load(cassette_path)
-        replay = ReplayServer(cassette).start()
+        replay = ReplayServer(cassette, scrub=scrub).start()
         sdk = anthropic.Anthropic(api_key=REPLAY_KEY, base_url=replay.url, **common)
-        return LLMClient(settings, sdk, ledger, cassette, replay)
+        return LLMClient(settings, sdk, ledger, cassette, replay, scrub=scrub)
     key = environ.get("ANTHROPIC_API_KEY", "")
     if not key:
         raise LLMConfigError(f"--guistate-llm={settings.mode}: set ANTHROPIC_API_KEY in the environment "
@@ -161,4 +164,4 @@ def make_client(settings: LLMSettings, *, cassette_path: Path | None = None,
         if cassette_path is None:
             raise LLMConfigError("--guistate-llm=record needs a cassette path for the test")
         recording = Cassette(cassette_path)
-    return LLMClient(settings, sdk, ledger, recording, None, secrets=(key,))
+    return LLMClient(settings, sdk, ledger, recording, None, secrets=(key,), scrub=scrub)

@@ -4,7 +4,7 @@ LLM state updater on the session when the settings ask for it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,10 +71,12 @@ class TestLLM:
             self.client.finish()
 
 
-def open_llm(settings: LLMSettings, session: Any, device: Any, *, test_file: Path, test_name: str) -> TestLLM:
-    """Create the test's LLM access; cassettes live at `cassette_path(test_file, test_name)`."""
+def open_llm(settings: LLMSettings, session: Any, device: Any, *, test_file: Path, test_name: str,
+             scrub: Callable[[Any], Any] | None = None) -> TestLLM:
+    """Create the test's LLM access; cassettes live at `cassette_path(test_file, test_name)`.
+    `scrub` (the test's redactor) cleans what a cassette stores, and replay matches on it."""
     path = cassette_path(test_file, test_name) if settings.mode in (Mode.RECORD, Mode.REPLAY) else None
-    client = make_client(settings, cassette_path=path)
+    client = make_client(settings, cassette_path=path, scrub=scrub)
     updater = None
     if client is not None and settings.updater != "off":
         updater = LLMStateUpdater(client, activation=settings.updater, offline=session.updater,

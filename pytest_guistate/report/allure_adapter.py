@@ -110,6 +110,17 @@ class AllureAdapter:
         self._reporter.attach_data(str(uuid.uuid4()), path.read_bytes(), name=name, attachment_type=kind,
                                    parent_uuid=parent)
 
+    def _scrub_status(self, test: Any) -> None:
+        """allure-pytest takes the failure's message and trace from pytest itself: scrub them too."""
+        redactor = self._recorder.redactor
+        details = getattr(test, "statusDetails", None)
+        if not redactor.active or details is None:
+            return
+        for name in ("message", "trace"):
+            value = getattr(details, name, None)
+            if isinstance(value, str):
+                setattr(details, name, redactor.text(value))
+
     # -- after the test ----------------------------------------------------------------------
     def finish(self, finished: Any, *, goal: str, tier: str, failed: bool) -> None:
         """Labels, description and (on failure) the timeline, report, tracker and anchors."""
@@ -119,6 +130,7 @@ class AllureAdapter:
         test = self._reporter.get_test(None)
         if test is None:
             return
+        self._scrub_status(test)
         if goal:
             test.description = self._recorder.redactor.text(goal)
         test.labels.append(Label(name="guistate_tier", value=tier))

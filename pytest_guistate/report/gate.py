@@ -2,7 +2,9 @@
 
 Prints one row per test and exits 1 when the run must not merge: a failed (or errored, killed)
 test, progress below `--min-progress`, more than `--max-stale` stale-screen episodes in a test,
-or a triage label named by `--fail-on`. Exit 2 for a summary that cannot be read.
+a triage label named by `--fail-on`, more heals than `--max-heals`, or with `--baseline` a
+regression against an earlier run (`baseline.py`). Exit 2 for bad usage or a summary that cannot
+be read (the message names the problem). The output formats are `gate_format.py`.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from pytest_guistate.report.baseline import CHECKS, Thresholds, compare
+from pytest_guistate.report.gate_format import FORMATS, GateResult, GateRow, render
 from pytest_guistate.report.summary import TestSummary, read_summary
 from pytest_guistate.report.triage import LABELS
 
-__all__ = ["gate_main", "gate_reasons"]
+__all__ = ["evaluate", "gate_main", "gate_reasons"]
 
 _BAD_OUTCOMES = ("failed", "error", "killed")
 
@@ -47,18 +51,38 @@ def gate_reasons(
     return reasons
 
 
-def _table(rows: list[list[str]], out: TextIO) -> None:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for number, row in enumerate(rows):
-        out.write("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() + "\n")
-        if number == 0:
-            out.write("  ".join("-" * w for w in widths) + "\n")
+def evaluate(tests: Sequence[TestSummary], args: argparse.Namespace,
+             baseline: Sequence[TestSummary] | None = None, baseline_path: str | None = None) -> GateResult:
+    """Apply the gate's criteria (and the baseline's, when given) to every test of the run."""
+    comparison = compare(baseline, tests, _thresholds(args)) if baseline is not None else None
+    rows = []
+    for test in tests:
+        reasons = gate_reasons(test, min_progress=args.min_progress, max_stale=args.max_stale,
+                               fail_on=args.fail_on, allow_failed=args.allow_failed, max_heals=args.max_heals)
+        old = comparison.old.get(test.nodeid) if comparison is not None else None
+        found = comparison.regressions.get(test.nodeid, []) if comparison is not None else []
+        rows.append(GateRow(test, reasons, list(found), old))
+    result = GateResult(rows, baseline=baseline_path)
+    if comparison is not None:
+        result.added, result.removed = comparison.added, comparison.removed
+    return result
 
 
-def gate_main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    parser = argparse.ArgumentParser(prog="guistate gate", description="CI merge gate over a guistate run summary")
+def _thresholds(args: argparse.Namespace) -> Thresholds:
+    return Thresholds(steps_ratio=args.max_steps_ratio, tokens_ratio=args.max_tokens_ratio,
+                      cost_ratio=args.max_cost_ratio, ignore=frozenset(args.baseline_ignore))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="guistate gate", description="CI merge gate over a guistate run summary",
+        epilog="exit codes: 0 the run may merge; 1 the gate refuses it (a blocking test or regression, or no "
+               "tests at all); 2 usage error or a summary that cannot be read")
     parser.add_argument("summary", type=Path, metavar="SUMMARY", help="the --guistate-summary JSON")
+    parser.add_argument("--format", choices=FORMATS, default="text",
+                        help="text (default), markdown (job summary), github (workflow annotations), json")
+    parser.add_argument("--path-prefix", default="", metavar="DIR/",
+                        help="prepended to test files in github annotations (pytest ran in a subfolder)")
     parser.add_argument("--min-progress", type=float, default=None, metavar="F",
                         help="fail a test whose milestones done/total is below F (0..1)")
     parser.add_argument("--max-stale", type=int, default=None, metavar="N",
@@ -69,28 +93,35 @@ def gate_main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> i
                         help="fail a test with more than N locators healed by memory (0 refuses any healed run)")
     parser.add_argument("--allow-failed", action="store_true",
                         help="do not block on failed tests by themselves (only the other criteria)")
+    base = parser.add_argument_group("baseline (regressions against an earlier run, e.g. the main branch's last)")
+    base.add_argument("--baseline", type=Path, default=None, metavar="OLD_SUMMARY",
+                      help="fail tests that got worse than in this summary")
+    base.add_argument("--max-steps-ratio", type=float, default=1.5, metavar="R",
+                      help="fail a test taking more than R times its baseline steps (default 1.5 = +50%%)")
+    base.add_argument("--max-tokens-ratio", type=float, default=1.5, metavar="R",
+                      help="fail a test using more than R times its baseline LLM tokens (default 1.5)")
+    base.add_argument("--max-cost-ratio", type=float, default=1.5, metavar="R",
+                      help="fail a test costing more than R times its baseline LLM cost (default 1.5)")
+    base.add_argument("--baseline-ignore", nargs="+", default=[], choices=CHECKS, metavar="CHECK",
+                      help=f"switch baseline checks off ({', '.join(CHECKS)})")
+    return parser
+
+
+def gate_main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.min_progress is not None and not 0.0 <= args.min_progress <= 1.0:
         parser.error(f"--min-progress must be within 0..1, got {args.min_progress}")
+    for option in ("max_steps_ratio", "max_tokens_ratio", "max_cost_ratio"):
+        if getattr(args, option) < 1.0:
+            parser.error(f"--{option.replace('_', '-')} must be >= 1.0 (1.5 allows +50%), got {getattr(args, option)}")
     try:
         tests = read_summary(args.summary)
+        baseline = read_summary(args.baseline) if args.baseline is not None else None
     except ValueError as exc:
         print(f"guistate gate: {exc}", file=sys.stderr)
         return 2
-    rows = [["test", "outcome", "tier", "steps", "milestones", "stale", "retries", "conflicts", "heals", "triage",
-             "gate"]]
-    blocked = 0
-    for test in tests:
-        reasons = gate_reasons(test, min_progress=args.min_progress, max_stale=args.max_stale,
-                               fail_on=args.fail_on, allow_failed=args.allow_failed, max_heals=args.max_heals)
-        blocked += bool(reasons)
-        rows.append([test.nodeid, test.outcome, test.tier, str(test.steps),
-                     f"{test.milestones_done}/{test.milestones_total}", str(test.stale_episodes), str(test.retries),
-                     str(test.conflicts), str(len(test.heals)), test.triage or "-", "BLOCK: " + "; ".join(reasons) if reasons else "ok"])
-    _table(rows, out)
-    verdict = f"{blocked} of {len(tests)} test(s) block the merge" if blocked else f"all {len(tests)} test(s) pass the gate"
-    out.write(verdict + "\n")
-    if not tests:
-        out.write("guistate gate: the summary holds no tests; refusing to pass an empty run\n")
-        return 1
-    return 1 if blocked else 0
+    result = evaluate(tests, args, baseline, str(args.baseline) if args.baseline is not None else None)
+    out.write(render(result, args.format, path_prefix=args.path_prefix))
+    return result.exit_code

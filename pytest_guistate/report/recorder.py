@@ -124,7 +124,10 @@ class ArtifactRecorder:
 
     def write_event(self, kind: str, data: dict[str, Any]) -> None:
         """A journal line of the caller's own (e.g. the LLM report), in order with the steps."""
-        self._submit(f"write_event({kind})", self.journal.write, kind, data)
+        self._submit(f"write_event({kind})", self._write_event, kind, data)
+
+    def _write_event(self, kind: str, data: dict[str, Any]) -> None:
+        self.journal.write(kind, self.redactor.scrub(data))  # e.g. an LLM claim quoting the screen
 
     def _submit(self, what: str, fn: Callable[..., Any], *args: Any, step: bool = False) -> None:
         self._warn(self._writer.take_errors())  # what failed since the last event, reported now
@@ -165,8 +168,7 @@ class ArtifactRecorder:
 
         The session does not call this itself: wrap its screen in `RecordingScreen` so every
         `observe()` passes through here before any frame of that screen can be put."""
-        tree = getattr(observation, "tree", None)
-        boxes = list(tree.password_boxes()) if tree is not None else []
+        boxes = self.redactor.screen_boxes(observation)  # password fields + the redact hook's (DESIGN §8)
         frame = getattr(observation, "frame", None)
         if frame is None:
             return

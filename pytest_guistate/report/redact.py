@@ -9,12 +9,16 @@ Three sources of what to hide:
   given to the redactor with `observe(tree)` (or per call);
 - fixed regions named by an option or the `pytest_guistate_redact_regions` hook (screen pixels);
 - secret strings (passwords a test typed): every string written to the journal, JSON or HTML is
-  scrubbed of them, so "type 'hunter2' into password" becomes "type '[redacted]' into password".
+  scrubbed of them, so "type 'hunter2' into password" becomes "type '[redacted]' into password";
+- the `pytest_guistate_redact` hook (DESIGN §8), through `source`: per observed screen a
+  `Redaction` of extra boxes and text patterns; a pattern scrubs every text written from then on
+  and fills the screen nodes whose text or description it matches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +27,8 @@ import numpy as np
 
 from pytest_guistate.core.geometry import Box
 
-__all__ = ["MIN_SECRET_LEN", "REDACTED", "Redactor", "fill_boxes", "fill_pixels", "local_boxes"]
+__all__ = ["MIN_SECRET_LEN", "REDACTED", "Redaction", "Redactor", "fill_boxes", "fill_pixels", "local_boxes",
+           "scrub_repr"]
 
 REDACTED = "[redacted]"
 MIN_SECRET_LEN = 3  # shorter strings would scrub ordinary words ("a", "ok"); refused loudly
@@ -71,17 +76,81 @@ def fill_pixels(pixels: np.ndarray, boxes: Iterable[Box], *, origin: tuple[int, 
 
 
 @dataclass
+class Redaction:
+    """What a `pytest_guistate_redact` implementation returns: boxes (screen pixels) to fill in
+    the observed screen's images, and regular expressions to scrub from every text."""
+
+    boxes: list[Box] = field(default_factory=list)
+    patterns: list[str | re.Pattern[str]] = field(default_factory=list)
+
+
+RedactionSource = Callable[[Any], Iterable["Redaction | None"]]
+
+
+@dataclass
 class Redactor:
     """What must not reach disk for one test: fixed regions, the current screen's password
-    boxes and secret strings."""
+    boxes, secret strings, and what the redact hook adds (`source`, called per observation)."""
 
     regions: list[Box] = field(default_factory=list)
     secrets: set[str] = field(default_factory=set)
     password_boxes: list[Box] = field(default_factory=list)
+    patterns: list[re.Pattern[str]] = field(default_factory=list)
+    source: RedactionSource | None = None
 
     def __post_init__(self) -> None:
         for secret in list(self.secrets):
             self.add_secret(secret)
+        for pattern in list(self.patterns):
+            self.add_pattern(pattern)
+
+    def add_pattern(self, pattern: str | re.Pattern[str]) -> None:
+        """Scrub every later text of matches of `pattern`; refuses one that matches the empty
+        string (it would scrub between every two characters)."""
+        if not isinstance(pattern, (str, re.Pattern)):
+            raise TypeError(f"a redaction pattern must be a str or re.Pattern, got {type(pattern).__name__}")
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"redaction pattern {pattern!r} is not a valid regular expression: {exc}") from None
+        if compiled.search("") is not None:
+            raise ValueError(f"redaction pattern {compiled.pattern!r} matches the empty string; it would scrub "
+                             "every text")
+        if all(p.pattern != compiled.pattern or p.flags != compiled.flags for p in self.patterns):
+            self.patterns.append(compiled)
+
+    def ask(self, observation: Any) -> list[Box]:
+        """Ask the redact hook about one observation (None: at the start); keeps its patterns,
+        returns its boxes. A wrong type is an error naming it: a redaction must not be skipped."""
+        boxes: list[Box] = []
+        for found in self.source(observation) if self.source is not None else []:
+            if found is None:
+                continue
+            if not isinstance(found, Redaction):
+                raise TypeError(f"pytest_guistate_redact returned {found!r}; expected a pytest_guistate.Redaction")
+            for pattern in found.patterns:
+                self.add_pattern(pattern)
+            for box in found.boxes:
+                if not isinstance(box, Box):
+                    raise TypeError(f"pytest_guistate_redact returned the box {box!r}; expected Box instances")
+                boxes.append(box)
+        return boxes
+
+    def start(self) -> None:
+        """Ask the redact hook once before anything is written: its patterns scrub from the first
+        line on, its boxes become fixed regions of every screen."""
+        self.regions.extend(self.ask(None))
+
+    def screen_boxes(self, observation: Any) -> list[Box]:
+        """Everything to fill in this screen's images: password fields, the hook's boxes and the
+        nodes whose text or description a pattern matches."""
+        tree = getattr(observation, "tree", None)
+        boxes = list(tree.password_boxes()) if tree is not None else []
+        boxes += self.ask(observation)
+        if self.patterns and tree is not None:
+            boxes += [node.bounds for node in tree.nodes() if node.bounds is not None
+                      and any(p.search(node.text) or p.search(node.content_desc) for p in self.patterns)]
+        return boxes
 
     def add_secret(self, secret: str) -> None:
         if not isinstance(secret, str):
@@ -107,11 +176,18 @@ class Redactor:
         for secret in sorted(self.secrets, key=len, reverse=True):
             if secret in value:
                 value = value.replace(secret, REDACTED)
+        for pattern in self.patterns:
+            value = pattern.sub(REDACTED, value)
         return value
+
+    @property
+    def active(self) -> bool:
+        """True when there is any text to scrub."""
+        return bool(self.secrets or self.patterns)
 
     def scrub(self, value: Any) -> Any:
         """Deep copy of JSON-like data with every secret replaced in keys and string values."""
-        if not self.secrets:
+        if not self.active:
             return value
         if isinstance(value, str):
             return self.text(value)
@@ -120,3 +196,24 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return [self.scrub(v) for v in value]
         return value
+
+
+def scrub_repr(obj: Any, text: Callable[[str], str]) -> None:
+    """Scrub, in place, every string inside a pytest failure representation (`report.longrepr`:
+    traceback entries, source lines, locals, the crash message, sections), keeping its structure
+    so the terminal and JUnit XML render it as before. Duck-typed: nothing here imports pytest."""
+    seen: set[int] = set()
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return text(value)
+        if isinstance(value, (list, tuple)):
+            items = [clean(v) for v in value]
+            return items if isinstance(value, list) else tuple(items)
+        if hasattr(value, "__dict__") and type(value).__module__.startswith("_pytest") and id(value) not in seen:
+            seen.add(id(value))
+            for name, attribute in list(vars(value).items()):
+                object.__setattr__(value, name, clean(attribute))
+        return value
+
+    clean(obj)

@@ -52,6 +52,10 @@ class TestSummary:
     worker: str | None = None
     duration_s: float | None = None
     heals: list[dict[str, Any]] = field(default_factory=list)  # memory heals: locator, status, step, title
+    llm_cost_usd: float | None = None  # None: no LLM call or no price known
+    file: str | None = None  # the test's file, relative to where pytest was started (posix separators)
+    line: int | None = None  # 1-based line of the test's `def`
+    fail_line: int | None = None  # 1-based line of the test file the failure went through (CI annotations)
 
     __test__ = False  # not a pytest test class despite the name
 
@@ -183,6 +187,7 @@ def merge_parts(summary_path: Path, *, remove_parts: bool = True) -> dict[str, A
         "retries": sum(t["retries"] for t in tests),
         "conflicts": sum(t["conflicts"] for t in tests),
         "llm_tokens": sum(t["llm_tokens"] for t in tests),
+        "llm_cost_usd": round(sum(t.get("llm_cost_usd") or 0.0 for t in tests), 6),
         "healed": sum(1 for t in tests for h in t.get("heals") or [] if h.get("status") == "healed"),
         "false_heals_prevented": sum(1 for t in tests for h in t.get("heals") or []
                                      if h.get("status") == "false_heal_prevented"),
@@ -208,4 +213,10 @@ def read_summary(path: Path) -> list[TestSummary]:
         raise ValueError(f"{path} is not valid JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("schema") != SUMMARY_SCHEMA:
         raise ValueError(f"{path} is not a {SUMMARY_SCHEMA} document")
-    return [TestSummary.from_dict(t) for t in data.get("tests") or []]
+    tests = data.get("tests") or []
+    if not isinstance(tests, list) or not all(isinstance(t, dict) for t in tests):
+        raise ValueError(f"{path}: \"tests\" must be a list of objects")
+    try:
+        return [TestSummary.from_dict(t) for t in tests]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
