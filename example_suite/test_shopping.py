@@ -5,8 +5,8 @@ so a failure report shows which app every number came from.
 """
 
 import pytest
-
 from sim_apps import SHOPS, product_price, result_row
+
 from pytest_guistate import visible
 
 PRODUCT = "Wireless Earbuds"
@@ -16,7 +16,7 @@ def look_up_price(device, guistate, shop: str) -> float:
     device.activate_app(SHOPS[shop])
     guistate.perform(f"search {PRODUCT} in {shop}", lambda: device.type(PRODUCT + "\n", id="search"),
                      expect=visible(id="price"), idempotent=False)
-    guistate.perform(f"open {PRODUCT} in {shop}", lambda: device.tap(xpath=result_row(PRODUCT)),
+    guistate.perform(f"open {PRODUCT} in {shop}", lambda: device.tap(xpath=result_row(device, PRODUCT)),
                      expect="Add to cart")
     price = product_price(device)
     guistate.remember(f"price in {shop}", price, source=f"{shop} product page")
