@@ -89,11 +89,12 @@ def _matcher(text: str | None, id: str | None, desc: str | None, exact: bool) ->
         return value == wanted if exact else wanted in value
 
     def match(node: UINode) -> bool:
-        if text is not None and not (same(node.text, text) or (desc is None and same(node.content_desc, text))):
+        if text is not None and not (any(same(shown, text) for shown in node.shown_texts)
+                                     or (desc is None and same(node.content_desc, text))):
             return False
         if desc is not None and not same(node.content_desc, desc):
             return False
-        return id is None or node.resource_id == id or node.resource_id.rpartition("/")[2] == id
+        return id is None or node.has_id(id)
 
     return match
 
@@ -102,14 +103,16 @@ def _find(observation: Observation, text: str | None, id: str | None, desc: str 
     tree = observation.tree
     if tree is None:
         return []
-    screen = Box(0, 0, tree.width, tree.height) if tree.width and tree.height else None
+    screen = tree.screen_box
     match = _matcher(text, id, desc, exact)
     return [node for node in tree.nodes() if match(node) and _is_visible(node, screen)]
 
 
 def visible(text: str | None = None, *, id: str | None = None, desc: str | None = None, exact: bool = False) -> Check:
-    """Passes when a displayed node matches: `text` (text, or content-desc when `desc` is not given),
-    `id` (full resource-id or its part after "/"), `desc` (content-desc). Substring unless `exact`."""
+    """Passes when a displayed node on screen matches: `text` (its text -- on iOS its label, or a
+    field's value -- or content-desc / iOS name when `desc` is not given), `id` (full resource-id,
+    its part after "/", or the iOS accessibility id `name`), `desc` (content-desc / iOS name).
+    Substring unless `exact`."""
     if text is None and id is None and desc is None:
         raise ValueError("visible() needs at least one of text=, id=, desc=")
     target = _describe_target(text, id, desc, exact)
@@ -120,7 +123,7 @@ def visible(text: str | None = None, *, id: str | None = None, desc: str | None 
         found = _find(observation, text, id, desc, exact)
         if found:
             node = found[0]
-            return CheckResult(True, f"{target} visible as {node.cls.rpartition('.')[2]} {node.label!r}", node.bounds)
+            return CheckResult(True, f"{target} visible as {node.kind} {node.label!r}", node.bounds)
         return CheckResult(False, f"{target} not visible")
 
     return Check(f"{target} visible", fn)

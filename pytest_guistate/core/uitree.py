@@ -1,10 +1,28 @@
-"""The accessibility tree (Appium page source) as plain dataclasses.
+"""The accessibility tree (Appium page source) as plain dataclasses, the same on both platforms.
 
 Page source is untrusted input from the app under test, so it is parsed with defusedxml.
-UiAutomator2 (`bounds="[l,t][r,b]"`) and XCUITest (`x`, `y`, `width`, `height`) geometry are
-both understood; nodes without geometry are kept (they still carry text) but never used as
-containers. The oracle uses `smallest_container` to snap a changed region to the list row,
-dialog or panel it belongs to (AGMem §3.2: a crop cut too tight loses the item it belongs to).
+UiAutomator2 (`<hierarchy>`, `bounds="[l,t][r,b]"` in pixels, role attributes such as
+`clickable`) and XCUITest (`<AppiumAUT>`, `XCUIElementType*` elements, `x y width height` in
+points, roles given by the type) are both read into one `UINode` shape (issue 11); the per-platform
+rules live in `uitree_platform.py`. The rest of the plugin asks roles, never raw attributes:
+`node.is_actionable / is_tappable / is_editable / is_scrollable / is_password / is_checkable /
+checked`, `node.label` (what a person calls it: iOS `label`, then `name`; never a switch's "0"),
+`node.value` (its state or content), `node.locator_id` (resource-id tail, or the iOS `name` that
+the `accessibility id` strategy matches), and on the tree `platform`, `screen_box`, `actionable()`,
+`password_boxes()`, `smallest_container()`.
+
+Units: boxes everywhere else in the plugin are screenshot pixels. `parse_page_source(xml)` keeps
+the source's own unit (`tree.unit`: "px" for UiAutomator2 and unknown shapes, "pt" for XCUITest);
+`parse_page_source(xml, scale=s)` (or `tree.rescale(s)` afterwards) multiplies every box and the
+screen size by `s` screenshot pixels per source unit (3.0 for a 390x844-pt iPhone shot at
+1170x2532 px) and marks the tree "px". The Device layer, which knows the screenshot size, does
+this once per dump. The screen size comes from the `<hierarchy>` root's `width`/`height` on
+Android and from `XCUIElementTypeApplication` on iOS (the `AppiumAUT` root has no geometry).
+
+Nodes without geometry are kept (they still carry text) but never used as containers. The
+oracle uses `smallest_container` to snap a changed region to the list row, dialog or panel it
+belongs to (AGMem §3.2: a crop cut too tight loses the item it belongs to); on iOS that is a
+Cell / Other / Table, never the Window or Application.
 """
 
 from __future__ import annotations
@@ -17,6 +35,16 @@ import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.uitree_platform import (
+    IOS,
+    UNKNOWN,
+    detect_platform,
+    editable_class,
+    is_ios_container_type,
+    is_ios_modal,
+    roles_of,
+    short_type,
+)
 
 __all__ = ["UINode", "UITree", "UITreeError", "parse_page_source"]
 
@@ -24,8 +52,6 @@ __all__ = ["UINode", "UITree", "UITreeError", "parse_page_source"]
 class UITreeError(ValueError):
     """Page source that cannot be parsed (malformed or hostile XML)."""
 
-
-_TRUE = {"true", "1", "yes"}
 
 # Class-name fragments of views that group other views: a changed region is snapped to the
 # smallest of these that encloses it.
@@ -45,11 +71,20 @@ _CONTAINER_HINTS = (
     "Toolbar",
     "ActionBar",
 )
+_TEXT_VALUE_KINDS = ("StaticText", "TextField", "SecureTextField", "SearchField", "TextView", "PickerWheel")
 
 
 @dataclass
 class UINode:
-    """One accessibility node. `attrs` keeps every raw attribute for hooks and reports."""
+    """One accessibility node, its roles read per platform; `attrs` keeps every raw attribute.
+
+    `text`: what the node shows (Android `text`; iOS `label`, or `value` for texts and fields).
+    `content_desc`: Android `content-desc`; iOS `name` (accessibility id). `resource_id`: Android
+    only. `clickable`: Android's flag, or on iOS an interactive type (Button, Cell, Switch, Link,
+    text fields, Slider, segmented-control buttons, Tab, MenuItem ...). `scrollable`, `password`,
+    `checkable`, `checked`: the flags on Android, the type (Table/CollectionView/ScrollView,
+    SecureTextField, Switch with `value` "1") on iOS. `displayed`: Android `displayed`, iOS `visible`.
+    """
 
     cls: str
     bounds: Box | None
@@ -68,34 +103,125 @@ class UINode:
     index_path: str = ""  # e.g. "0/2/1": a stable id within one dump, used as element id by the LLM actor
     attrs: dict[str, str] = field(default_factory=dict, repr=False)
     children: list[UINode] = field(default_factory=list, repr=False)
+    platform: str = UNKNOWN
+    value: str = ""  # iOS `value` (a switch's "0"/"1", a field's content); Android: an input's text
+    checkable: bool = False
+    long_clickable: bool = False
+    selected: bool = False
+    accessible: bool = True
 
     def walk(self) -> Iterator[UINode]:
-        yield self
-        for child in self.children:
-            yield from child.walk()
+        """This node and its descendants in document order (iterative: deep trees are fine)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+    # -- roles ----------------------------------------------------------------------------
+    @property
+    def kind(self) -> str:
+        """The short type: `Button` for both `android.widget.Button` and `XCUIElementTypeButton`."""
+        return short_type(self.cls)
+
+    @property
+    def is_tappable(self) -> bool:
+        return self.clickable
+
+    @property
+    def is_editable(self) -> bool:
+        return editable_class(self.cls)
+
+    @property
+    def is_scrollable(self) -> bool:
+        return self.scrollable
+
+    @property
+    def is_password(self) -> bool:
+        return self.password
+
+    @property
+    def is_checkable(self) -> bool:
+        return self.checkable
+
+    @property
+    def is_modal(self) -> bool:
+        """A dialog that takes the touches (Android's alert panel, an iOS Alert or action Sheet)."""
+        return self.resource_id == "android:id/parentPanel" or is_ios_modal(self.cls)
+
+    @property
+    def is_drawn(self) -> bool:
+        """Whether it can be on screen at all: iOS lists off-screen and hidden elements with
+        visible="false"; Android's dump holds drawn views (its flag is kept as before)."""
+        return self.displayed or self.platform != IOS
+
+    @property
+    def is_actionable(self) -> bool:
+        """Something an actor may act on: tappable, editable or scrollable, displayed, with geometry."""
+        return (self.bounds is not None and not self.bounds.is_empty and self.displayed
+                and (self.clickable or self.scrollable or self.is_editable))
 
     @property
     def is_container(self) -> bool:
         if self.bounds is None or self.bounds.is_empty:
             return False
+        if self.platform == IOS:
+            if not self.displayed:
+                return False
+            fixed = is_ios_container_type(self.cls)
+            return bool(self.children) if fixed is None else fixed
         if self.children:
             return True
         return any(hint in self.cls for hint in _CONTAINER_HINTS)
 
     @property
     def label(self) -> str:
-        """What a person would call this node: its text, else its description, else its id."""
+        """What a person would call this node. Android: text, else description, else id. iOS:
+        `label`, else `name`, else a text's value -- a switch is "Auto-Correction", not "0"."""
+        if self.platform == IOS:
+            return self.attrs.get("label") or self.content_desc or self.text or self.kind
         return self.text or self.content_desc or self.resource_id.rpartition("/")[2] or self.cls
+
+    @property
+    def locator_id(self) -> str:
+        """The id a locator names it by: resource-id after "/" (Android), `name` (iOS accessibility id)."""
+        if self.platform == IOS:
+            return self.content_desc
+        return self.resource_id.rpartition("/")[2]
+
+    def has_id(self, wanted: str) -> bool:
+        """`wanted` is its full resource-id, the part after "/", or its iOS `name`."""
+        if self.platform == IOS:
+            return bool(wanted) and self.content_desc == wanted
+        return self.resource_id == wanted or self.resource_id.rpartition("/")[2] == wanted
+
+    @property
+    def shown_texts(self) -> tuple[str, ...]:
+        """Texts a text check matches (the description aside): iOS adds a field's typed value."""
+        if self.platform == IOS and self.value and self.value != self.text and self.kind in _TEXT_VALUE_KINDS:
+            return (self.text, self.value)
+        return (self.text,)
 
     def to_dict(self) -> dict[str, object]:
         return {
             "id": self.index_path,
             "class": self.cls,
+            "kind": self.kind,
+            "platform": self.platform,
+            "label": self.label,
             "text": self.text,
+            "value": "" if self.password else self.value,
             "content_desc": self.content_desc,
             "resource_id": self.resource_id,
+            "locator_id": self.locator_id,
             "bounds": self.bounds.as_list() if self.bounds else None,
             "clickable": self.clickable,
+            "editable": self.is_editable,
+            "scrollable": self.scrollable,
+            "checkable": self.checkable,
+            "checked": self.checked,
+            "enabled": self.enabled,
+            "displayed": self.displayed,
             "focused": self.focused,
             "password": self.password,
         }
@@ -103,22 +229,47 @@ class UINode:
 
 @dataclass
 class UITree:
-    """A parsed page source; `root` is the `<hierarchy>` (or top) element."""
+    """A parsed page source; `root` is the `<hierarchy>` / `<AppiumAUT>` (or top) element.
+
+    `width`/`height`: the screen in `unit` ("px" or "pt"); `scale`: screenshot pixels per source
+    unit already applied (1.0 when the geometry is as the driver sent it)."""
 
     root: UINode
     width: int | None = None
     height: int | None = None
+    platform: str = UNKNOWN
+    unit: str = "px"
+    scale: float = 1.0
 
     def nodes(self) -> Iterator[UINode]:
         return self.root.walk()
+
+    @property
+    def screen_box(self) -> Box | None:
+        """The whole screen, in the tree's unit; None when the source does not say its size."""
+        return Box(0, 0, self.width, self.height) if self.width and self.height else None
+
+    def rescale(self, factor: float) -> UITree:
+        """Multiply every box and the screen size by `factor` (points -> screenshot pixels), in place."""
+        if not factor > 0:
+            raise ValueError(f"a tree's scale factor must be > 0, got {factor!r}")
+        if factor != 1.0:
+            for node in self.nodes():
+                if node.bounds is not None:
+                    node.bounds = node.bounds.scale(factor)
+            self.width = round(self.width * factor) if self.width else self.width
+            self.height = round(self.height * factor) if self.height else self.height
+            self.scale *= factor
+        self.unit = "px"
+        return self
 
     def find(self, predicate: Callable[[UINode], bool]) -> list[UINode]:
         return [node for node in self.nodes() if predicate(node)]
 
     def find_text(self, text: str, *, exact: bool = True) -> list[UINode]:
         if exact:
-            return self.find(lambda n: n.text == text or n.content_desc == text)
-        return self.find(lambda n: text in n.text or text in n.content_desc)
+            return self.find(lambda n: text in n.shown_texts or n.content_desc == text)
+        return self.find(lambda n: any(text in t for t in n.shown_texts) or text in n.content_desc)
 
     def has_text(self, text: str, *, exact: bool = False) -> bool:
         return bool(self.find_text(text, exact=exact))
@@ -128,6 +279,10 @@ class UITree:
             lambda n: n.resource_id == resource_id or n.resource_id.rpartition("/")[2] == resource_id
         )
 
+    def by_id(self, wanted: str) -> list[UINode]:
+        """Nodes a locator `id=` names: resource-id (full or after "/") or iOS `name`."""
+        return self.find(lambda n: n.has_id(wanted))
+
     def by_index_path(self, index_path: str) -> UINode | None:
         for node in self.nodes():
             if node.index_path == index_path:
@@ -135,8 +290,8 @@ class UITree:
         return None
 
     def password_boxes(self) -> list[Box]:
-        """Regions to redact before any frame or crop is written."""
-        return [n.bounds for n in self.nodes() if n.password and n.bounds is not None]
+        """Regions to redact before any frame or crop is written (Android `password`, iOS SecureTextField)."""
+        return [n.bounds for n in self.nodes() if n.is_password and n.bounds is not None]
 
     def packages(self) -> set[str]:
         return {n.package for n in self.nodes() if n.package}
@@ -154,65 +309,78 @@ class UITree:
         return best
 
     def actionable(self) -> list[UINode]:
-        """Nodes an actor may act on: clickable, editable or scrollable, with geometry."""
-        return [
-            n
-            for n in self.nodes()
-            if n.bounds is not None
-            and not n.bounds.is_empty
-            and n.displayed
-            and (n.clickable or n.scrollable or "EditText" in n.cls or "TextField" in n.cls)
-        ]
+        """Nodes an actor may act on: tappable, editable or scrollable, displayed, with geometry."""
+        return [n for n in self.nodes() if n.is_actionable]
 
 
-def _flag(attrs: dict[str, str], name: str, default: bool = False) -> bool:
-    value = attrs.get(name)
-    return default if value is None else value.strip().lower() in _TRUE
+def _number(attrs: dict[str, str], key: str) -> float:
+    return float(attrs[key])
 
 
-def _bounds_of(attrs: dict[str, str]) -> Box | None:
+def _bounds_of(attrs: dict[str, str], factor: float) -> Box | None:
     if "bounds" in attrs:
         try:
-            return Box.from_bounds(attrs["bounds"])
+            box = Box.from_bounds(attrs["bounds"])
         except ValueError:
             return None
+        return box if factor == 1.0 else box.scale(factor)
     if all(k in attrs for k in ("x", "y", "width", "height")):
         try:
-            return Box.from_xywh(*(int(float(attrs[k])) for k in ("x", "y", "width", "height")))
+            x, y, w, h = (_number(attrs, k) for k in ("x", "y", "width", "height"))
         except ValueError:
             return None
+        if factor == 1.0:
+            return Box.from_xywh(int(x), int(y), int(w), int(h))
+        return Box(round(x * factor), round(y * factor), round((x + w) * factor), round((y + h) * factor))
     return None
 
 
-def _convert(element: Element, depth: int, index_path: str) -> UINode:
+def _node(element: Element, depth: int, index_path: str, platform: str, factor: float) -> UINode:
     attrs = {k: v for k, v in element.attrib.items()}
-    node = UINode(
-        cls=attrs.get("class") or attrs.get("type") or element.tag,
-        bounds=_bounds_of(attrs),
-        text=attrs.get("text") or attrs.get("value") or attrs.get("label") or "",
-        content_desc=attrs.get("content-desc") or attrs.get("name") or "",
-        resource_id=attrs.get("resource-id") or "",
-        package=attrs.get("package") or "",
-        clickable=_flag(attrs, "clickable"),
-        focused=_flag(attrs, "focused"),
-        password=_flag(attrs, "password") or "SecureTextField" in (attrs.get("type") or ""),
-        scrollable=_flag(attrs, "scrollable"),
-        checked=_flag(attrs, "checked"),
-        enabled=_flag(attrs, "enabled", True),
-        displayed=_flag(attrs, "displayed", True) and _flag(attrs, "visible", True),
-        depth=depth,
-        index_path=index_path,
-        attrs=attrs,
+    roles = roles_of(attrs, element.tag, platform)
+    return UINode(
+        cls=roles.cls, bounds=_bounds_of(attrs, factor), text=roles.text, content_desc=roles.content_desc,
+        resource_id=roles.resource_id, package=attrs.get("package") or "", clickable=roles.clickable,
+        focused=roles.focused, password=roles.password, scrollable=roles.scrollable, checked=roles.checked,
+        enabled=roles.enabled, displayed=roles.displayed, depth=depth, index_path=index_path, attrs=attrs,
+        platform=platform, value=roles.value, checkable=roles.checkable, long_clickable=roles.long_clickable,
+        selected=roles.selected, accessible=roles.accessible,
     )
-    node.children = [
-        _convert(child, depth + 1, f"{index_path}/{i}" if index_path else str(i))
-        for i, child in enumerate(list(element))
-    ]
-    return node
 
 
-def parse_page_source(xml: str | bytes) -> UITree:
-    """Parse Appium page source. Raises `UITreeError` saying what is wrong with it."""
+def _convert(top: Element, platform: str, factor: float) -> UINode:
+    """Element tree -> UINode tree, iteratively (a hostile 10 000-deep source must not recurse)."""
+    root = _node(top, 0, "", platform, factor)
+    stack: list[tuple[Element, UINode]] = [(top, root)]
+    while stack:
+        element, node = stack.pop()
+        for i, child in enumerate(list(element)):
+            path = f"{node.index_path}/{i}" if node.index_path else str(i)
+            converted = _node(child, node.depth + 1, path, platform, factor)
+            node.children.append(converted)
+            stack.append((child, converted))
+    return root
+
+
+def _screen_size(top: Element, root: UINode, platform: str, factor: float) -> tuple[int | None, int | None]:
+    if platform == IOS:
+        for kind in ("XCUIElementTypeApplication", "XCUIElementTypeWindow"):
+            node = next((n for n in root.walk() if n.cls == kind and n.bounds is not None
+                         and not n.bounds.is_empty), None)
+            if node is not None and node.bounds is not None:
+                return node.bounds.width, node.bounds.height
+    width, height = _int_or_none(top.attrib.get("width")), _int_or_none(top.attrib.get("height"))
+    if factor != 1.0:
+        width = round(width * factor) if width else width
+        height = round(height * factor) if height else height
+    return width, height
+
+
+def parse_page_source(xml: str | bytes, *, scale: float | None = None) -> UITree:
+    """Parse Appium page source (UiAutomator2 or XCUITest). Raises `UITreeError` saying what is
+    wrong with it. `scale`: screenshot pixels per source unit; given, the tree comes back in pixels."""
+    if scale is not None and not scale > 0:
+        raise UITreeError(f"page source scale must be > 0 screenshot pixels per unit, got {scale!r}")
     if isinstance(xml, str):
         xml = xml.encode("utf-8")
     if not xml.strip():
@@ -224,10 +392,12 @@ def parse_page_source(xml: str | bytes) -> UITree:
     except ParseError as exc:
         snippet = xml[:80].decode("utf-8", "replace")
         raise UITreeError(f"malformed page source XML: {exc} (starts with {snippet!r})") from exc
-    root = _convert(top, 0, "")
-    width = _int_or_none(top.attrib.get("width"))
-    height = _int_or_none(top.attrib.get("height"))
-    return UITree(root=root, width=width, height=height)
+    platform = detect_platform(top)
+    factor = 1.0 if scale is None else float(scale)
+    root = _convert(top, platform, factor)
+    width, height = _screen_size(top, root, platform, factor)
+    unit = "pt" if platform == IOS and scale is None else "px"
+    return UITree(root=root, width=width, height=height, platform=platform, unit=unit, scale=factor)
 
 
 def _int_or_none(value: str | None) -> int | None:
