@@ -39,7 +39,7 @@ def test_buy_in_the_cheaper_shop(device, guistate):
 
     device.activate_app(SHOPS[cheaper])
     guistate.perform(f"add to cart in {cheaper}", lambda: device.tap(id="add_to_cart"),
-                     expect=visible(desc="Cart, 1 items"), idempotent=False)
+                     expect=visible("Cart, 1 items"), idempotent=False)
     guistate.milestone("added to cart in the cheaper shop")
     guistate.perform("open the cart", lambda: device.tap(id="cart"), expect="Checkout")
     guistate.perform("check out", lambda: device.tap(id="checkout"), expect="Order placed", idempotent=False)

@@ -142,15 +142,8 @@ class Device:
         if web.looks_like_html(source):
             self._web = True  # e.g. an Android webview context: switch to the DOM route for good
             return self._web_tree()
-        tree = parse_page_source(source)
         scale = self.scale
-        if scale != 1.0:
-            for node in tree.nodes():
-                if node.bounds is not None:
-                    node.bounds = _scaled(node.bounds, scale)
-            tree.width = round(tree.width * scale) if tree.width else tree.width
-            tree.height = round(tree.height * scale) if tree.height else tree.height
-        return tree
+        return parse_page_source(source, scale=scale if scale != 1.0 else None)
 
     def _web_tree(self) -> UITree:
         return web.script_tree(self.driver, self.url)
@@ -457,8 +450,3 @@ class Device:
         x, y, w, h = (float(rect[k]) * self.scale for k in ("x", "y", "width", "height"))  # CSS px may be fractional
         return Box(round(x), round(y), round(x + w), round(y + h))
 
-
-def _scaled(box: Box, scale: float) -> Box:
-    if scale == 1.0:
-        return box
-    return Box(round(box.left * scale), round(box.top * scale), round(box.right * scale), round(box.bottom * scale))

@@ -73,7 +73,8 @@ class TestLLM:
 
 def open_llm(settings: LLMSettings, session: Any, device: Any, *, test_file: Path, test_name: str) -> TestLLM:
     """Create the test's LLM access; cassettes live at `cassette_path(test_file, test_name)`."""
-    path = cassette_path(test_file, test_name) if settings.mode in (Mode.RECORD, Mode.REPLAY) else None
+    platform = str(getattr(device, "platform", "android"))
+    path = cassette_path(test_file, test_name, platform) if settings.mode in (Mode.RECORD, Mode.REPLAY) else None
     client = make_client(settings, cassette_path=path)
     updater = None
     if client is not None and settings.updater != "off":
