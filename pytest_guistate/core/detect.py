@@ -71,11 +71,15 @@ def is_system_alert(title: str) -> bool:
 
 
 def refreshable_list(tree: UITree | None) -> UINode | None:
-    """The first list a pull-to-refresh can act on: scrollable, else a list-like class (a short
-    RecyclerView is not scrollable, yet a SwipeRefreshLayout around it still refreshes)."""
+    """The first list a pull-to-refresh can act on: scrollable (on iOS the first Table /
+    CollectionView / ScrollView), else a list-like class (a short RecyclerView is not scrollable,
+    yet a SwipeRefreshLayout around it still refreshes)."""
     if tree is None:
         return None
     candidates = [n for n in tree.nodes() if n.displayed and n.bounds is not None and not n.bounds.is_empty]
+    modal = tree.modal() if tree.platform == "ios" else None
+    if modal is not None and modal.bounds is not None:  # an iOS Alert's button ScrollView is no list to refresh
+        candidates = [n for n in candidates if not modal.bounds.contains(n.bounds)]  # type: ignore[arg-type]
     for node in candidates:
         if node.scrollable:
             return node

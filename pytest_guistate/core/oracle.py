@@ -36,24 +36,36 @@ from pytest_guistate.core.uitree import UINode, UITree
 __all__ = ["Crop", "OracleConfig", "Region", "Transition", "VisualOracle", "status_bar_boxes"]
 
 _STATUS_BAR_FRACTION = 0.03  # top 3% of the screen when the tree does not say where the bar is
+_IOS_STATUS_BAR_FRACTION = 0.065  # iOS: top 6.5% (see status_bar_boxes)
 _SYSTEM_UI_MAX_FRACTION = 0.1  # a systemui node taller than this is the notification shade, not a bar
 _UNSTABLE_GROWTH = 4  # a probe box grows to a tree node at most this many times its size
 _EDITABLE_HINTS = ("EditText", "TextField", "AutoCompleteTextView", "SearchView")
 
 
 def status_bar_boxes(tree: UITree | None, width: int, height: int) -> list[Box]:
-    """System bars from the tree (status_bar ids, com.android.systemui), else the top 3%."""
+    """System bars from the tree (status_bar ids, com.android.systemui, an iOS StatusBar), else
+    the top 3% -- on iOS, whose app sources list no status bar, the band above the navigation bar
+    or the top 6.5% (47 pt of 844 with a notch, 54 of 852 with a Dynamic Island)."""
     boxes: list[Box] = []
     if tree is not None:
         for node in tree.nodes():
             if node.bounds is None or node.bounds.is_empty:
                 continue
-            is_bar = node.resource_id.endswith("status_bar") or node.package == "com.android.systemui"
+            is_bar = (node.resource_id.endswith("status_bar") or node.package == "com.android.systemui"
+                      or (node.platform == "ios" and node.kind == "StatusBar"))
             if is_bar and node.bounds.height <= _SYSTEM_UI_MAX_FRACTION * height:
                 boxes.append(node.bounds.clamp(width, height))
     if not boxes:
-        boxes.append(Box(0, 0, width, max(1, round(height * _STATUS_BAR_FRACTION))))
+        boxes.append(Box(0, 0, width, max(1, _top_band(tree, height))))
     return merge_boxes(boxes, 0)
+
+
+def _top_band(tree: UITree | None, height: int) -> int:
+    if tree is None or tree.platform != "ios":
+        return round(height * _STATUS_BAR_FRACTION)
+    bars = [n.bounds.top for n in tree.nodes() if n.kind == "NavigationBar" and n.displayed and n.bounds is not None
+            and 0 < n.bounds.top <= _SYSTEM_UI_MAX_FRACTION * height]
+    return min(bars) if bars else round(height * _IOS_STATUS_BAR_FRACTION)
 
 
 class VisualOracle:
@@ -258,7 +270,8 @@ def _focused_editables(tree: UITree | None) -> list[UINode]:
     return [
         node
         for node in tree.nodes()
-        if node.focused and node.bounds is not None and any(hint in node.cls for hint in _EDITABLE_HINTS)
+        if node.focused and node.bounds is not None and (node.is_editable
+                                                          or any(hint in node.cls for hint in _EDITABLE_HINTS))
     ]
 
 

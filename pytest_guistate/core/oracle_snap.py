@@ -61,7 +61,7 @@ class _Snapper:
     def __init__(self, tree: UITree, screen: Box, config: OracleConfig) -> None:
         self.screen = screen
         self.config = config
-        self.order = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty]
+        self.order = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty and n.is_drawn]
         self.parents: dict[int, UINode] = {}
         for node in tree.nodes():
             for child in node.children:
@@ -117,7 +117,7 @@ class _Snapper:
         parent = self.parents.get(id(node)) if node is not None else None
         if parent is None or not self.usable(parent):
             return None
-        return parent if parent.scrollable or any(h in parent.cls for h in _LIST_HINTS) else None
+        return parent if parent.is_scrollable or any(h in parent.cls for h in _LIST_HINTS) else None
 
 
 def snap_regions(
@@ -198,7 +198,7 @@ def grow_unstable(boxes: Sequence[Box], tree: UITree | None, factor: float, tole
     if tree is None or not boxes:
         return list(boxes)
     nodes = sorted(
-        (n.bounds for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty),
+        (n.bounds for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty and n.is_drawn),
         key=lambda b: b.area,
     )
     result: list[Box] = []

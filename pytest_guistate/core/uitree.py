@@ -27,6 +27,7 @@ Cell / Other / Table, never the Window or Application.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from xml.etree.ElementTree import Element, ParseError
@@ -109,6 +110,7 @@ class UINode:
     long_clickable: bool = False
     selected: bool = False
     accessible: bool = True
+    content_view: bool = field(default=False, repr=False)  # iOS: a Cell's unnamed inner Other (see _convert)
 
     def walk(self) -> Iterator[UINode]:
         """This node and its descendants in document order (iterative: deep trees are fine)."""
@@ -166,7 +168,7 @@ class UINode:
         if self.bounds is None or self.bounds.is_empty:
             return False
         if self.platform == IOS:
-            if not self.displayed:
+            if not self.displayed or self.content_view:
                 return False
             fixed = is_ios_container_type(self.cls)
             return bool(self.children) if fixed is None else fixed
@@ -263,6 +265,14 @@ class UITree:
         self.unit = "px"
         return self
 
+    def fit_to(self, screenshot_width: int) -> UITree:
+        """Rescale a tree still in points so its screen is `screenshot_width` pixels wide (the
+        factor is screenshot width / `width`); a tree already in pixels, or without a size, is
+        returned as is."""
+        if self.unit == "px" or not self.width or screenshot_width <= 0:
+            return self
+        return self.rescale(screenshot_width / self.width)
+
     def find(self, predicate: Callable[[UINode], bool]) -> list[UINode]:
         return [node for node in self.nodes() if predicate(node)]
 
@@ -309,12 +319,32 @@ class UITree:
         return best
 
     def actionable(self) -> list[UINode]:
-        """Nodes an actor may act on: tappable, editable or scrollable, displayed, with geometry."""
-        return [n for n in self.nodes() if n.is_actionable]
+        """Nodes an actor may act on: tappable, editable or scrollable, displayed, with geometry.
+
+        On iOS an Alert / Sheet takes the touches: WebDriverAgent still lists the screen beneath
+        it (Android's dump holds only the dialog's window), so then only the modal's nodes count;
+        and a table lists rows beyond the screen, so a node must also overlap the screen."""
+        nodes = [n for n in self.nodes() if n.is_actionable]
+        if self.platform == IOS:
+            screen = self.screen_box
+            if screen is not None:
+                nodes = [n for n in nodes if screen.intersects(n.bounds)]  # type: ignore[arg-type]
+            modal = self.modal()
+            if modal is not None and modal.bounds is not None:
+                nodes = [n for n in nodes if modal.bounds.contains(n.bounds)]  # type: ignore[arg-type]
+        return nodes
+
+    def modal(self) -> UINode | None:
+        """The topmost displayed dialog that takes the touches (the last in document order), if any."""
+        found = [n for n in self.nodes() if n.is_modal and n.displayed and n.bounds is not None]
+        return found[-1] if found else None
 
 
 def _number(attrs: dict[str, str], key: str) -> float:
-    return float(attrs[key])
+    value = float(attrs[key])
+    if not math.isfinite(value):
+        raise ValueError(f"{key}={attrs[key]!r} is not a finite number")
+    return value
 
 
 def _bounds_of(attrs: dict[str, str], factor: float) -> Box | None:
@@ -354,12 +384,21 @@ def _convert(top: Element, platform: str, factor: float) -> UINode:
     stack: list[tuple[Element, UINode]] = [(top, root)]
     while stack:
         element, node = stack.pop()
-        for i, child in enumerate(list(element)):
+        kids = list(element)
+        for i, child in enumerate(kids):
             path = f"{node.index_path}/{i}" if node.index_path else str(i)
             converted = _node(child, node.depth + 1, path, platform, factor)
+            converted.content_view = platform == IOS and len(kids) == 1 and _is_content_view(node, converted)
             node.children.append(converted)
             stack.append((child, converted))
     return root
+
+
+def _is_content_view(parent: UINode, child: UINode) -> bool:
+    """UIKit puts a cell's views in an unnamed content view (`Cell > Other > ...`): the row is
+    the Cell, so a change snaps to it and rows of one Table still merge into the list."""
+    return (parent.kind == "Cell" and child.kind == "Other" and not child.content_desc
+            and not child.attrs.get("label"))
 
 
 def _screen_size(top: Element, root: UINode, platform: str, factor: float) -> tuple[int | None, int | None]:

@@ -84,13 +84,13 @@ class RunResult:
 
 def is_idempotent_tap(node: UINode | None) -> bool:
     """See the module docstring: unknown targets and anything commit-like are not repeated."""
-    if node is None or node.checked or node.attrs.get("checkable") == "true":
+    if node is None or node.checked or node.is_checkable:
         return False
     return not _NON_IDEMPOTENT.search(" ".join((node.text, node.content_desc, node.resource_id.rpartition("/")[2])))
 
 
 def _node_at(tree: UITree, x: int, y: int) -> UINode | None:
-    hits = [n for n in tree.nodes() if n.clickable and n.bounds is not None and n.bounds.contains_point(x, y)]
+    hits = [n for n in tree.nodes() if n.is_tappable and n.bounds is not None and n.bounds.contains_point(x, y)]
     return max(hits, key=lambda n: n.depth) if hits else None
 
 
@@ -179,7 +179,7 @@ class _Run:
             if "element_id" in data and (target is None or target.bounds is None):
                 return self.invalid(turn, "hallucinated_element",
                                     f"element_id {data['element_id']!r} is not in <elements> of this screen")
-            shown = "•" * len(text) if target is not None and target.password else text
+            shown = "•" * len(text) if target is not None and target.is_password else text
 
             def type_into() -> None:
                 if target is not None and target.bounds is not None and not target.focused:
@@ -191,7 +191,7 @@ class _Run:
             box = None
             if tree is not None:
                 scroller = tree.by_index_path(str(data["element_id"])) if "element_id" in data else None
-                scroller = scroller or next((n for n in tree.nodes() if n.scrollable and n.bounds), None)
+                scroller = scroller or next((n for n in tree.nodes() if n.is_scrollable and n.bounds), None)
                 box = scroller.bounds if scroller is not None else None
             w, h = scale.device
             left, top, right, bottom = box.as_list() if box is not None else [0, 0, w, h]

@@ -69,7 +69,8 @@ def cross_check(answer: dict[str, Any], tree: UITree | None, image: tuple[int, i
             problems.append(f"cited element {element_id!r} is not on the screen")
             continue
         quote = str(item.get("quote") or "")
-        if quote and quote not in node.text and quote not in node.content_desc:
+        shown = (*node.shown_texts, node.content_desc, "" if node.password else node.value)  # iOS: a value row
+        if quote and not any(quote in text for text in shown):
             problems.append(f"element {element_id} shows {node.label!r}, not the quoted {quote!r}")
     if region is not None:
         width, height = image

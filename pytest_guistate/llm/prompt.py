@@ -21,6 +21,7 @@ import numpy as np
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uitree import UINode, UITree
+from pytest_guistate.core.uitree_platform import IOS
 
 __all__ = [
     "SYSTEMUI",
@@ -119,10 +120,6 @@ def shown_image(frame: Frame, divisor: float) -> tuple[dict[str, Any], ImageScal
     return image_block(encoded.tobytes()), scale
 
 
-def _short_cls(cls: str) -> str:
-    return cls.rpartition(".")[2]
-
-
 def _parents(tree: UITree) -> dict[int, UINode]:
     parents: dict[int, UINode] = {}
     for node in tree.nodes():
@@ -146,40 +143,76 @@ def _context(node: UINode, parents: dict[int, UINode], limit: int = 48) -> str:
     return joined if len(joined) <= limit else joined[: limit - 1] + "…"
 
 
-def _editable(node: UINode) -> bool:
-    return "EditText" in node.cls or "TextField" in node.cls
+def _names(node: UINode) -> dict[str, Any]:
+    """How a row names its node. Android: text, content-desc, resource-id (as before). iOS: the
+    label (or a text's value), the accessibility id when it is not just the label again, a field's
+    typed value and a control's state -- never a switch's "0" as its name (issue 11)."""
+    if node.platform != IOS:
+        names: dict[str, Any] = {}
+        if node.text:
+            names["text"] = node.text
+        if node.content_desc:
+            names["desc"] = node.content_desc
+        if node.resource_id:
+            names["rid"] = node.resource_id.rpartition("/")[2]
+        return names
+    names = {"text": node.text} if node.text else {}
+    if node.content_desc and node.content_desc != node.text:
+        names["rid"] = node.content_desc
+    if node.checkable:
+        names["checked"] = node.checked
+    elif node.value and node.value not in node.text and not node.password and node.kind != "Button":
+        names["value"] = node.value
+    return names
+
+
+def _skipped(node: UINode, tree: UITree, modal: Box | None) -> bool:
+    """Never part of a task: the status bar (a ticking clock) and, on iOS, each key of the
+    on-screen keyboard (typing is `type_text`; the keyboard's Return/Done buttons stay), rows
+    beyond the screen and the screen beneath an Alert (WebDriverAgent lists both; Android does not)."""
+    if node.package == SYSTEMUI or node.bounds is None or node.bounds.is_empty or not node.displayed:
+        return True
+    if node.platform != IOS:
+        return False
+    if node.kind in ("Key", "StatusBar"):
+        return True
+    if modal is not None:
+        return not modal.contains(node.bounds)
+    screen = tree.screen_box
+    return screen is not None and not screen.intersects(node.bounds)
 
 
 def element_lines(tree: UITree, scale: ImageScale, *, limit: int = 80) -> list[dict[str, Any]]:
-    """Actionable nodes and text nodes (without the status bar), bounds in shown-image pixels."""
+    """Actionable nodes and text nodes (without the status bar), bounds in shown-image pixels.
+
+    The same rows on both platforms: `kind` is the short type (`Button` for android.widget.Button
+    and XCUIElementTypeButton), `tap`/`edit`/`scroll` come from the node's roles."""
     parents = _parents(tree)
     actionable = {id(n) for n in tree.actionable()}
+    top = tree.modal() if tree.platform == IOS else None
+    modal = top.bounds if top is not None else None
     rows: list[dict[str, Any]] = []
     for node in tree.nodes():
-        if node.package == SYSTEMUI or node.bounds is None or node.bounds.is_empty or not node.displayed:
+        if _skipped(node, tree, modal):
             continue
+        assert node.bounds is not None
         is_action = id(node) in actionable
         if not is_action and not (node.text or node.content_desc):
             continue
-        row: dict[str, Any] = {"id": node.index_path, "kind": _short_cls(node.cls)}
-        if node.text:
-            row["text"] = node.text
-        if node.content_desc:
-            row["desc"] = node.content_desc
-        if node.resource_id:
-            row["rid"] = node.resource_id.rpartition("/")[2]
+        row: dict[str, Any] = {"id": node.index_path, "kind": node.kind}
+        row.update(_names(node))
         row["at"] = scale.to_shown(node.bounds).as_list()
-        if node.clickable:
+        if node.is_tappable:
             row["tap"] = True
-        if _editable(node):
+        if node.is_editable:
             row["edit"] = True
-        if node.scrollable:
+        if node.is_scrollable:
             row["scroll"] = True
         if node.focused:
             row["focused"] = True
         if not node.enabled:
             row["disabled"] = True
-        if is_action and not node.scrollable:
+        if is_action and not node.is_scrollable:
             context = _context(node, parents)
             if context:
                 row["in"] = context

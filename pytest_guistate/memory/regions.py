@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uitree import UINode, UITree
+from pytest_guistate.core.uitree_platform import editable_class
 from pytest_guistate.memory.match import Hit
 
 __all__ = ["EDITABLE_CLASSES", "Target", "actionable_regions", "context_words", "editable_nodes", "is_editable",
@@ -21,7 +22,7 @@ __all__ = ["EDITABLE_CLASSES", "Target", "actionable_regions", "context_words", 
 _SYSTEM = ("com.android.systemui",)
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _MAX_CONTEXT_SHARE = 0.4  # a "row" bigger than this is the page, not the element's surroundings
-EDITABLE_CLASSES = ("EditText", "TextField")  # Android / iOS text inputs: the "editable" role
+EDITABLE_CLASSES = ("EditText", "TextField")  # Android / iOS text inputs (and iOS SearchField, TextView)
 
 
 @dataclass(frozen=True)
@@ -32,23 +33,23 @@ class Target:
 
 
 def is_editable(cls: str) -> bool:
-    """The node's class is a text input (its role, whatever its placeholder says)."""
-    return any(hint in cls for hint in EDITABLE_CLASSES)
+    """The node's class is a text input (its role, whatever its placeholder says), on either platform."""
+    return editable_class(cls)
 
 
 def _actionable(node: UINode, screen: Box) -> bool:
     return (node.bounds is not None and node.displayed and node.package not in _SYSTEM
             and not node.bounds.intersection(screen).is_empty
-            and (node.clickable or is_editable(node.cls)))
+            and (node.is_tappable or node.is_editable))
 
 
 def _tappable_nodes(tree: UITree, screen: Box) -> list[UINode]:
-    """Actionable nodes that can be reached now (with a dialog up, only the dialog's)."""
+    """Actionable nodes that can be reached now (with a dialog up -- Android's alert panel, an iOS
+    Alert or Sheet -- only the dialog's)."""
     nodes = [n for n in tree.nodes() if _actionable(n, screen)]
-    modal = [n for n in tree.nodes() if n.bounds is not None and n.resource_id == "android:id/parentPanel"]
-    if modal:  # a dialog is up: only its buttons can be tapped
-        panel = modal[-1].bounds
-        assert panel is not None
+    modal = tree.modal()
+    if modal is not None and modal.bounds is not None:  # a dialog is up: only its buttons can be tapped
+        panel = modal.bounds
         nodes = [n for n in nodes if panel.contains(n.bounds)]  # type: ignore[arg-type]
     return nodes
 
@@ -83,7 +84,7 @@ def target_for(hit: Hit, region: Target, tree: UITree | None) -> Target:
     cx, cy = hit.box.center
     inside = [n for n in region.node.walk()
               if n.bounds is not None and n.displayed and n.bounds.contains_point(cx, cy)
-              and (n.clickable or is_editable(n.cls))]
+              and (n.is_tappable or n.is_editable)]
     node = min(inside, key=lambda n: n.bounds.area) if inside else region.node  # type: ignore[union-attr]
     assert node.bounds is not None
     return Target(node.bounds, hit.score, node)
