@@ -87,10 +87,9 @@ def test_page_source_is_shaped_as_webdriveragent_writes_it(feed: webdriver.Remot
             continue
         assert element.tag == element.get("type")
         assert not {"clickable", "resource-id", "bounds", "class", "package"} & set(element.attrib)
-        order = [k for k in element.attrib if k in ("type", "value", "name", "label", "enabled", "visible",
-                                                    "accessible", "x", "y", "width", "height", "index")]
-        assert order == [k for k in ("type", "value", "name", "label", "enabled", "visible", "accessible",
-                                     "x", "y", "width", "height", "index") if k in element.attrib]
+        wda = ("type", "value", "name", "label", "enabled", "visible", "accessible", "focused",
+               "x", "y", "width", "height", "index")
+        assert list(element.attrib) == [k for k in wda if k in element.attrib]
     types = {element.tag for element in root.iter()}
     assert {"XCUIElementTypeNavigationBar", "XCUIElementTypeTable", "XCUIElementTypeCell",
             "XCUIElementTypeButton", "XCUIElementTypeStaticText", "XCUIElementTypeImage"} <= types

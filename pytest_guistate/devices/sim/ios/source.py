@@ -1,7 +1,7 @@
 """XCUITest page source (`<AppiumAUT>`, WDA's attribute order) and XPath over it.
 
-WDA writes, per element, `type value name label enabled visible accessible x y width height
-index` and leaves an attribute out when its value is null (FBXPath.m). As in the Android
+WDA writes, per element, `type value name label enabled visible accessible focused x y width
+height index` (`focused` since WebDriverAgent 8 / driver 4.25.4, no longer tvOS only) and leaves an attribute out when its value is null (FBXPath.m). As in the Android
 `PageSource`, the document is built with lxml (hostile app text is escaped) and XPath hits are
 mapped back to nodes through a side table, so the XML carries no private attributes.
 """
@@ -18,7 +18,7 @@ from pytest_guistate.devices.sim.model import SimError
 __all__ = ["IosSource"]
 
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_ORDER = ("type", "value", "name", "label", "enabled", "visible", "accessible")
+_ORDER = ("type", "value", "name", "label", "enabled", "visible", "accessible", "focused")
 
 
 class IosSource:
