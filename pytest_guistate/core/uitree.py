@@ -29,204 +29,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from xml.etree.ElementTree import Element, ParseError
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.uitree_platform import (
-    IOS,
-    UNKNOWN,
-    detect_platform,
-    editable_class,
-    is_ios_container_type,
-    is_ios_modal,
-    roles_of,
-    short_type,
-)
+from pytest_guistate.core.uinode import UINode
+from pytest_guistate.core.uitree_platform import IOS, UNKNOWN, detect_platform, roles_of
 
 __all__ = ["UINode", "UITree", "UITreeError", "parse_page_source"]
 
 
 class UITreeError(ValueError):
     """Page source that cannot be parsed (malformed or hostile XML)."""
-
-
-# Class-name fragments of views that group other views: a changed region is snapped to the
-# smallest of these that encloses it.
-_CONTAINER_HINTS = (
-    "Layout",
-    "ViewGroup",
-    "RecyclerView",
-    "ListView",
-    "ScrollView",
-    "Dialog",
-    "Window",
-    "Cell",
-    "Other",
-    "Table",
-    "CollectionView",
-    "CardView",
-    "Toolbar",
-    "ActionBar",
-)
-_TEXT_VALUE_KINDS = ("StaticText", "TextField", "SecureTextField", "SearchField", "TextView", "PickerWheel")
-
-
-@dataclass
-class UINode:
-    """One accessibility node, its roles read per platform; `attrs` keeps every raw attribute.
-
-    `text`: what the node shows (Android `text`; iOS `label`, or `value` for texts and fields).
-    `content_desc`: Android `content-desc`; iOS `name` (accessibility id). `resource_id`: Android
-    only. `clickable`: Android's flag, or on iOS an interactive type (Button, Cell, Switch, Link,
-    text fields, Slider, segmented-control buttons, Tab, MenuItem ...). `scrollable`, `password`,
-    `checkable`, `checked`: the flags on Android, the type (Table/CollectionView/ScrollView,
-    SecureTextField, Switch with `value` "1") on iOS. `displayed`: Android `displayed`, iOS `visible`.
-    """
-
-    cls: str
-    bounds: Box | None
-    text: str = ""
-    content_desc: str = ""
-    resource_id: str = ""
-    package: str = ""
-    clickable: bool = False
-    focused: bool = False
-    password: bool = False
-    scrollable: bool = False
-    checked: bool = False
-    enabled: bool = True
-    displayed: bool = True
-    depth: int = 0
-    index_path: str = ""  # e.g. "0/2/1": a stable id within one dump, used as element id by the LLM actor
-    attrs: dict[str, str] = field(default_factory=dict, repr=False)
-    children: list[UINode] = field(default_factory=list, repr=False)
-    platform: str = UNKNOWN
-    value: str = ""  # iOS `value` (a switch's "0"/"1", a field's content); Android: an input's text
-    checkable: bool = False
-    long_clickable: bool = False
-    selected: bool = False
-    accessible: bool = True
-    content_view: bool = field(default=False, repr=False)  # iOS: a Cell's unnamed inner Other (see _convert)
-
-    def walk(self) -> Iterator[UINode]:
-        """This node and its descendants in document order (iterative: deep trees are fine)."""
-        stack = [self]
-        while stack:
-            node = stack.pop()
-            yield node
-            stack.extend(reversed(node.children))
-
-    # -- roles ----------------------------------------------------------------------------
-    @property
-    def kind(self) -> str:
-        """The short type: `Button` for both `android.widget.Button` and `XCUIElementTypeButton`."""
-        return short_type(self.cls)
-
-    @property
-    def is_tappable(self) -> bool:
-        return self.clickable
-
-    @property
-    def is_editable(self) -> bool:
-        return editable_class(self.cls)
-
-    @property
-    def is_scrollable(self) -> bool:
-        return self.scrollable
-
-    @property
-    def is_password(self) -> bool:
-        return self.password
-
-    @property
-    def is_checkable(self) -> bool:
-        return self.checkable
-
-    @property
-    def is_modal(self) -> bool:
-        """A dialog that takes the touches (Android's alert panel, an iOS Alert or action Sheet)."""
-        return self.resource_id == "android:id/parentPanel" or is_ios_modal(self.cls)
-
-    @property
-    def is_drawn(self) -> bool:
-        """Whether it can be on screen at all: iOS lists off-screen and hidden elements with
-        visible="false"; Android's dump holds drawn views (its flag is kept as before)."""
-        return self.displayed or self.platform != IOS
-
-    @property
-    def is_actionable(self) -> bool:
-        """Something an actor may act on: tappable, editable or scrollable, displayed, with geometry."""
-        return (self.bounds is not None and not self.bounds.is_empty and self.displayed
-                and (self.clickable or self.scrollable or self.is_editable))
-
-    @property
-    def is_container(self) -> bool:
-        if self.bounds is None or self.bounds.is_empty:
-            return False
-        if self.platform == IOS:
-            if not self.displayed or self.content_view:
-                return False
-            fixed = is_ios_container_type(self.cls)
-            return bool(self.children) if fixed is None else fixed
-        if self.children:
-            return True
-        return any(hint in self.cls for hint in _CONTAINER_HINTS)
-
-    @property
-    def label(self) -> str:
-        """What a person would call this node. Android: text, else description, else id. iOS:
-        `label`, else `name`, else a text's value -- a switch is "Auto-Correction", not "0"."""
-        if self.platform == IOS:
-            return self.attrs.get("label") or self.content_desc or self.text or self.kind
-        return self.text or self.content_desc or self.resource_id.rpartition("/")[2] or self.cls
-
-    @property
-    def locator_id(self) -> str:
-        """The id a locator names it by: resource-id after "/" (Android), `name` (iOS accessibility id)."""
-        if self.platform == IOS:
-            return self.content_desc
-        return self.resource_id.rpartition("/")[2]
-
-    def has_id(self, wanted: str) -> bool:
-        """`wanted` is its full resource-id, the part after "/", or its iOS `name`."""
-        if self.platform == IOS:
-            return bool(wanted) and self.content_desc == wanted
-        return self.resource_id == wanted or self.resource_id.rpartition("/")[2] == wanted
-
-    @property
-    def shown_texts(self) -> tuple[str, ...]:
-        """Texts a text check matches (the description aside): iOS adds a field's typed value."""
-        if self.platform == IOS and self.value and self.value != self.text and self.kind in _TEXT_VALUE_KINDS:
-            return (self.text, self.value)
-        return (self.text,)
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "id": self.index_path,
-            "class": self.cls,
-            "kind": self.kind,
-            "platform": self.platform,
-            "label": self.label,
-            "text": self.text,
-            "value": "" if self.password else self.value,
-            "content_desc": self.content_desc,
-            "resource_id": self.resource_id,
-            "locator_id": self.locator_id,
-            "bounds": self.bounds.as_list() if self.bounds else None,
-            "clickable": self.clickable,
-            "editable": self.is_editable,
-            "scrollable": self.scrollable,
-            "checkable": self.checkable,
-            "checked": self.checked,
-            "enabled": self.enabled,
-            "displayed": self.displayed,
-            "focused": self.focused,
-            "password": self.password,
-        }
 
 
 @dataclass
