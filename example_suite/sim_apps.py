@@ -1,4 +1,8 @@
-"""Helpers the example tests share: locators and checks for the simulated phone's apps."""
+"""Helpers the example tests share: locators and checks for the simulated phone's apps.
+
+The suite runs on both personas of the sim (`--guistate-platform=android|ios`); the few locators
+that differ between UiAutomator2 and XCUITest live here, keyed by `device.platform`.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,20 @@ from typing import Any
 SHOPS = {"ShopA": "com.guistate.shopa", "ShopB": "com.guistate.shopb"}
 
 
-def result_row(product: str) -> str:
+def result_row(device: Any, product: str) -> str:
     """XPath of a search result row's name: a text match alone would also hit the search field."""
+    if device.platform == "ios":
+        return f"//XCUIElementTypeStaticText[@name='name' and @label='{product}']"
     return f"//*[contains(@resource-id, ':id/name') and @text='{product}']"
+
+
+# A dialog's buttons: Android's AlertDialog ids; on iOS an alert's buttons are named by their titles.
+_DIALOG_IDS = {"Delete": "android:id/button1", "Cancel": "android:id/button2"}
+
+
+def dialog_button(device: Any, label: str) -> str:
+    """The `id=` of the dialog button titled `label` on this platform."""
+    return label if device.platform == "ios" else _DIALOG_IDS[label]
 
 
 def product_price(device: Any) -> float:
@@ -29,8 +44,8 @@ def switch_is_on(title: str) -> Any:
             if any(child.text == title for child in row.children):
                 switches = [n for n in row.walk() if n.cls.endswith("Switch")]
                 if switches:
-                    state = "on" if switches[0].checked else "off"
-                    return CheckResult(switches[0].checked, f"switch '{title}' is {state}", switches[0].bounds)
+                    on = switches[0].checked or switches[0].attrs.get("value") == "1"  # iOS: value "1"
+                    return CheckResult(on, f"switch '{title}' is {'on' if on else 'off'}", switches[0].bounds)
         return CheckResult(False, f"no settings row titled {title!r} on screen")
 
     check.__name__ = f"switch {title!r} on"

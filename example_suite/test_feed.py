@@ -6,6 +6,7 @@ post. The plugin settles and pulls to refresh instead of repeating a non-idempot
 """
 
 import pytest
+from sim_apps import dialog_button
 
 from pytest_guistate import gone
 
@@ -22,7 +23,7 @@ def test_delete_a_post_exactly_once_on_a_stale_list(device, guistate):
     guistate.milestone("confirm dialog open")
 
     with guistate.step("confirm the delete", expect=gone("Carol"), idempotent=False) as confirm:
-        device.tap(id="android:id/button1")
+        device.tap(id=dialog_button(device, "Delete"))
     guistate.milestone("Carol's post gone")
     guistate.assert_complete()
 
@@ -39,7 +40,7 @@ def test_cancel_keeps_the_post(device, guistate):
         device.tap(desc="Delete post by Bob")
     guistate.milestone("dialog open")
     with guistate.step("cancel", expect=gone("Delete post by Bob?")):
-        device.tap(id="android:id/button2")
+        device.tap(id=dialog_button(device, "Cancel"))
     guistate.milestone("dialog closed")
     assert device.exists(text="Bob")
     assert not [entry for entry in device.action_log() if entry["action"] == "delete_post"]

@@ -2,7 +2,6 @@
 field marked `password`, so it is filled in every saved frame and scrubbed from every record."""
 
 import pytest
-
 from sim_apps import switch_is_on
 
 

@@ -4,8 +4,8 @@ report says which milestone was reached and what the screen did.
 """
 
 import pytest
+from sim_apps import SHOPS, dialog_button, result_row, switch_is_on
 
-from sim_apps import SHOPS, result_row, switch_is_on
 from pytest_guistate import gone, visible
 
 PHOTOS = ["Mountains", "Beach", "Sunset"]
@@ -20,7 +20,7 @@ def test_morning_routine_across_four_apps(device, guistate):
             ("notifications off", lambda obs: not switch_is_on("Notifications")(obs).ok),
             ("travel photos filed", visible("Mountains, Beach, Sunset")),
             ("Dave's post deleted", gone("Dave")),
-            ("cable in the cart", visible(desc="Cart, 1 items")),
+            ("cable in the cart", visible("Cart, 1 items")),
         ],
     )
 
@@ -52,7 +52,7 @@ def test_morning_routine_across_four_apps(device, guistate):
     guistate.perform("open the Feed", lambda: device.activate_app("com.guistate.feed"), expect="Feed")
     guistate.perform("ask to delete Dave's post", lambda: device.tap(desc="Delete post by Dave"),
                      expect="Delete post by Dave?")
-    guistate.perform("confirm", lambda: device.tap(id="android:id/button1"), expect=gone("Dave"), idempotent=False)
+    guistate.perform("confirm", lambda: device.tap(id=dialog_button(device, "Delete")), expect=gone("Dave"), idempotent=False)
     guistate.milestone("Dave's post deleted")
 
     # ShopB: search, open, add, then read the cart: 5 steps
@@ -60,8 +60,8 @@ def test_morning_routine_across_four_apps(device, guistate):
     guistate.perform("tap search", lambda: device.tap(id="search"))
     guistate.perform("type the query", lambda: device.type("USB-C Cable\n", id="search"),
                      expect=visible(id="price"), idempotent=False)
-    guistate.perform("open the cable", lambda: device.tap(xpath=result_row("USB-C Cable")), expect="Add to cart")
-    guistate.perform("add to cart", lambda: device.tap(id="add_to_cart"), expect=visible(desc="Cart, 1 items"),
+    guistate.perform("open the cable", lambda: device.tap(xpath=result_row(device, "USB-C Cable")), expect="Add to cart")
+    guistate.perform("add to cart", lambda: device.tap(id="add_to_cart"), expect=visible("Cart, 1 items"),
                      idempotent=False)
     guistate.milestone("cable in the cart")
     guistate.perform("open the cart", lambda: device.tap(id="cart"), expect="Checkout")

@@ -34,6 +34,9 @@ class Retain(enum.Enum):
         return self.value
 
 
+PLATFORMS = ("android", "ios")
+
+
 @dataclass(frozen=True)
 class GuistateConfig:
     """Everything the plugin reads from options and ini, validated once at configure time."""
@@ -50,6 +53,7 @@ class GuistateConfig:
     llm: LLMSettings = field(default_factory=lambda: LLMSettings(mode=Mode.OFF))
     memory_path: Path | None = None  # cross-run memory of UI functions; None = off
     device_wait_s: float = 0.0  # how long a test process waits for a pool device another one holds
+    platform: str = "android"  # default capabilities: UiAutomator2 (android) or XCUITest (ios), issue 11
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -94,6 +98,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="JSON file of Appium capabilities merged over the defaults.",
     )
     group.addoption(
+        "--guistate-platform",
+        dest="guistate_platform",
+        choices=PLATFORMS,
+        default=None,
+        help="Default capabilities: android (UiAutomator2, default) or ios (XCUITest); on the simulated phone "
+        "this picks its persona. --guistate-caps still wins.",
+    )
+    group.addoption(
         "--guistate-artifacts",
         dest="guistate_artifacts",
         default=None,
@@ -128,6 +140,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("guistate_device_wait", "seconds a test process waits for a pool device held by another",
                   default="0")
     parser.addini("guistate_caps", "JSON file of Appium capabilities", default="")
+    parser.addini("guistate_platform", "android|ios: the default capabilities' platform", default="android")
     parser.addini("guistate_artifacts", "artifacts directory", default="guistate-artifacts")
     parser.addini("guistate_retain", "on|failure|off", default=Retain.FAILURE.value)
     parser.addini("guistate_summary", "path of the JSON run summary", default="")
@@ -226,7 +239,15 @@ def build_config(config: pytest.Config) -> GuistateConfig:
         settle_timeout_s=_seconds(config, "guistate_settle_timeout"),
         llm=build_llm_settings(config),
         memory_path=_memory_path(pick("guistate_memory", "guistate_memory")),
+        platform=_platform(pick("guistate_platform", "guistate_platform")),
     )
+
+
+def _platform(value: str) -> str:
+    value = value.strip().lower()
+    if value not in PLATFORMS:
+        raise pytest.UsageError(f"guistate_platform must be one of {', '.join(PLATFORMS)}, got {value!r}")
+    return value
 
 
 def get_config(config: pytest.Config) -> GuistateConfig:

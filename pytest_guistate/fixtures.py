@@ -34,13 +34,20 @@ DEFAULT_CAPABILITIES: dict[str, Any] = {
     "appium:automationName": "UiAutomator2",
     "appium:newCommandTimeout": 300,
 }
+# `--guistate-platform=ios` (issue 11): an XCUITest session; on the sim, its iOS persona.
+IOS_CAPABILITIES: dict[str, Any] = {
+    "platformName": "iOS",
+    "appium:automationName": "XCUITest",
+    "appium:newCommandTimeout": 300,
+}
 
 
 @pytest.fixture(scope="session")
 def guistate_capabilities(pytestconfig: pytest.Config) -> dict[str, Any]:
     """Capabilities for every session of the run; override in conftest.py to compute them."""
-    caps = dict(DEFAULT_CAPABILITIES)
-    caps.update(get_config(pytestconfig).capabilities)
+    settings = get_config(pytestconfig)
+    caps = dict(IOS_CAPABILITIES if settings.platform == "ios" else DEFAULT_CAPABILITIES)
+    caps.update(settings.capabilities)
     return caps
 
 
@@ -98,7 +105,9 @@ def _session_capabilities(request: pytest.FixtureRequest, base: dict[str, Any]) 
     caps = copy.deepcopy(base)
     options = marker_kwargs(request.node)
     if options.get("app"):
-        caps["appium:appPackage"] = options["app"]
+        from pytest_guistate.devices.ios import is_ios
+
+        caps["appium:bundleId" if is_ios(caps) else "appium:appPackage"] = options["app"]
     if options.get("faults"):
         caps["guistate:faults"] = dict(options["faults"])
     caps.update(options.get("caps") or {})

@@ -112,7 +112,9 @@ def xcuitest(
 
     Differences: the page source is XCUITest XML (`x/y/width/height` in points) and screenshots
     are in pixels (2x or 3x); `Device` measures that scale and reports every box in screenshot
-    pixels. There is no Back button: `Device.back()` fails with a clear message there.
+    pixels. There is no back key: `Device.back()` taps the navigation bar's back button (an edge
+    swipe where there is no bar) and fails with a clear message at a stack's root or over an
+    alert. The sim's iOS persona accepts this preset as it is (`guistate:platform` is implied).
     """
     caps: dict[str, Any] = {
         "platformName": "iOS",

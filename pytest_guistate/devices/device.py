@@ -31,11 +31,12 @@ from selenium.webdriver.common.actions import interaction
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.pointer_input import PointerInput
 
+from pytest_guistate.core.detect import refreshable_list
 from pytest_guistate.core.frame import Frame, FrameError
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.core.uitree import UITree, parse_page_source
-from pytest_guistate.devices import web
+from pytest_guistate.devices import ios, web
 from pytest_guistate.devices.errors import (
     CapabilityUnavailable,
     DeviceError,
@@ -74,6 +75,7 @@ class Device:
         self._size: tuple[int, int] | None = None
         self._scale: float | None = None
         self._web: bool | None = None
+        self._ios: bool | None = None
         # Called with text typed into a password field, so reports can scrub it (set by the plugin).
         self.on_secret: Callable[[str], None] | None = None
         # Cross-run memory of UI functions (set by the plugin when --guistate-memory is on).
@@ -91,11 +93,19 @@ class Device:
         return self._web
 
     @property
+    def platform(self) -> str:
+        """"ios" for an XCUITest session (the sim's iOS persona too), else "android"."""
+        if self._ios is None:
+            caps = getattr(self.driver, "capabilities", None) or {}
+            self._ios = not self.is_web and ios.is_ios(caps)
+        return "ios" if self._ios else "android"
+
+    @property
     def scale(self) -> float:
         """Screenshot pixels per driver unit (1 for the sim and UiAutomator2, 2-3 for XCUITest
         points, devicePixelRatio for a web context), measured once per session."""
         if self._scale is None:
-            self._scale = 1.0 if self.is_sim else self._measure_scale()
+            self._scale = 1.0 if self.is_sim and self.platform == "android" else self._measure_scale()
         return self._scale
 
     def _measure_scale(self) -> float:
@@ -132,15 +142,8 @@ class Device:
         if web.looks_like_html(source):
             self._web = True  # e.g. an Android webview context: switch to the DOM route for good
             return self._web_tree()
-        tree = parse_page_source(source)
         scale = self.scale
-        if scale != 1.0:
-            for node in tree.nodes():
-                if node.bounds is not None:
-                    node.bounds = _scaled(node.bounds, scale)
-            tree.width = round(tree.width * scale) if tree.width else tree.width
-            tree.height = round(tree.height * scale) if tree.height else tree.height
-        return tree
+        return parse_page_source(source, scale=scale if scale != 1.0 else None)
 
     def _web_tree(self) -> UITree:
         return web.script_tree(self.driver, self.url)
@@ -151,7 +154,8 @@ class Device:
             frame.prefetch()  # overlaps the page-source request below
         tree = self.ui_tree()
         packages = [n.package for n in tree.nodes() if n.package and n.package != "com.android.systemui"]
-        return Observation(frame=frame, tree=tree, package=packages[0] if packages else "")
+        package = ios.ios_package(tree) if self.platform == "ios" else (packages[0] if packages else "")
+        return Observation(frame=frame, tree=tree, package=package)
 
     @property
     def size(self) -> tuple[int, int]:
@@ -161,7 +165,7 @@ class Device:
         outer window, not the emulated phone, and XCUITest's is in points.
         """
         if self._size is None:
-            if self.is_sim:
+            if self.is_sim and self.platform == "android":
                 rect = self._call("window rect", self.driver.get_window_rect)
                 self._size = (int(rect["width"]), int(rect["height"]))
             else:
@@ -198,7 +202,10 @@ class Device:
             if time.monotonic() >= deadline:
                 break
             time.sleep(0.1)
-        raise ElementNotFound(f"no element with {by}={value!r}; on screen: {self._visible_labels()}")
+        hint = ""
+        if self.platform == "ios" and id is not None and ":id/" in id:
+            hint = " (an Android resource id: on iOS, id= is the accessibility identifier, the element's name)"
+        raise ElementNotFound(f"no element with {by}={value!r}{hint}; on screen: {self._visible_labels()}")
 
     def exists(self, text: str | None = None, **locator: str) -> bool:
         by, value = self._locator(text=text, **locator)
@@ -218,6 +225,8 @@ class Device:
         kind, value = _one_locator(text=text, desc=desc, id=id, xpath=xpath)
         if self.is_web:
             return web.web_locator(kind, value)
+        if self.platform == "ios":
+            return ios.ios_locator(kind, value)
         if kind == "text":
             return AppiumBy.XPATH, f"//*[@text={web.xpath_literal(value)}]"
         if kind == "desc":
@@ -289,7 +298,11 @@ class Device:
         self._call("send keys", lambda: element.send_keys(text))
 
     def _is_password(self, element: WebElement) -> bool:
-        """Android/iOS mark secure fields `password="true"`; a web page uses `type="password"`."""
+        """Android marks secure fields `password="true"`, iOS by their type
+        (`XCUIElementTypeSecureTextField`); a web page uses `type="password"`."""
+        if self.platform == "ios":
+            value = self._call("element type", lambda: element.get_attribute("type"))
+            return str(value) == ios.SECURE_FIELD
         attribute = "type" if self.is_web else "password"
         value = self._call("password attribute", lambda: element.get_attribute(attribute))
         return str(value).lower() == ("password" if self.is_web else "true")
@@ -299,7 +312,19 @@ class Device:
         self._call("clear", element.clear)
 
     def back(self) -> None:
-        self._call("back", self.driver.back)
+        """The back key; on iOS the navigation bar's back button, else an edge swipe (`DeviceError`
+        naming why when the screen has neither, e.g. an open alert or the root of a stack)."""
+        if self.platform != "ios":
+            self._call("back", self.driver.back)
+            return
+        kind, box, why = ios.back_target(self.ui_tree())
+        if kind == "button" and box is not None:
+            self._pointer([box.center], hold_ms=self._tap_ms)
+        elif kind == "swipe":
+            width, height = self.size
+            self.swipe(max(1, round(2 * self.scale)), height // 2, width * 2 // 3, height // 2, duration_ms=300)
+        else:
+            raise DeviceError(f"back() on {self.url}: {why}")
 
     def open_url(self, url: str) -> None:
         """Load a page in a web session (a browser has no apps to activate)."""
@@ -333,8 +358,14 @@ class Device:
         return self._call(f"mobile: {command}", lambda: self.driver.execute_script(f"mobile: {command}", params or {}))
 
     def pull_to_refresh(self) -> bool:
-        """Drag down from the top of the first scrollable list; False when none is on screen."""
-        lists = [n for n in self.ui_tree().nodes() if n.scrollable and n.bounds is not None]
+        """Drag down from the top of the first scrollable list (iOS: the first table, collection or
+        scroll view); False when none is on screen."""
+        tree = self.ui_tree()
+        if self.platform == "ios":
+            target = refreshable_list(tree)
+            lists = [target] if target is not None and target.bounds is not None else []
+        else:
+            lists = [n for n in tree.nodes() if n.scrollable and n.bounds is not None]
         if not lists:
             return False
         box = lists[0].bounds
@@ -419,8 +450,3 @@ class Device:
         x, y, w, h = (float(rect[k]) * self.scale for k in ("x", "y", "width", "height"))  # CSS px may be fractional
         return Box(round(x), round(y), round(x + w), round(y + h))
 
-
-def _scaled(box: Box, scale: float) -> Box:
-    if scale == 1.0:
-        return box
-    return Box(round(box.left * scale), round(box.top * scale), round(box.right * scale), round(box.bottom * scale))

@@ -33,9 +33,12 @@ class ElementNotFound(AssertionError):
 
 # How drivers say "I do not implement that": W3C `unknown command` / `unsupported operation`,
 # Appium's "Unknown mobile command", and a browser running `mobile: x` as page JavaScript
-# ("x is not defined": the chromium driver hands execute_script to the page).
+# ("x is not defined": the chromium driver hands execute_script to the page). The XCUITest driver
+# (Appium 2 base driver + WebDriverAgent, issue 11) says "Unsupported execute method 'mobile: x'",
+# "Method is not implemented" / "Method has not yet been implemented" (NotYetImplementedError).
 _UNSUPPORTED_HINTS = ("unknown command", "unknown mobile command", "not implemented", "not supported",
-                      "unsupported operation", "is not defined")
+                      "unsupported operation", "is not defined", "unsupported execute method",
+                      "not yet been implemented")
 
 
 def driver_call(what: str, url: str, fn: Callable[[], Any]) -> Any:

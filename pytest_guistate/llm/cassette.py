@@ -56,10 +56,13 @@ _KEEP_HEADERS = ("request-id", "content-type", "retry-after")
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-def cassette_path(test_file: Path, test_name: str) -> Path:
-    """`<test dir>/cassettes/<test file stem>/<test name>.json` (parametrize ids made file-safe)."""
+def cassette_path(test_file: Path, test_name: str, platform: str = "android") -> Path:
+    """`<test dir>/cassettes/<test file stem>/<test name>.json` (parametrize ids made file-safe);
+    an iOS session's prompts differ (its elements, its screen), so it keeps its own cassettes
+    under `.../<test file stem>/ios/` (issue 11)."""
     name = _SAFE_ID.sub("_", test_name).strip("_")[:120] or "test"
-    return test_file.parent / "cassettes" / test_file.stem / f"{name}.json"
+    folder = test_file.parent / "cassettes" / test_file.stem
+    return (folder / "ios" if platform == "ios" else folder) / f"{name}.json"
 
 
 def _normalise(text: str) -> str:

@@ -75,7 +75,8 @@ def open_llm(settings: LLMSettings, session: Any, device: Any, *, test_file: Pat
              scrub: Callable[[Any], Any] | None = None) -> TestLLM:
     """Create the test's LLM access; cassettes live at `cassette_path(test_file, test_name)`.
     `scrub` (the test's redactor) cleans what a cassette stores, and replay matches on it."""
-    path = cassette_path(test_file, test_name) if settings.mode in (Mode.RECORD, Mode.REPLAY) else None
+    platform = str(getattr(device, "platform", "android"))
+    path = cassette_path(test_file, test_name, platform) if settings.mode in (Mode.RECORD, Mode.REPLAY) else None
     client = make_client(settings, cassette_path=path, scrub=scrub)
     updater = None
     if client is not None and settings.updater != "off":

@@ -105,7 +105,9 @@ def _feed_delete(v: PromptView, author: str) -> tuple[str, dict[str, Any]]:
     question = f"Delete post by {author}?"
     confirmed = any(question in line and "-> failed" not in line for line in v.history
                     if line.split(" ", 2)[1:2] == ["tap"] and '"Delete"' in line)
-    rows = [e for e in v.elements if e.get("tap") and v.label(e) == "Delete" and "dialog" not in str(e.get("rid"))
+    # a row's button shows "Delete"; on iOS its accessibility label is what the tree reports (issue 11)
+    titles = ("Delete", f"Delete post by {author}")
+    rows = [e for e in v.elements if e.get("tap") and v.label(e) in titles and "dialog" not in str(e.get("rid"))
             and re.search(rf"\b{re.escape(author)}\b", str(e.get("in", ""))) and question not in str(e.get("in", ""))]
     if _has(v, question):
         button = next((e for e in v.elements if e.get("tap") and v.label(e) == "Delete" and question in e.get("in", "")),

@@ -102,8 +102,10 @@ def test_session_not_created(server: SimServer) -> None:
     options.set_capability("guistate:screen", {"width": 10, "height": 10})
     with pytest.raises(SessionNotCreatedException, match="refused the capabilities"):
         webdriver.Remote(server.url, options=options)
-    body = {"capabilities": {"alwaysMatch": {"platformName": "iOS"}}}
-    assert "Android" in w3c(post(server, "/session", body), 500, "session not created")
+    body = {"capabilities": {"alwaysMatch": {"platformName": "Windows"}}}
+    assert "Android/UiAutomator2 or iOS/XCUITest" in w3c(post(server, "/session", body), 500, "session not created")
+    contradiction = {"capabilities": {"alwaysMatch": {"platformName": "iOS", "appium:automationName": "UiAutomator2"}}}
+    assert "platformName='iOS'" in w3c(post(server, "/session", contradiction), 500, "session not created")
     clash = {"capabilities": {"alwaysMatch": {"a": 1}, "firstMatch": [{"a": 2}]}}
     assert "repeats" in w3c(post(server, "/session", clash), 400, "invalid argument")
     assert server.session_ids() == []

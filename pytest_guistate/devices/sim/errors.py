@@ -35,6 +35,7 @@ W3C_STATUS: dict[str, int] = {
     "invalid session id": 404,
     "javascript error": 500,
     "move target out of bounds": 500,
+    "no such alert": 404,
     "no such element": 404,
     "no such window": 404,
     "no such context": 404,

@@ -43,6 +43,10 @@ def execute_script(session: SimSession, body: dict[str, Any]) -> Any:
     params = args[0] if args else {}
     if not isinstance(params, dict):
         raise invalid_argument(f"'mobile: {name}' takes one JSON object argument, got {type(params).__name__}")
+    if getattr(session.phone, "platform", "android") == "ios":
+        from pytest_guistate.devices.sim.ios.mobile import execute_ios
+
+        return execute_ios(session, name, params)
     handler = MOBILE_COMMANDS.get(name)
     if handler is None:
         known = ", ".join(sorted(MOBILE_COMMANDS))

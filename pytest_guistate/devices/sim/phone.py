@@ -60,12 +60,13 @@ class Phone(PhoneInput, PhoneFrames):
 
     def __init__(self, *, width: int = 1080, height: int = 2400, seed: int = 0, app_package: str | None = None,
                  faults: dict[str, Any] | None = None, clock: Callable[[], float] | None = None, frozen: bool = False,
-                 app_version: int = 1, wall_start: float | None = None) -> None:
+                 app_version: int = 1, wall_start: float | None = None, platform: str = "android") -> None:
         for name, value in (("width", width), ("height", height)):
             if isinstance(value, bool) or not isinstance(value, int) or not 240 <= value <= 8000:
                 raise SimError("invalid argument", f"screen {name} must be an integer in 240..8000, got {value!r}")
         self.width, self.height, self.seed, self.frozen = width, height, seed, frozen
         self.app_version = app_version
+        self.platform = platform  # "ios": apps draw navigation bars (the iOS persona wraps this phone)
         self.m = Metrics(width, height)
         self._clock = clock or time.monotonic
         self._t0 = self._clock()
@@ -97,11 +98,21 @@ class Phone(PhoneInput, PhoneFrames):
 
     @classmethod
     def from_capabilities(cls, caps: dict[str, Any], clock: Callable[[], float] | None = None) -> Phone:
-        if not isinstance(caps, dict):
-            raise SimError("invalid argument", f"capabilities must be an object, got {type(caps).__name__}")
+        options = cls.options_from_capabilities(caps)
         screen = caps.get("guistate:screen", {"width": 1080, "height": 2400})
         if not isinstance(screen, dict) or set(screen) - {"width", "height"}:
             raise SimError("invalid argument", f"guistate:screen must be {{'width': int, 'height': int}}, got {screen!r}")
+        package = caps.get("appium:appPackage")
+        if package is not None and not isinstance(package, str):
+            raise SimError("invalid argument", f"appium:appPackage must be a string, got {package!r}")
+        return cls(width=screen.get("width", 1080), height=screen.get("height", 2400), app_package=package,
+                   clock=clock, **options)
+
+    @staticmethod
+    def options_from_capabilities(caps: dict[str, Any]) -> dict[str, Any]:
+        """The capabilities every persona shares: seed, faults, clock mode, app version."""
+        if not isinstance(caps, dict):
+            raise SimError("invalid argument", f"capabilities must be an object, got {type(caps).__name__}")
         seed = caps.get("guistate:seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise SimError("invalid argument", f"guistate:seed must be an integer, got {seed!r}")
@@ -111,12 +122,8 @@ class Phone(PhoneInput, PhoneFrames):
         version = caps.get("guistate:appVersion", 1)
         if version not in (1, 2) or isinstance(version, bool):
             raise SimError("invalid argument", f"guistate:appVersion must be 1 or 2, got {version!r}")
-        package = caps.get("appium:appPackage")
-        if package is not None and not isinstance(package, str):
-            raise SimError("invalid argument", f"appium:appPackage must be a string, got {package!r}")
-        return cls(width=screen.get("width", 1080), height=screen.get("height", 2400), seed=seed,
-                   app_package=package, faults=caps.get("guistate:faults") or {}, clock=clock,
-                   frozen=mode == "frozen", app_version=version)
+        return {"seed": seed, "faults": caps.get("guistate:faults") or {}, "frozen": mode == "frozen",
+                "app_version": version}
 
     # -- time and state ------------------------------------------------------------------
     def now(self) -> float:
@@ -126,7 +133,8 @@ class Phone(PhoneInput, PhoneFrames):
         return AppContext(metrics=self.m, seed=self.seed, now=self.now,
                           log=lambda action, **fields: self._record(package, action, **fields),
                           toast=lambda text, start=None: self._show_toast(package, text, start),
-                          faults=lambda: self._faults, launch=self._open, app_version=self.app_version)
+                          faults=lambda: self._faults, launch=self._open, app_version=self.app_version,
+                          platform=self.platform)
 
     def _record(self, package: str, action: str, **fields: Any) -> None:
         self._log.append({"t": round(self.now() - self._t0, 3), "app": package, "action": action, **fields})

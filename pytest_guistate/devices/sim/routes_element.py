@@ -12,6 +12,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices.sim.actions import focused_node
 from pytest_guistate.devices.sim.errors import W3CError, arg_str, invalid_argument
 from pytest_guistate.devices.sim.locators import find_nodes
@@ -35,16 +36,20 @@ def _find(req: Request, many: bool) -> Any:
                 raise W3CError("invalid session id", f"session {session.session_id!r} was closed during the wait")
             root = session.phone.root()
             scope = session.resolve(scope_id, root) if scope_id else None
+            own = getattr(session.phone, "find_nodes", None)  # a persona with its own strategies (iOS)
             helper = getattr(session.phone, "find_xpath", None)
-            nodes = find_nodes(
-                root,
-                using,
-                value,
-                scope=scope,
-                width=session.phone.width,
-                height=session.phone.height,
-                xpath_helper=helper if callable(helper) else None,
-            )
+            if callable(own):
+                nodes = own(using, value, scope)
+            else:
+                nodes = find_nodes(
+                    root,
+                    using,
+                    value,
+                    scope=scope,
+                    width=session.phone.width,
+                    height=session.phone.height,
+                    xpath_helper=helper if callable(helper) else None,
+                )
             if nodes:
                 refs = [element_ref(session.element_id(node)) for node in nodes]
                 return refs if many else refs[0]
@@ -53,6 +58,9 @@ def _find(req: Request, many: bool) -> Any:
             break
     if many:
         return []
+    if getattr(session.phone, "platform", "android") == "ios":  # WDA's wording, as the XCUITest driver relays it
+        raise W3CError("no such element", "An element could not be located on the page using the given search "
+                                          f"parameters ({using}={value!r}).")
     raise W3CError("no such element", f"no element found with {using}={value!r}")
 
 
@@ -157,6 +165,9 @@ def _element_screenshot(req: Request) -> Any:
     box = _node(req).bounds.clamp(req.sess.phone.width, req.sess.phone.height)
     if box.is_empty:
         raise W3CError("unable to capture screen", "the element has no on-screen area")
+    scale = getattr(req.sess.phone, "scale", 1)  # element rects in points, screenshots in pixels (iOS)
+    if scale != 1:
+        box = Box(box.left * scale, box.top * scale, box.right * scale, box.bottom * scale)
     pixels = cv2.imdecode(np.frombuffer(req.sess.phone.screenshot_png(), np.uint8), cv2.IMREAD_UNCHANGED)
     if pixels is None:
         raise W3CError("unable to capture screen", "the phone produced an undecodable screenshot")

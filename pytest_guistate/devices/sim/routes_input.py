@@ -92,6 +92,32 @@ def _execute(req: Request) -> Any:
     return mobile.execute_script(req.sess, req.body)
 
 
+def _ios_only(req: Request, method: str, what: str) -> None:
+    """Alerts are W3C endpoints the XCUITest driver serves; UiAutomator2 has no such command."""
+    if getattr(req.sess.phone, "platform", "android") != "ios":
+        raise W3CError("unknown command", f"no command at {method} /session/{req.params['sid']}/alert/{what}")
+
+
+@route("GET", "/session/{sid}/alert/text")
+def _alert_text(req: Request) -> Any:
+    _ios_only(req, "GET", "text")
+    from pytest_guistate.devices.sim.ios.mobile import alert_text
+
+    return alert_text(req.sess)
+
+
+def _alert_press(req: Request, action: str) -> Any:
+    from pytest_guistate.devices.sim.ios.mobile import press_alert
+
+    _ios_only(req, "POST", action)
+    press_alert(req.sess, action)
+    return None
+
+
+route("POST", "/session/{sid}/alert/accept")(lambda req: _alert_press(req, "accept"))
+route("POST", "/session/{sid}/alert/dismiss")(lambda req: _alert_press(req, "dismiss"))
+
+
 @route("POST", "/session/{sid}/guistate/faults")
 def _faults(req: Request) -> Any:
     return mobile.set_faults(req.sess, req.body)

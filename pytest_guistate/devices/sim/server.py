@@ -47,7 +47,14 @@ _LEGACY_PREFIX = "/wd/hub"  # Appium 1 base path; old clients still send it
 
 
 def default_phone_factory(capabilities: dict[str, Any]) -> PhoneModel:
-    """`Phone.from_capabilities`, imported on first use so the server loads without the apps."""
+    """The phone for the session's persona (Android `Phone`, or `IosPhone` in points), imported on
+    first use so the server loads without the apps."""
+    from pytest_guistate.devices.sim.ios.persona import IOS, platform_of
+
+    if platform_of(capabilities) == IOS:
+        from pytest_guistate.devices.sim.ios.phone import IosPhone
+
+        return IosPhone.from_capabilities(capabilities)
     from pytest_guistate.devices.sim.phone import Phone
 
     return Phone.from_capabilities(capabilities)

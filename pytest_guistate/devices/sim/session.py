@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_guistate.devices.sim.errors import W3CError, invalid_argument
+from pytest_guistate.devices.sim.ios.persona import IOS, match_platform, platform_of
 from pytest_guistate.devices.sim.model import PhoneModel, SimNode
 
 __all__ = [
@@ -98,14 +99,12 @@ class SimSession:
             setattr(self, names[name], int(value))
 
 
-_MATCH_RULES = {"platformName": "android", "appium:automationName": "uiautomator2"}
-
-
 def merge_capabilities(body: dict[str, Any]) -> dict[str, Any]:
     """W3C capability processing (§7.2): alwaysMatch merged with the first compatible firstMatch.
 
     Raises invalid argument for malformed input and session not created when no entry matches
-    an Android/UiAutomator2 device. A legacy `desiredCapabilities` body is accepted as-is.
+    a driver the sim imitates (Android/UiAutomator2 or iOS/XCUITest, issue 11). A legacy
+    `desiredCapabilities` body is accepted as-is.
     """
     caps = body.get("capabilities")
     if caps is None:
@@ -129,23 +128,25 @@ def merge_capabilities(body: dict[str, Any]) -> dict[str, Any]:
         merged = {**always, **entry}
         if "automationName" in merged and "appium:automationName" not in merged:
             merged["appium:automationName"] = merged.pop("automationName")
-        mismatch = [
-            f"{name}={merged[name]!r}"
-            for name, wanted in _MATCH_RULES.items()
-            if name in merged and str(merged[name]).lower() != wanted
-        ]
-        if not mismatch:
+        platform, mismatch = match_platform(merged)
+        if platform is not None:
             return merged
-        reasons.append(", ".join(mismatch))
+        reasons.append(mismatch)
     raise W3CError(
         "session not created",
-        f"the simulated phone is Android/UiAutomator2; no capability set matched ({'; '.join(reasons)})",
+        "the simulated phone is Android/UiAutomator2 or iOS/XCUITest; no capability set matched "
+        f"({'; '.join(reasons)})",
     )
 
 
 def response_capabilities(merged: dict[str, Any], width: int, height: int) -> dict[str, Any]:
     """What `POST /session` returns: the request's capabilities as Appium echoes them."""
     out = {name.removeprefix("appium:"): value for name, value in merged.items()}
+    if platform_of(merged) == IOS:
+        out.update({"platformName": "iOS", "automationName": "XCUITest",
+                    "deviceName": out.get("deviceName", "iPhone 15 (guistate-sim)"),
+                    "platformVersion": out.get("platformVersion", "17.5")})
+        return out
     out.update(
         {
             "platformName": "Android",

@@ -133,6 +133,7 @@ class AppContext:
     faults: Callable[[], Faults]
     launch: Callable[[str], None]  # bring another app to the foreground (the launcher uses it)
     app_version: int = 1  # hook for restyled app versions (guistate:appVersion); apps ignore it for now
+    platform: str = "android"  # "ios": the app bar is drawn as a navigation bar with a back button (issue 11)
 
     def rng(self, salt: str) -> random.Random:
         """A generator seeded by the phone seed and `salt`, so content is stable per seed."""
@@ -182,6 +183,11 @@ class App:
         """Handle the back key; False means "at the root": the phone goes to the launcher."""
         return False
 
+    def back_title(self) -> str | None:
+        """On iOS: the title of the screen a navigation-bar back button returns to, None when this
+        screen is the root of its navigation stack (iOS has no system back key)."""
+        return None
+
     def on_text(self, key: str, text: str) -> None:
         self.texts[key] = text
 
@@ -195,15 +201,40 @@ class App:
         window = View(f"{self.package}/window", "android.widget.FrameLayout", Box(0, m.status_h, m.width, m.height),
                       rid="android:id/content", package=self.package, style=Style(bg=WHITE))
         bar = m.appbar
-        appbar = View(f"{self.package}/appbar", "android.view.ViewGroup", bar, rid=f"{self.package}:id/toolbar",
-                      style=Style(bg=self.primary))
-        appbar.add(View(f"{self.package}/title", "android.widget.TextView",
-                        Box(bar.left + m.px(48), bar.top + m.px(44), bar.right - m.px(360), bar.bottom - m.px(44)),
-                        text=self.title(), rid=f"{self.package}:id/title",
-                        style=Style(kind="text", fg=WHITE, size=m.px(58), bold=True)))
+        if self.ctx.platform == "ios":
+            appbar = self._navigation_bar(bar)
+        else:
+            appbar = View(f"{self.package}/appbar", "android.view.ViewGroup", bar, rid=f"{self.package}:id/toolbar",
+                          style=Style(bg=self.primary))
+            appbar.add(View(f"{self.package}/title", "android.widget.TextView",
+                            Box(bar.left + m.px(48), bar.top + m.px(44), bar.right - m.px(360),
+                                bar.bottom - m.px(44)),
+                            text=self.title(), rid=f"{self.package}:id/title",
+                            style=Style(kind="text", fg=WHITE, size=m.px(58), bold=True)))
         appbar.add(*self.appbar_actions(bar))
         window.add(appbar, *self.build_content(m.content))
         return window
+
+    def _navigation_bar(self, bar: Box) -> View:
+        """iOS look: a light bar, the title centred, a tinted "< Previous" back button on the left."""
+        m = self.m
+        nav = View(f"{self.package}/appbar", "android.view.ViewGroup", bar, rid=f"{self.package}:id/toolbar",
+                   style=Style(bg=self.primary))
+        nav.add(View(f"{self.package}/title", "android.widget.TextView",
+                     Box(bar.left + m.px(300), bar.top + m.px(44), bar.right - m.px(300), bar.bottom - m.px(44)),
+                     text=self.title(), rid=f"{self.package}:id/title",
+                     style=Style(kind="text", fg=WHITE, size=m.px(52), bold=True, align="center")))
+        previous = self.back_title()
+        if previous is not None:
+            nav.add(View(f"{self.package}/nav_back", "android.widget.Button",
+                         Box(bar.left + m.px(16), bar.top + m.px(36), bar.left + m.px(290), bar.bottom - m.px(36)),
+                         text=f"\u2039 {previous}", desc=previous, rid="android:id/nav_back", on_tap=self._nav_back,
+                         clickable=True, style=Style(kind="text", fg=WHITE, size=m.px(44))))
+        return nav
+
+    def _nav_back(self) -> None:
+        self.ctx.log("back")
+        self.back()
 
     def focus(self, key: str) -> None:
         if self.focused != key:

@@ -110,6 +110,11 @@ class GalleryApp(App):
             return False
         return True
 
+    def back_title(self) -> str | None:
+        if self.screen == "albums" and not self.picker:
+            return "All photos" if not self.selected else f"{len(self.selected)} selected"
+        return None
+
     def appbar_actions(self, bar: Box) -> list[View]:
         px = self.m.px
         if self.screen != "grid":

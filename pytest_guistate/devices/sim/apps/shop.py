@@ -148,6 +148,12 @@ class ShopApp(App):
         self.stack.pop()
         return True
 
+    def back_title(self) -> str | None:
+        if len(self.stack) == 1:
+            return None
+        previous = self.stack[-2][0]
+        return {"search": self.label, "product": self.label, "cart": "Cart"}[previous]
+
     # -- views ---------------------------------------------------------------------------
     def title(self) -> str:
         return {"search": self.label, "product": self.label, "cart": "Cart"}[self.screen]
