@@ -155,9 +155,19 @@ def test_light_tier_does_not_gate_but_checks_expect_and_keeps_crops_on_failure()
     rec = session.perform("tap nothing", screen.nothing)
     assert rec.outcome == "ok" and rec.verdict == "no_change"  # verdict recorded, not gated
     assert rec.crops == [] and len(session.anchors) == 0
-    with pytest.raises(StepFailed, match="no refresh at tier light"):
+    with pytest.raises(StepFailed) as info:
         session.perform("increment", screen.increment, expect="Count: 9", idempotent=False)
-    assert session.steps[-1].crops and "refresh" not in stages(session.steps[-1])
+    # an unmet expect settles and refreshes at light too (issue 15), and the message says so
+    assert session.steps[-1].crops and stages(session.steps[-1]) == ["initial", "settle", "refresh"]
+    assert "refreshed (pull-to-refresh)" in str(info.value) and "no refresh" not in str(info.value)
+    assert "after settle and refresh" in session.state.focus.next_focus
+
+
+def test_light_tier_refreshes_a_stale_list_on_an_unmet_expect() -> None:
+    session, screen, _ = make("light", redraw_delay=5.0)  # the redraw outlasts the 1 s settle timeout
+    rec = session.perform("delete post 2", lambda: screen.delete("Post 2"), expect=gone("Post 2"), idempotent=False)
+    assert rec.outcome == "refreshed" and stages(rec) == ["initial", "settle", "refresh"]
+    assert screen.deletes() == ["Post 2"] and rec.actions == 1
 
 
 def test_off_tier_only_acts_and_checks_expect() -> None:
