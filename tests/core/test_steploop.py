@@ -9,6 +9,7 @@ import pytest
 from _synthetic import PACKAGE, ListScreen, decoded_frames
 
 from pytest_guistate.core.anchors import AnchorType, LinkType
+from pytest_guistate.core.artifact_names import frame_name
 from pytest_guistate.core.checks import gone
 from pytest_guistate.core.errors import (
     GuistateError,
@@ -91,7 +92,7 @@ def test_non_idempotent_action_is_never_repeated() -> None:
     assert "crops of the after-frame: [0,0][360,640]" in message
     assert screen.counter == 0 and info.value.record is session.steps[-1]
     rec = session.steps[-1]
-    assert rec.outcome == "failed" and rec.frames == ["step001-after.png"]
+    assert rec.outcome == "failed" and rec.frames == [frame_name(1, "after")]
     failed = [a for a in session.anchors if a.data.get("kind") == "step_failed"]
     assert failed and failed[0].crops  # the frames/crops that decided it
 
@@ -369,7 +370,7 @@ def test_full_tier_keeps_frames_and_snapshots() -> None:
     session, screen, _ = make("full")
     session.goal("g", plan=["a"])
     rec = session.perform("increment", screen.increment)
-    assert rec.frames == ["step001-before.png", "step001-after.png"]
+    assert rec.frames == [frame_name(1, "before"), frame_name(1, "after")]
     assert rec.state is not None and rec.state["tracker"]["current"] == "a"
 
 
