@@ -188,9 +188,10 @@ class Journal:
                 if crop.region_index == -1 and not failed:
                     continue  # the whole-screen fallback is a frame, not a crop: only kept on failure
                 record.crops.append(sink.put(crop_name(record.index, i), crop.encode))
-        if policy.keep_frames and before is not None:
+        keep_failed = failed and policy.keeps_crops_on_failure  # a failed step's pair: the report's before | after
+        if before is not None and (policy.keep_frames or keep_failed):
             record.frames.append(sink.put(frame_name(record.index, "before"), before.frame.png))
-        if after is not None and (policy.keep_frames or (failed and policy.keeps_crops_on_failure)):
+        if after is not None and (policy.keep_frames or keep_failed):
             record.frames.append(sink.put(frame_name(record.index, "after"), after.frame.png))
 
     def _step_anchors(self, record: StepRecord, before: Observation | None, after: Observation | None,

@@ -103,6 +103,7 @@ class ArtifactRecorder:
         self.step_files: dict[int, dict[str, Any]] = {}  # step index -> files written (for Allure)
         self._written: dict[str, str] = {}  # artifact name -> relative path
         self._links_seen = 0
+        self._held: list[dict[str, Any]] = []  # anchors waiting for their step's files
         self._graph: Any = None
         self._last_state = ""
         self._last_goal = ""
@@ -243,18 +244,33 @@ class ArtifactRecorder:
         clean["frames"] = [self._written[n] for n in frame_names if n in self._written]
         self.steps.append(clean)
         self.journal.write("step", {"record": clean, "files": files, "bytes": written})
+        self._release_held()
 
     def on_anchor(self, anchor: Any) -> None:
         self._submit("on_anchor", self._on_anchor, _as_dict(anchor))
 
     def _on_anchor(self, data: dict[str, Any]) -> None:
-        # the step loop adds a step's anchors before the step is recorded: its crops are still
-        # pending here and are written (placed and redacted) with the step; the report maps
-        # an anchor's crop names to files through the step events' `names`
-        files = [self._written[name] for name in data.get("crops") or [] if name in self._written]
-        clean = self.redactor.scrub(data)
+        # the step loop adds a step's anchors before the step is recorded: while a crop of theirs is
+        # still pending, anchors are held (in order) and written right after that step, naming the
+        # files the step wrote, so the journal never names a handle instead of a file (issue 15)
+        if self._held or any(name in self._pending for name in data.get("crops") or []):
+            self._held.append(data)
+            return
+        self._write_anchor(data)
+
+    def _write_anchor(self, data: dict[str, Any]) -> None:
+        clean = self.redactor.scrub({**data, "crops": self._paths(data.get("crops") or [])})
         self.anchor_list.append(clean)
-        self.journal.write("anchor", {"anchor": clean, "files": files})
+        self.journal.write("anchor", {"anchor": clean, "files": list(clean["crops"])})
+
+    def _paths(self, names: list[str]) -> list[str]:
+        """The files artifact names went to (a name never written stays as it is)."""
+        return [self._written.get(name, name) for name in names]
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        for data in held:
+            self._write_anchor(data)
 
     def on_state(self, state: Any) -> None:
         self._submit("on_state", self._on_state, _as_dict(state))
@@ -285,10 +301,13 @@ class ArtifactRecorder:
                      None if graph is None else _as_dict(graph))
 
     def _on_finish(self, state: dict[str, Any] | None, graph: dict[str, Any] | None) -> None:
+        self._release_held()
         if state is not None:
             self.state = self.redactor.scrub(state)
         if graph is not None:
-            self.anchors = self.redactor.scrub(graph)
+            anchors = [{**a, "crops": self._paths(a.get("crops") or [])} if isinstance(a, dict) else a
+                       for a in graph.get("anchors") or []]
+            self.anchors = self.redactor.scrub({**graph, "anchors": anchors})
 
     # -- files -------------------------------------------------------------------------------
     def _write_image(self, name: str, target: str | None, crop_boxes: list[Box], *, crop: bool) -> tuple[str, int]:
@@ -344,6 +363,9 @@ class ArtifactRecorder:
             rel, _ = self._write_image(name, f"extra/{_safe(name)}.png", [], crop=True)
             if rel:
                 names.append(rel)
+        if names and self.anchors is not None:  # anchors.json names the files, these included
+            anchors = [{**a, "crops": self._paths(a.get("crops") or [])} for a in self.anchors.get("anchors") or []]
+            self.anchors = {**self.anchors, "anchors": anchors}
         return names
 
     def _stream_links(self, upto: int) -> None:

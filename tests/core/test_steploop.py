@@ -92,7 +92,7 @@ def test_non_idempotent_action_is_never_repeated() -> None:
     assert "crops of the after-frame: [0,0][360,640]" in message
     assert screen.counter == 0 and info.value.record is session.steps[-1]
     rec = session.steps[-1]
-    assert rec.outcome == "failed" and rec.frames == [frame_name(1, "after")]
+    assert rec.outcome == "failed" and rec.frames == [frame_name(1, "before"), frame_name(1, "after")]
     failed = [a for a in session.anchors if a.data.get("kind") == "step_failed"]
     assert failed and failed[0].crops  # the frames/crops that decided it
 
