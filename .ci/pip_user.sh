@@ -31,9 +31,9 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 
 say "clean venv + pip install . (not editable)"
 python3 -m venv "$WORK/venv"
-"$WORK/venv/bin/python" -m pip install -q "$ROOT"
-[ -z "$("$WORK/venv/bin/python" -c 'import pytest_guistate, sys; print(pytest_guistate.__file__)' | grep "^$ROOT/")" ] \
-  || die "pytest_guistate was imported from the checkout, not from the installed package"
+"$WORK/venv/bin/python" -m pip install -q "$ROOT" >"$WORK/pip.log" 2>&1 || { tail -n 30 "$WORK/pip.log" >&2; die "pip install . failed"; }
+installed="$(cd "$WORK" && "$WORK/venv/bin/python" -c 'import pytest_guistate; print(pytest_guistate.__file__)')"
+case "$installed" in "$WORK/venv/"*) say "installed: $installed" ;; *) die "pytest_guistate comes from $installed, not the venv" ;; esac
 
 say "the README's pip-user block"
 python3 - "$ROOT/README.md" "$WORK/setup.sh" <<'PY'

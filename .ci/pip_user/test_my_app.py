@@ -24,7 +24,7 @@ button{font-size:18px;margin-left:12px} h1{padding:12px;margin:0;background:#246
 <script>
 let items = ["Apples", "Bread", "Cheese"], shown = items.slice();
 function draw() { document.getElementById("items").innerHTML = shown.map((name, i) =>
-  `<li>${name}<button aria-label="Remove ${name}" onclick="removeAt(${i})">Remove</button></li>`).join(""); }
+  `<li><span>${name}</span><button aria-label="Remove ${name}" onclick="removeAt(${i})">Remove</button></li>`).join(""); }
 function removeAt(i) { items.splice(i, 1); setTimeout(() => { shown = items.slice(); draw(); }, 2000); }
 document.querySelector("[data-testid=reload]").onclick = () => { shown = items.slice(); draw(); };
 draw();
