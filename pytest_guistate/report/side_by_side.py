@@ -56,7 +56,10 @@ def side_by_side(before: bytes, after: bytes, regions: Sequence[Sequence[int]], 
             _draw(image, [expect_box], scale, EXPECT_BGR)
     gap = np.full((height, max(8, height // 80), 3), 255, np.uint8)
     pair = np.hstack([left, gap, right])
-    pair = _label(pair, f"{titles[0]}  |  {titles[1]}   (red: changed regions, blue: expected element)")
+    legend = "red: changed regions" if regions else "no changed region"
+    if expect_box is not None:
+        legend += ", blue: expected element"
+    pair = _label(pair, f"{titles[0]}  |  {titles[1]}   ({legend})")
     ok, png = cv2.imencode(".png", pair)
     if not ok:
         raise ValueError("OpenCV could not encode the side-by-side image")
