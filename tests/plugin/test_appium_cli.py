@@ -65,3 +65,24 @@ def test_start_without_an_install_says_so_and_stop_on_nothing_is_fine(
     assert "no server started from" in capsys.readouterr().err
     assert not (tmp_path / "home" / appium_server.STATE_FILE).exists()
     assert os.environ["APPIUM_HOME"] == str(tmp_path / "home")
+
+
+def test_the_chromium_preset_takes_chromium_from_path_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_guistate.devices import capabilities
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("chromium-browser", "chromedriver"):  # Ubuntu's name for the browser
+        tool = bin_dir / name
+        tool.write_text("#!/bin/sh\n")
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    caps = capabilities.chromium()
+    assert caps["goog:chromeOptions"]["binary"] == str(bin_dir / "chromium-browser")
+    assert caps["appium:executable"] == str(bin_dir / "chromedriver")
+    assert capabilities.main(["chromium", "-o", str(tmp_path / "caps.json")]) == 0
+    assert f"browser {bin_dir / 'chromium-browser'}, chromedriver {bin_dir / 'chromedriver'}" in capsys.readouterr().err
+    (bin_dir / "chromedriver").unlink()
+    with pytest.raises(ValueError, match="no chromedriver on PATH .*apt-get install chromium-driver"):
+        capabilities.chromium()
