@@ -34,6 +34,9 @@ FAILURE_ATTACHMENTS = {  # name -> content type, attached by the adapter to a fa
     "guistate anchors": "application/json",
 }
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+# test-level attachments, in the order a person opens them (issue 15); at tier full passed tests get them too
+LEADING = ["guistate report.html", "guistate timeline", "guistate progress"]
+RECOVERED = ("settled", "refreshed", "retried")  # a step outcome the title must say
 
 
 @dataclass
@@ -127,13 +130,35 @@ def _check_test(result: dict[str, Any], report: Path, problems: Problems, *, fai
         if crop.path.is_file():
             problems.need(crop.path.read_bytes()[:8] == PNG_MAGIC, f"{where}: {crop.name!r} is not a PNG")
     for step in steps:
+        params = {p.get("name"): p.get("value") for p in step.get("parameters") or []}
+        outcome = params.get("outcome")
+        if outcome in RECOVERED:
+            problems.need(f"— {outcome}" in step["name"], f"{where}: step {step['name']!r} was {outcome} but its title "
+                                                           "does not say so")
+        if outcome == "failed":
+            problems.need("— failed" in step["name"], f"{where}: failed step {step['name']!r} has no '— failed' title")
+            first = next((e for e in step.get("steps") or [] if e.get("type") == "attachment"), None)
+            link = (first or {}).get("link") or {}
+            problems.need(str(link.get("name", "")).endswith("before | after") and link.get("contentType") == "image/png",
+                          f"{where}: failed step {step['name']!r} does not open on its before | after image "
+                          f"(first attachment {link.get('name')!r})")
+            if link.get("id"):
+                pair = report / "data" / "attachments" / f"{link['id']}{link.get('ext', '')}"
+                problems.need(pair.is_file() and pair.read_bytes()[:8] == PNG_MAGIC,
+                              f"{where}: the before | after image of {step['name']!r} is not a PNG file")
         mine = [c.name for c in crops if c.step == step["name"]]
         problems.need(any(n.endswith(" after") for n in mine), f"{where}: step {step['name']!r} has no after-crop")
         problems.need(any(n.endswith(" before") for n in mine), f"{where}: step {step['name']!r} has no before-crop")
     top = {a.name: a for a in attachments if a.step is None}
+    order = [a.name for a in attachments if a.step is None and a.name.startswith("guistate ")]
     if not failed:
-        problems.need("guistate timeline" not in top, f"{where}: a passed test got the failure attachments")
+        # tier full: the timeline and the progress (report.html only when the folder is kept)
+        wanted = [n for n in LEADING if n in top] if "guistate report.html" in top else LEADING[1:]
+        problems.need(order[:len(wanted)] == wanted, f"{where}: passed at tier full, test attachments {order}, "
+                                                     f"expected {wanted} first")
+        problems.need("guistate anchors" not in top, f"{where}: a passed test got the failure-only attachments")
         return {"steps": len(steps), "crops": len(crops), "test attachments": len(top)}
+    problems.need(order[:3] == LEADING, f"{where}: test attachments in the order {order}, expected {LEADING} first")
 
     problems.need("guistate_triage" in labels, f"{where}: no guistate_triage label")
     if name in EXPECTED_TRIAGE:

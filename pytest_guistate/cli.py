@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "GitHub annotations or JSON, exit 1 if the run must not merge"),
     "memory": ("pytest_guistate.memory.cli", "memory_main",
                "inspect, prune and export the cross-run memory of UI functions (self-healing locators)"),
+    "appium": ("pytest_guistate.devices.appium_server", "appium_main",
+               "check (doctor), start and stop a real Appium 3 server installed with npm"),
     "llm-server": ("pytest_guistate.llm.reference_server", "serve",
                    "serve the local Messages-API reference server (for recording cassettes offline)"),
 }

@@ -22,14 +22,15 @@ Verdict rules (the step loop's stale-screen policy, DESIGN §4, depends on them)
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import cv2
 
 from pytest_guistate.core.frame import Frame, FrameError, png_size
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle_dim import DIM_FRACTION, compensate, dim_gain, find_overlay
 from pytest_guistate.core.oracle_mask import ChangeMasks, RawRegion, change_masks, find_regions, merge_boxes, to_small
-from pytest_guistate.core.oracle_snap import grow_unstable, snap_regions
+from pytest_guistate.core.oracle_snap import SnappedRegion, grow_unstable, snap_regions
 from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transition, Verdict
 from pytest_guistate.core.uitree import UINode, UITree
 
@@ -84,8 +85,10 @@ class VisualOracle:
         *,
         ignore: Sequence[Box] = (),
         unstable: Sequence[Box] = (),
+        before_tree: Callable[[], UITree | None] | None = None,
     ) -> Transition:
-        """Judge one transition. `tree` is the UI tree of the AFTER screen (snapping, cursors)."""
+        """Judge one transition. `tree` is the UI tree of the AFTER screen (snapping, cursors);
+        `before_tree` gives the before-screen's, read only for a global dim / undim (oracle_dim.py)."""
         started = time.perf_counter()
         if before.same_bytes(after):
             return self._identical(after, tree, ignore, unstable, started)
@@ -96,17 +99,16 @@ class VisualOracle:
         raw_regions = find_regions(masks, self.config)
         trusted, untrusted = self._split_unstable(unstable, screen)
         focused = _focused_editables(tree)
-        kept: list[tuple[RawRegion, bool]] = []
         flicker: list[Box] = []
         notes: list[str] = []
-        for raw in raw_regions:
-            kind = self._classify(raw, masks, trusted, untrusted, focused)
-            if kind == "noise":
-                if not any(box.contains(raw.box) for box in trusted):
-                    flicker.append(raw.box)  # a cursor: report where it blinked
-                continue
-            kept.append((raw, kind == "uncertain"))
+        kept = self._keep(raw_regions, masks, trusted, untrusted, focused, flicker)
         snapped = snap_regions(kept, tree, screen, self.config)
+        covered = Box.union_all(s.region.raw for s in snapped)
+        if covered is not None and covered.area >= DIM_FRACTION * screen.area:
+            undimmed = self._undim(before, after, tree, before_tree, ignored, masks, (trusted, untrusted, focused))
+            if undimmed is not None:
+                snapped, note = undimmed
+                notes.append(note)
         verdict: Verdict
         if any(not s.uncertain for s in snapped):
             verdict = "changed"
@@ -130,6 +132,42 @@ class VisualOracle:
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
             notes=notes,
         )
+
+    def _keep(self, raws: Sequence[RawRegion], masks: ChangeMasks, trusted: Sequence[Box], untrusted: Sequence[Box],
+              focused: Sequence[UINode], flicker: list[Box]) -> list[tuple[RawRegion, bool]]:
+        """(region, uncertain) of the regions that are not noise; noise outside `trusted` goes to `flicker`."""
+        kept: list[tuple[RawRegion, bool]] = []
+        for raw in raws:
+            kind = self._classify(raw, masks, trusted, untrusted, focused)
+            if kind == "noise":
+                if not any(box.contains(raw.box) for box in trusted):
+                    flicker.append(raw.box)  # a cursor: report where it blinked
+                continue
+            kept.append((raw, kind == "uncertain"))
+        return kept
+
+    def _undim(self, before: Frame, after: Frame, tree: UITree | None,
+               before_tree: Callable[[], UITree | None] | None, ignored: list[Box], masks: ChangeMasks,
+               unstable: tuple[list[Box], list[Box], list[UINode]]) -> tuple[list[SnappedRegion], str] | None:
+        """A global dim / undim: the dialog that (dis)appeared plus what changed under the scrim."""
+        overlay = find_overlay(before_tree() if before_tree is not None else None, tree)
+        if overlay is None:
+            return None  # no modal came or went: a theme switch or a new page is a real whole-screen change
+        scale = self.config.scale_divisor
+        small_before, small_after = before.small(scale), after.small(scale)
+        gain = dim_gain(small_before, small_after, masks.strict, to_small(overlay.box, scale, masks.strict.shape))
+        if gain is None:
+            return None
+        residual = change_masks(compensate(small_before, gain), small_after, self.config, after.size,
+                                [*ignored, overlay.box])
+        kept = self._keep(find_regions(residual, self.config), residual, *unstable, [])
+        screen = Box(0, 0, *after.size)
+        snapped = snap_regions(kept, tree, screen, self.config)
+        what = "dim" if gain < 1 else "undim"
+        box = overlay.box.clamp(*after.size)
+        region = Region(box, box, overlay.label, 1.0, None)
+        note = f"global {what} (gain {gain:.2f}) divided out: {overlay.label}, {len(snapped)} change(s) under the scrim"
+        return [SnappedRegion(region, box.area // (scale * scale), False), *snapped], note
 
     def unstable_regions(
         self, a: Frame, b: Frame, tree: UITree | None = None, *, ignore: Sequence[Box] = ()

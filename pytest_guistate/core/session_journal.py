@@ -12,6 +12,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_guistate.core.anchors import Anchor, AnchorType, LinkType
+from pytest_guistate.core.artifact_names import crop_name, frame_name
 from pytest_guistate.core.detect import is_system_alert, popup_title, route_change
 from pytest_guistate.core.detectors import run_detectors
 from pytest_guistate.core.errors import GuistateWarning
@@ -187,11 +188,12 @@ class Journal:
             for i, crop in enumerate(transition.crops):
                 if crop.region_index == -1 and not failed:
                     continue  # the whole-screen fallback is a frame, not a crop: only kept on failure
-                record.crops.append(sink.put(f"step{record.index:03d}-crop{i}.png", crop.encode))
-        if policy.keep_frames and before is not None:
-            record.frames.append(sink.put(f"step{record.index:03d}-before.png", before.frame.png))
-        if after is not None and (policy.keep_frames or (failed and policy.keeps_crops_on_failure)):
-            record.frames.append(sink.put(f"step{record.index:03d}-after.png", after.frame.png))
+                record.crops.append(sink.put(crop_name(record.index, i), crop.encode))
+        keep_failed = failed and policy.keeps_crops_on_failure  # a failed step's pair: the report's before | after
+        if before is not None and (policy.keep_frames or keep_failed):
+            record.frames.append(sink.put(frame_name(record.index, "before"), before.frame.png))
+        if after is not None and (policy.keep_frames or keep_failed):
+            record.frames.append(sink.put(frame_name(record.index, "after"), after.frame.png))
 
     def _step_anchors(self, record: StepRecord, before: Observation | None, after: Observation | None,
                       failed: bool, app: str, why: str | None, transition: Any = None) -> None:

@@ -131,7 +131,8 @@ class StepLoop:
         verdict: str | None = None
         if self.policy.compare and before is not None:
             transition = self.oracle.compare(
-                before.frame, after.frame, after.tree, ignore=self.ignore(after), unstable=unstable
+                before.frame, after.frame, after.tree, ignore=self.ignore(after), unstable=unstable,
+                before_tree=lambda: before.tree,  # read only when the whole screen dimmed / undimmed
             )
             verdict = transition.verdict
             if self.hooks.transition_check is not None:

@@ -5,6 +5,12 @@ TSR's ablation is the reason tiers exist: on long cross-app tasks the transition
 So a short test gets `light` (no transition gating, expect still checked), a long one `standard`
 or `full`. Whatever the tier, a non-idempotent action is never repeated.
 
+Refresh is not a recording choice: a step whose `expect=` is unmet settles and refreshes before it
+fails at light as at standard (issue 15: the README's late-redraw example must not pass only
+because the settle timeout outlasts the delay). It costs nothing when the expect is met at once.
+What light drops is the *implicit* check of a step with no `expect` (TSR: noise on short tests),
+so there a step with no expect is never settled or refreshed.
+
 What each tier does (the session reads only the `TierPolicy` fields, never the tier name):
 
 | field              | off | light | standard | full |
@@ -12,7 +18,7 @@ What each tier does (the session reads only the `TierPolicy` fields, never the t
 | compare (oracle)   |  -  |  yes  |   yes    | yes  |
 | gate_transitions   |  -  |   -   |   yes    | yes  |
 | settle             | yes |  yes  |   yes    | yes  |  (only when an expect/gate is unmet)
-| refresh            |  -  |   -   |   yes    | yes  |
+| refresh            |  -  |  yes  |   yes    | yes  |  (only when a check is still unmet after settling)
 | retry (idempotent) |  -  |  yes  |   yes    | yes  |  (only when proven not to have taken effect)
 | anchors            |  -  |   -   |   yes    | yes  |
 | keep_step_crops    |  -  |   -   |   yes    | yes  |  (light keeps crops of failed steps)
@@ -21,7 +27,8 @@ What each tier does (the session reads only the `TierPolicy` fields, never the t
 
 `off`: the session still works; verbs are no-ops except the action itself and `expect` /
 milestone checks (an unmet expect is polled until the screen settles, then fails). No oracle,
-no refresh, no retry, no anchors, no crops.
+no refresh, no retry, no anchors, no crops: the plugin takes no action of its own, so `off` is
+the way to rule the plugin out when a test misbehaves.
 """
 
 from __future__ import annotations
@@ -57,7 +64,7 @@ class TierPolicy:
     compare: bool  # run the oracle on before/after frames
     gate_transitions: bool  # with no expect, a step must show a visible change to pass
     settle: bool  # wait for frames to stop changing when a check is unmet
-    refresh: bool  # refresh (pull-to-refresh / callable) and re-verify when still unmet
+    refresh: bool  # refresh (callable / hook / pull-to-refresh) and re-verify when a check is still unmet
     retry: bool  # perform() may repeat an idempotent action proven not to have taken effect
     anchors: bool  # record the anchor DAG
     keep_step_crops: bool  # store every step's crops (else only failed steps' crops)
@@ -88,7 +95,7 @@ class TierPolicy:
         tier = Tier.parse(tier)
         table = {
             Tier.OFF: (False, False, True, False, False, False, False, False, False),
-            Tier.LIGHT: (True, False, True, False, True, False, False, False, False),
+            Tier.LIGHT: (True, False, True, True, True, False, False, False, False),
             Tier.STANDARD: (True, True, True, True, True, True, True, False, False),
             Tier.FULL: (True, True, True, True, True, True, True, True, True),
         }

@@ -58,7 +58,8 @@ def next_focus(state: TaskState, record: StepRecord) -> str:
     """What the actor should look at next (TSR's transition-aware focus), as one instruction."""
     if record.outcome == "failed":
         if record.expect:
-            return f"verify '{record.name}': expected {record.expect}, still unmet after settle and refresh"
+            tried = "settle and refresh" if any(a.stage == "refresh" for a in record.attempts) else "settling"
+            return f"verify '{record.name}': expected {record.expect}, still unmet after {tried}"
         return f"verify '{record.name}' took effect: no visible change; do not repeat it blindly"
     if record.verdict == "uncertain" and not record.confirmed:
         return f"verify the state after '{record.name}': the change was uncertain"

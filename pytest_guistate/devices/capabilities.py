@@ -11,12 +11,32 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PRESETS", "chromium", "uiautomator2", "write_preset", "xcuitest"]
+__all__ = ["PRESETS", "chromium", "find_chromium", "uiautomator2", "write_preset", "xcuitest"]
+
+# Names a Chromium and its chromedriver go by on PATH (Debian, Ubuntu's snap wrapper, Google's build).
+CHROME_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+CHROMEDRIVER_NAMES = ("chromedriver",)
+
+
+def find_chromium() -> tuple[str | None, str | None]:
+    """(browser, chromedriver) found on PATH, first match of each name list; None = not found.
+    Issue 15: the preset hard-coded /usr/bin paths that only Debian has."""
+    browser = next((found for name in CHROME_NAMES if (found := shutil.which(name))), None)
+    driver = next((found for name in CHROMEDRIVER_NAMES if (found := shutil.which(name))), None)
+    return browser, driver
+
+
+def _located(found: str | None, what: str, names: tuple[str, ...], package: str) -> str:
+    if found is None:
+        raise ValueError(f"no {what} on PATH (looked for {', '.join(names)}): install it "
+                         f"(Debian/Ubuntu: sudo apt-get install {package}) or pass its path")
+    return found
 
 # Flags that make headless Chromium start fast and quietly in a container (issue 6, checked here):
 # no sandbox as root, /dev/shm is tiny in containers, and nothing that phones home.
@@ -43,8 +63,8 @@ def chromium(
     width: int = 412,
     height: int = 915,
     pixel_ratio: float = 2.625,
-    chrome_binary: str = "/usr/bin/chromium",
-    chromedriver: str = "/usr/bin/chromedriver",
+    chrome_binary: str | None = None,
+    chromedriver: str | None = None,
     extra_args: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Appium 3 + appium-chromium-driver + headless Chromium emulating a phone.
@@ -54,7 +74,12 @@ def chromium(
     `pixel_ratio` instead. `autodownloadEnabled: false` keeps the driver from fetching a
     chromedriver build (no network here); `disableBuildCheck` accepts Debian's matching build.
     No `--user-data-dir`: chromedriver makes a fresh temporary profile per session.
+    `chrome_binary` / `chromedriver` default to what `find_chromium()` finds on PATH.
     """
+    if chrome_binary is None or chromedriver is None:
+        browser, driver = find_chromium()
+        chrome_binary = chrome_binary or _located(browser, "Chromium", CHROME_NAMES, "chromium")
+        chromedriver = chromedriver or _located(driver, "chromedriver", CHROMEDRIVER_NAMES, "chromium-driver")
     if device_name:
         emulation: dict[str, Any] = {"deviceName": device_name}
     else:
@@ -163,6 +188,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("preset", choices=sorted(PRESETS))
     parser.add_argument("-o", "--output", type=Path, help="write to this JSON file instead of stdout")
     args = parser.parse_args(argv)
+    if args.preset == "chromium":
+        browser, driver = find_chromium()
+        print(f"chromium preset: browser {browser or 'NOT FOUND'}, chromedriver {driver or 'NOT FOUND'} "
+              "(from PATH)", file=sys.stderr)
+        if browser is None or driver is None:
+            try:
+                chromium()
+            except ValueError as exc:
+                parser.exit(2, f"error: {exc}\n")
     if args.output:
         write_preset(args.preset, args.output)
     else:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_guistate.core.anchors import AnchorType
+from pytest_guistate.core.artifact_names import crop_name
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.memory.heal import Healer, HealResult
@@ -85,7 +86,7 @@ class MemoryBridge:
         crops = []
         for label, png in (("remembered", result.variant_png), ("matched", result.match_png)):
             if png:
-                name = f"step{record.index:03d}-heal-{label}.png"
+                name = crop_name(record.index, label=f"heal-{label}")
                 self.session.artifacts.put(name, png)
                 record.crops.append(name)  # written with the step by the recorder
                 crops.append(name)

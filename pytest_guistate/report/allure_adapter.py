@@ -6,6 +6,8 @@ imported from allure at all). Guistate steps happen before the adapter hears of 
 session listener), so `allure.step` as a context manager cannot be used; instead each finished
 step is added through the listener's `AllureReporter` (`start_step` + attachments + `stop_step`),
 which is how allure-pytest itself records steps, with the real start/stop times and status.
+A step's title says what the plugin did ("[guistate 4] confirm — refreshed"), and a failed step's
+first attachment is its before | after pair with the regions drawn (issue 15: one click).
 Attachments are the recorder's files: redacted before they were written. The recorder writes
 them on its own thread, so a step stays open in Allure (a child of the test, named explicitly)
 until its files exist, and every step is closed at the session's finish, before a passed test's
@@ -20,8 +22,28 @@ from pathlib import Path
 from typing import Any
 
 from pytest_guistate.report.recorder import ArtifactRecorder
+from pytest_guistate.report.side_by_side import side_by_side
 
-__all__ = ["AllureAdapter", "allure_listener"]
+__all__ = ["AllureAdapter", "allure_listener", "step_title"]
+
+RECOVERED = ("settled", "refreshed", "retried")  # outcomes where the plugin acted before the step passed
+
+
+def step_title(record: Any) -> str:
+    """`[guistate 4] confirm`, plus what the plugin did: `— refreshed (pull-to-refresh)`, `— settled`,
+    `— retried`, or for a failure `— failed after settle and refresh`."""
+    title = f"[guistate {record.index}] {record.name}"
+    attempts = list(getattr(record, "attempts", None) or [])
+    by = next((a.refreshed_by for a in reversed(attempts) if a.stage == "refresh" and a.refreshed_by), "")
+    if record.outcome in RECOVERED:
+        return f"{title} — {record.outcome}" + (f" ({by})" if record.outcome == "refreshed" and by else "")
+    if record.outcome == "failed":
+        stages = {a.stage for a in attempts}
+        tried = [word for stage, word in (("settle", "settle"), ("wait", "settle"), ("refresh", "refresh"),
+                                          ("retry", "retry")) if stage in stages]
+        tried = list(dict.fromkeys(tried))
+        return f"{title} — failed" + (f" after {' and '.join(tried)}" if tried else "")
+    return title
 
 
 def allure_listener(pluginmanager: Any) -> Any | None:
@@ -49,6 +71,7 @@ class AllureAdapter:
         self._recorder = recorder
         self._types = (Parameter, Status, StatusDetails, TestStepResult, AttachmentType)
         self._open: list[tuple[int, str, dict[str, Any]]] = []  # (step index, Allure uuid, stop_step kwargs)
+        self._failed: dict[int, tuple[list[list[int]], list[int] | None]] = {}  # step -> (regions, expect box)
 
     @classmethod
     def for_pluginmanager(cls, pluginmanager: Any, recorder: ArtifactRecorder) -> AllureAdapter | None:
@@ -69,7 +92,7 @@ class AllureAdapter:
                   Parameter(name="verdict", value=str(record.verdict))]
         if record.expect:
             params.append(Parameter(name="expect", value=self._recorder.redactor.text(record.expect)))
-        step = TestStepResult(name=self._recorder.redactor.text(f"[guistate {index}] {record.name}"),
+        step = TestStepResult(name=self._recorder.redactor.text(step_title(record)),
                               start=_ms(stop - duration), parameters=params)
         step_uuid = str(uuid.uuid4())
         # parent = the test, named: the step stays open (so later steps must not nest in it)
@@ -78,6 +101,8 @@ class AllureAdapter:
         details = None
         if record.outcome == "failed":
             details = StatusDetails(message=self._recorder.redactor.text(record.explanation or record.error or ""))
+            regions = [list(r["box"]) for r in record.regions if isinstance(r, dict) and r.get("box")]
+            self._failed[index] = (regions, record.expect_box)
         self._open.append((index, step_uuid, {"stop": _ms(stop), "status": status, "statusDetails": details}))
         self._settle(wait=False)
 
@@ -95,6 +120,8 @@ class AllureAdapter:
             files = self._recorder.step_files.get(index)
             if files is None and not wait:
                 return
+            if index in self._failed and files is not None:
+                self._attach_pair(index, files, step_uuid)
             befores = list((files or {}).get("crops_before") or [])
             for position, rel in enumerate((files or {}).get("crops") or []):
                 if position < len(befores) and befores[position]:
@@ -102,6 +129,20 @@ class AllureAdapter:
                 self._attach_file(rel, f"step {index} region {position} after", step_uuid)
             self._reporter.stop_step(step_uuid, **stop)
             self._open.pop(0)
+
+    def _attach_pair(self, index: int, files: dict[str, Any], parent: str) -> None:
+        """The failed step's before | after, first in the step (Allure opens the first attachment)."""
+        *_, AttachmentType = self._types
+        frames = files.get("frames") or {}
+        before, after = frames.get("before"), frames.get("after")
+        if not before or not after:
+            return  # the step failed before its after-frame was taken (its body raised)
+        regions, expect_box = self._failed.pop(index)
+        screen = files.get("screen")
+        png = side_by_side((self._recorder.folder / before).read_bytes(), (self._recorder.folder / after).read_bytes(),
+                           regions, screen_width=int(screen[0]) if screen else None, expect_box=expect_box)
+        self._reporter.attach_data(str(uuid.uuid4()), png, name=f"step {index} before | after",
+                                   attachment_type=AttachmentType.PNG, parent_uuid=parent)
 
     def _attach_file(self, rel: str, name: str, parent: str | None) -> None:
         *_, AttachmentType = self._types
@@ -123,7 +164,9 @@ class AllureAdapter:
 
     # -- after the test ----------------------------------------------------------------------
     def finish(self, finished: Any, *, goal: str, tier: str, failed: bool) -> None:
-        """Labels, description and (on failure) the timeline, report, tracker and anchors."""
+        """Labels, description, and the test-level attachments in the order a person opens them:
+        report.html, timeline, progress (then anchors and triage). Failed tests get them all; at
+        tier full a passed test gets report.html (when kept), the timeline and the progress."""
         from allure_commons.model2 import Label
         from allure_commons.types import AttachmentType
 
@@ -136,22 +179,21 @@ class AllureAdapter:
         test.labels.append(Label(name="guistate_tier", value=tier))
         if finished.triage is not None:
             test.labels.append(Label(name="guistate_triage", value=finished.triage.label))
-        if not failed:
+        if not failed and tier != "full":
             return
-        def attach(key: str, body: bytes, *, name: str, attachment_type: Any) -> None:
-            # parent = the test itself: during fixture teardown the last executable is the fixture
-            self._reporter.attach_data(key, body, name=name, attachment_type=attachment_type, parent_uuid=test.uuid)
 
-        attach(str(uuid.uuid4()), finished.timeline_svg.encode("utf-8"), name="guistate timeline",
-               attachment_type=AttachmentType.SVG)
-        attach(str(uuid.uuid4()), finished.progress_text.encode("utf-8"), name="guistate progress",
-               attachment_type=AttachmentType.TEXT)
-        attach(str(uuid.uuid4()), finished.anchors_json.encode("utf-8"), name="guistate anchors",
-               attachment_type=AttachmentType.JSON)
-        if finished.triage is not None:
-            attach(str(uuid.uuid4()), finished.triage.line().encode("utf-8"), name="guistate triage",
-                   attachment_type=AttachmentType.TEXT)
+        def attach(body: bytes, name: str, attachment_type: Any) -> None:
+            # parent = the test itself: during fixture teardown the last executable is the fixture
+            self._reporter.attach_data(str(uuid.uuid4()), body, name=name, attachment_type=attachment_type,
+                                       parent_uuid=test.uuid)
+
         report: Path | None = finished.report
         if report is not None and report.is_file():
-            attach(str(uuid.uuid4()), report.read_bytes(), name="guistate report.html",
-                   attachment_type=AttachmentType.HTML)
+            attach(report.read_bytes(), "guistate report.html", AttachmentType.HTML)
+        attach(finished.timeline_svg.encode("utf-8"), "guistate timeline", AttachmentType.SVG)
+        attach(finished.progress_text.encode("utf-8"), "guistate progress", AttachmentType.TEXT)
+        if not failed:
+            return
+        attach(finished.anchors_json.encode("utf-8"), "guistate anchors", AttachmentType.JSON)
+        if finished.triage is not None:
+            attach(finished.triage.line().encode("utf-8"), "guistate triage", AttachmentType.TEXT)

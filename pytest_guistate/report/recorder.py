@@ -19,13 +19,13 @@ would have been. Readers of `steps`, `state`, `step_files`... drain first or acc
 from __future__ import annotations
 
 import json
-import re
 import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_guistate.core.artifact_names import CROPS_DIR, before_crop_name, crop_region
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.report.background import SerialWriter
@@ -45,7 +45,18 @@ from pytest_guistate.report.redact import Redactor
 __all__ = ["ArtifactRecorder", "Pending", "RecordingScreen"]
 
 DEFAULT_FRAME_FORMAT = FrameFormat()
-_CROP_NO = re.compile(r"crop(\d+)")
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:80] or "artifact"
+
+
+def crop_path(name: str) -> str:
+    """Where a crop named `name` is written: the name itself when it is a `crop_name` path (the
+    session's and the healer's always are), else `crops/<name>` made safe."""
+    if name.startswith(f"{CROPS_DIR}/") and _safe(name[len(CROPS_DIR) + 1:]) == name[len(CROPS_DIR) + 1:]:
+        return name
+    return f"{CROPS_DIR}/{_safe(name)}"
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
@@ -92,6 +103,7 @@ class ArtifactRecorder:
         self.step_files: dict[int, dict[str, Any]] = {}  # step index -> files written (for Allure)
         self._written: dict[str, str] = {}  # artifact name -> relative path
         self._links_seen = 0
+        self._held: list[dict[str, Any]] = []  # anchors waiting for their step's files
         self._graph: Any = None
         self._last_state = ""
         self._last_goal = ""
@@ -202,16 +214,17 @@ class ArtifactRecorder:
         placed = crop_boxes(step)
         files: dict[str, Any] = {"crops": [], "frames": {}}
         written = 0
-        for position, name in enumerate(step.get("crops") or []):
-            match = _CROP_NO.search(name)
-            number = int(match.group(1)) if match else position
-            place = [placed[number]] if match and number < len(placed) else placed
-            rel, size = self._write_image(name, f"crops/step-{index:04d}-r{number}.png", place, crop=True)
+        numbers: list[int] = []
+        for name in step.get("crops") or []:
+            number = crop_region(name)
+            place = [placed[number]] if number is not None and number < len(placed) else placed
+            rel, size = self._write_image(name, crop_path(name), place, crop=True)
             if rel:
+                numbers.append(-1 if number is None else number)
                 files["crops"].append(rel)
                 written += size
         if before_crops and files["crops"]:
-            files["crops_before"], size = self._before_crops(index, files["crops"], placed, step)
+            files["crops_before"], size = self._before_crops(index, files["crops"], numbers, placed)
             written += size
         frame_names = list(step.get("frames") or [])
         for position, name in enumerate(frame_names):
@@ -228,20 +241,38 @@ class ArtifactRecorder:
         if self.screen_size is not None:
             files["screen"] = list(self.screen_size)
         clean = self.redactor.scrub(step)
+        # the journal names files that exist: a crop never written is dropped, frames by their path
+        clean["crops"] = [self._written[n] for n in step.get("crops") or [] if n in self._written]
+        clean["frames"] = [self._written[n] for n in frame_names if n in self._written]
         self.steps.append(clean)
         self.journal.write("step", {"record": clean, "files": files, "bytes": written})
+        self._release_held()
 
     def on_anchor(self, anchor: Any) -> None:
         self._submit("on_anchor", self._on_anchor, _as_dict(anchor))
 
     def _on_anchor(self, data: dict[str, Any]) -> None:
-        # the step loop adds a step's anchors before the step is recorded: its crops are still
-        # pending here and are written (placed and redacted) with the step; the report maps
-        # an anchor's crop names to files through the step events' `names`
-        files = [self._written[name] for name in data.get("crops") or [] if name in self._written]
-        clean = self.redactor.scrub(data)
+        # the step loop adds a step's anchors before the step is recorded: while a crop of theirs is
+        # still pending, anchors are held (in order) and written right after that step, naming the
+        # files the step wrote, so the journal never names a handle instead of a file (issue 15)
+        if self._held or any(name in self._pending for name in data.get("crops") or []):
+            self._held.append(data)
+            return
+        self._write_anchor(data)
+
+    def _write_anchor(self, data: dict[str, Any]) -> None:
+        clean = self.redactor.scrub({**data, "crops": self._paths(data.get("crops") or [])})
         self.anchor_list.append(clean)
-        self.journal.write("anchor", {"anchor": clean, "files": files})
+        self.journal.write("anchor", {"anchor": clean, "files": list(clean["crops"])})
+
+    def _paths(self, names: list[str]) -> list[str]:
+        """The files artifact names went to (a name never written stays as it is)."""
+        return [self._written.get(name, name) for name in names]
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        for data in held:
+            self._write_anchor(data)
 
     def on_state(self, state: Any) -> None:
         self._submit("on_state", self._on_state, _as_dict(state))
@@ -272,10 +303,13 @@ class ArtifactRecorder:
                      None if graph is None else _as_dict(graph))
 
     def _on_finish(self, state: dict[str, Any] | None, graph: dict[str, Any] | None) -> None:
+        self._release_held()
         if state is not None:
             self.state = self.redactor.scrub(state)
         if graph is not None:
-            self.anchors = self.redactor.scrub(graph)
+            anchors = [{**a, "crops": self._paths(a.get("crops") or [])} if isinstance(a, dict) else a
+                       for a in graph.get("anchors") or []]
+            self.anchors = self.redactor.scrub({**graph, "anchors": anchors})
 
     # -- files -------------------------------------------------------------------------------
     def _write_image(self, name: str, target: str | None, crop_boxes: list[Box], *, crop: bool) -> tuple[str, int]:
@@ -313,14 +347,12 @@ class ArtifactRecorder:
             return fill_pending(Pending(pending.data, pending.media_type, [Box(0, 0, width, height)]))
         return fill_pending(pending, origin)
 
-    def _before_crops(self, index: int, crops: list[str], boxes: list[Box], step: dict[str, Any]) -> tuple[list[str], int]:
+    def _before_crops(self, index: int, crops: list[str], numbers: list[int], boxes: list[Box]) -> tuple[list[str], int]:
         """The same boxes cut from the before-frame, so a person sees what changed."""
         targets: list[tuple[str, Box]] = []
-        for rel in crops:
-            match = _CROP_NO.search(rel.rsplit("/", 1)[-1].replace("-r", "crop"))
-            number = int(match.group(1)) if match else -1
+        for rel, number in zip(crops, numbers, strict=True):
             if 0 <= number < len(boxes):
-                targets.append((rel.replace(".png", "-before.png"), boxes[number]))
+                targets.append((before_crop_name(rel), boxes[number]))
             else:
                 targets.append(("", Box(0, 0, 0, 0)))
         return self.frames.before_crops(index, targets, list(self.redactor.regions))
@@ -330,10 +362,12 @@ class ArtifactRecorder:
         self.drain()
         names = []
         for name in list(self._pending):
-            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:80] or "artifact"
-            rel, _ = self._write_image(name, f"extra/{safe}.png", [], crop=True)
+            rel, _ = self._write_image(name, f"extra/{_safe(name)}.png", [], crop=True)
             if rel:
                 names.append(rel)
+        if names and self.anchors is not None:  # anchors.json names the files, these included
+            anchors = [{**a, "crops": self._paths(a.get("crops") or [])} for a in self.anchors.get("anchors") or []]
+            self.anchors = {**self.anchors, "anchors": anchors}
         return names
 
     def _stream_links(self, upto: int) -> None:

@@ -16,10 +16,11 @@ session fills on a failed step; the tap point itself is not recorded (the device
 | 4 | hidden_operation | the failing step's target was never on screen (`ElementNotFound`, NoSuchElement, "no element", "not on screen"), or an anchor `data.kind == "hidden_operation"` |
 | 5 | grounding_error | an anchor `data.kind == "grounding"`, or text says "did not hit"/"missed"; or the failing step changed the screen, its unmet expect located its element on screen (`expect_box`), did not already hold before, and no changed region touches that element: the tap landed beside its target |
 | 6 | visual_state_misunderstanding (reversed) | the failing step's expect already held on the before-screen (`expect_before.ok`) and the action changed the screen away from it (a toggle tapped that was already on) |
-| 7 | stale_screen_repetition | the failing step (or >= 2 steps) was a stale-screen episode whose effect never showed after settle and refresh, or the same action repeated >= 3 times in a row with no visible change |
-| 8 | goal_drift | >= 8 steps with visible changes and no milestone progress while milestones remain |
-| 9 | visual_state_misunderstanding | the failing step changed the screen but its expectation was not met (the screen did something other than what the test thought it would) |
-| 10 | unclassified | none of the above; evidence says so |
+| 7 | stale_screen_repetition | an action was repeated (the failing step ran it more than once, or the same action ran >= 3 times in a row with no visible change), or a stale episode decided the failure: the failing step's effect never showed and the screen was never shown fresh (no refresh took effect) or never changed at all |
+| 8 | expected_effect_missing | the failing step ran its action once, the screen changed, a refresh took effect and the fresh screen still lacks the expected effect: not stale, not repeated - the action did something else (a wrong button, a wrong target); the evidence names what changed and what the expect saw (issue 15) |
+| 9 | goal_drift | >= 8 steps with visible changes and no milestone progress while milestones remain |
+| 10 | visual_state_misunderstanding | the failing step changed the screen but its expectation was not met (the screen did something other than what the test thought it would) |
+| 11 | unclassified | none of the above; evidence says so |
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ LABELS = (
     "hidden_operation",
     "grounding_error",
     "stale_screen_repetition",
+    "expected_effect_missing",
     "goal_drift",
     "visual_state_misunderstanding",
     "unclassified",
@@ -222,21 +224,34 @@ def _reversed(f: _Facts) -> Triage | None:
          f"({before.get('evidence')}); the action changed it and now {after}")], failing.get("index"))
 
 
+def _refreshed_by(step: dict[str, Any]) -> str:
+    """What refreshed the step's screen ("" when no refresh took effect)."""
+    return next((str(a.get("refreshed_by")) for a in reversed(step.get("attempts") or [])
+                 if a.get("stage") == "refresh" and a.get("refreshed_by")), "")
+
+
+def _never_changed(step: dict[str, Any]) -> bool:
+    verdicts = [a.get("verdict") for a in step.get("attempts") or [] if a.get("verdict") is not None]
+    return bool(verdicts) and all(v in ("no_change", "uncertain") for v in verdicts) or \
+        (not verdicts and step.get("verdict") in ("no_change", "uncertain"))
+
+
 def _stale(f: _Facts) -> Triage | None:
+    """Issue 15: only an action that was repeated, or a stale screen that decided the failure (never
+    refreshed, or never changed), is a stale-screen repetition; a fresh screen that changed is not."""
     failing = f.failing
     if failing is not None and failing.get("episode") and not failing.get("confirmed"):
         attempts = failing.get("attempts") or []
-        stages = " -> ".join(str(a.get("stage")) for a in attempts) or "its checks"
-        what = (f"the expected effect ({failing.get('expect')}) never showed" if failing.get("expect")
-                else "had no visible effect")
-        last = f": {attempts[-1].get('evidence')}" if attempts and attempts[-1].get("evidence") else ""
-        return Triage("stale_screen_repetition", [f"{_where(failing)} {what} after {stages}{last}"],
-                      failing.get("index"))
-    episodes = [s for s in f.steps if s.get("episode")]
-    if len(episodes) >= 2 and f.failing is not None:
-        return Triage("stale_screen_repetition",
-                      [f"{len(episodes)} stale-screen episodes (steps {[s.get('index') for s in episodes]})"],
-                      episodes[-1].get("index"))
+        repeated = int(failing.get("actions") or 1) > 1
+        if repeated or not _refreshed_by(failing) or _never_changed(failing):
+            stages = " -> ".join(str(a.get("stage")) for a in attempts) or "its checks"
+            what = (f"the expected effect ({failing.get('expect')}) never showed" if failing.get("expect")
+                    else "had no visible effect")
+            why = (f"the action ran {failing.get('actions')} times" if repeated else
+                   "the screen was never refreshed" if not _refreshed_by(failing) else "the screen never changed")
+            last = f": {attempts[-1].get('evidence')}" if attempts and attempts[-1].get("evidence") else ""
+            return Triage("stale_screen_repetition", [f"{_where(failing)} {what} after {stages} ({why}){last}"],
+                          failing.get("index"))
     run: list[dict[str, Any]] = []
     for step in f.steps:
         same = run and step.get("name") == run[-1].get("name") and step.get("verdict") == "no_change"
@@ -246,6 +261,27 @@ def _stale(f: _Facts) -> Triage | None:
                           [f"{step.get('name')!r} repeated {len(run)} times with no visible change"],
                           step.get("index"))
     return None
+
+
+def _effect_missing(f: _Facts) -> Triage | None:
+    """The wrong-button case: one action, a visible change, a refreshed (fresh) screen, no expected effect."""
+    failing = f.failing
+    if failing is None or not failing.get("expect") or failing.get("confirmed") or failing.get("error"):
+        return None
+    attempts = failing.get("attempts") or []
+    by = _refreshed_by(failing)
+    if int(failing.get("actions") or 1) > 1 or not by or _never_changed(failing):
+        return None
+    if not any(a.get("expect_ok") is False for a in attempts[-1:]):
+        return None
+    regions = [r for r in failing.get("regions") or [] if isinstance(r, dict) and r.get("box")]
+    changed = ", ".join(_bounds(r["box"]) + (f" ({r['container']})" if r.get("container") else "")
+                        for r in regions[:3]) or "somewhere on screen"
+    return Triage("expected_effect_missing", [
+        (f"{_where(failing)} ran once and changed the screen at {changed}, but after settle and refresh "
+         f"({by}) the fresh screen still shows: {attempts[-1].get('evidence')}; nothing was repeated and the "
+         f"screen was not stale: the action did something other than {failing.get('expect')} "
+         "(a wrong button or target?)")], failing.get("index"))
 
 
 def _since_progress(f: _Facts) -> tuple[list[str], int, list[dict[str, Any]]]:
@@ -313,6 +349,7 @@ _RULES: Sequence[Callable[[_Facts], Triage | None]] = (
     _grounding,
     _reversed,
     _stale,
+    _effect_missing,
     _drift,
     _misunderstanding,
 )

@@ -69,7 +69,8 @@ def test_a_stale_real_screen_is_refreshed_and_reported_in_html_and_allure(
     [test] = [json.loads(p.read_text()) for p in alluredir.glob("*-result.json")]
     assert test["status"] == "passed"
     steps = test["steps"]
-    assert [s["name"] for s in steps] == ["[guistate 1] open the delete dialog", "[guistate 2] confirm"]
+    assert [s["name"] for s in steps] == ["[guistate 1] open the delete dialog",
+                                         "[guistate 2] confirm — refreshed (pull-to-refresh)"]
     assert {p["name"]: p["value"] for p in steps[1]["parameters"]}["outcome"] == "refreshed"
     names = [a["name"] for a in steps[1]["attachments"]]
     assert "step 2 region 0 after" in names and "step 2 region 0 before" in names

@@ -128,3 +128,74 @@ def test_frames_of_different_sizes_raise_naming_both_sizes() -> None:
     assert "100x200" in str(info.value) and "200x100" in str(info.value)
     with pytest.raises(ValueError, match="200x100"):
         oracle.unstable_regions(small, large)
+
+
+# -- a dimmed modal (issue 15): closing it changes every pixel; the crop must not be the frame --
+
+DIALOG = Box(40, 300, 500, 600)
+
+
+def feed(rows: list[str]) -> np.ndarray:
+    img = np.full((H, W, 3), 250, np.uint8)
+    for i, text in enumerate(rows):
+        top = 100 + i * 100
+        cv2.rectangle(img, (10, top + 5), (W - 11, top + 95), (235, 225, 215), -1)
+        cv2.putText(img, text, (40, top + 60), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (30, 30, 30), 2)
+    return img
+
+
+def dimmed_with_dialog(img: np.ndarray) -> np.ndarray:
+    out = (img.astype(np.float32) * 0.55).astype(np.uint8)  # a 45 % black scrim
+    cv2.rectangle(out, (DIALOG.left, DIALOG.top), (DIALOG.right - 1, DIALOG.bottom - 1), (255, 255, 255), -1)
+    cv2.putText(out, "Delete post?", (70, 380), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (20, 20, 20), 2)
+    return out
+
+
+def feed_tree(rows: list[str], dialog: bool) -> str:
+    items = "".join(
+        f'<android.widget.LinearLayout resource-id="app:id/row" bounds="[10,{100 + i * 100}][{W - 10},{200 + i * 100}]">'
+        f'<android.widget.TextView text="{t}" bounds="[40,{120 + i * 100}][400,{180 + i * 100}]"/>'
+        "</android.widget.LinearLayout>" for i, t in enumerate(rows))
+    modal = ('<android.widget.FrameLayout resource-id="android:id/parentPanel" bounds="[40,300][500,600]">'
+             '<android.widget.TextView text="Delete post?" bounds="[70,340][400,400]"/>'
+             "</android.widget.FrameLayout>") if dialog else ""
+    return (f'<hierarchy width="{W}" height="{H}"><android.widget.FrameLayout bounds="[0,0][{W},{H}]">'
+            f'<androidx.recyclerview.widget.RecyclerView resource-id="app:id/posts" scrollable="true" '
+            f'bounds="[0,100][{W},900]">{items}</androidx.recyclerview.widget.RecyclerView>{modal}'
+            "</android.widget.FrameLayout></hierarchy>")
+
+
+ROWS = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi"]
+
+
+def test_closing_a_dimmed_dialog_snaps_to_the_dialog_not_the_whole_frame() -> None:
+    before, after = dimmed_with_dialog(feed(ROWS)), feed(ROWS)  # Cancel: only the dialog and the scrim go
+    before_tree = parse_page_source(feed_tree(ROWS, dialog=True))
+    plain = oracle.compare(Frame.from_array(before), Frame.from_array(after), parse_page_source(feed_tree(ROWS, False)))
+    assert plain.regions[0].box.area > 0.5 * W * H  # without the before-tree's dialog: the whole list
+    result = oracle.compare(Frame.from_array(before), Frame.from_array(after),
+                            parse_page_source(feed_tree(ROWS, dialog=False)), before_tree=lambda: before_tree)
+    assert result.verdict == "changed"
+    assert [(r.container, r.box) for r in result.regions] == [("dialog 'Delete post?' vanished", DIALOG)]
+    assert all(c.box.area < 0.3 * W * H for c in result.crops)
+    assert any("global undim" in note for note in result.notes)
+
+
+def test_a_row_removed_under_the_scrim_is_found_beside_the_dialog() -> None:
+    after_rows = [r for r in ROWS if r != "Alice"]
+    before, after = dimmed_with_dialog(feed(ROWS)), feed(after_rows)  # Delete: the dialog goes, the list shifts
+    before_tree = parse_page_source(feed_tree(ROWS, dialog=True))
+    result = oracle.compare(Frame.from_array(before), Frame.from_array(after),
+                            parse_page_source(feed_tree(after_rows, dialog=False)), before_tree=lambda: before_tree)
+    assert result.regions[0].container == "dialog 'Delete post?' vanished"
+    rest = result.regions[1:]
+    assert rest and all(r.box.area < W * H * 0.9 for r in rest)
+    assert any(r.raw.top < DIALOG.top for r in rest)  # the removed first row, outside the dialog
+
+
+def test_opening_a_dimmed_dialog_snaps_to_the_dialog_in_the_after_tree() -> None:
+    before, after = feed(ROWS), dimmed_with_dialog(feed(ROWS))
+    result = oracle.compare(Frame.from_array(before), Frame.from_array(after),
+                            parse_page_source(feed_tree(ROWS, dialog=True)),
+                            before_tree=lambda: parse_page_source(feed_tree(ROWS, dialog=False)))
+    assert [(r.container, r.box) for r in result.regions] == [("dialog 'Delete post?' appeared", DIALOG)]

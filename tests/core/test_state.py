@@ -117,4 +117,4 @@ def test_next_focus_texts() -> None:
     assert "refreshed" in updater.update(state, record(1, outcome="refreshed", confirmed=True), None, None,
                                          None).focus.next_focus
     failed = record(1, outcome="failed", expect="text 'x' gone")
-    assert "still unmet after settle and refresh" in updater.update(state, failed, None, None, None).focus.next_focus
+    assert "still unmet after settling" in updater.update(state, failed, None, None, None).focus.next_focus

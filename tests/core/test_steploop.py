@@ -9,6 +9,7 @@ import pytest
 from _synthetic import PACKAGE, ListScreen, decoded_frames
 
 from pytest_guistate.core.anchors import AnchorType, LinkType
+from pytest_guistate.core.artifact_names import frame_name
 from pytest_guistate.core.checks import gone
 from pytest_guistate.core.errors import (
     GuistateError,
@@ -91,7 +92,7 @@ def test_non_idempotent_action_is_never_repeated() -> None:
     assert "crops of the after-frame: [0,0][360,640]" in message
     assert screen.counter == 0 and info.value.record is session.steps[-1]
     rec = session.steps[-1]
-    assert rec.outcome == "failed" and rec.frames == ["step001-after.png"]
+    assert rec.outcome == "failed" and rec.frames == [frame_name(1, "before"), frame_name(1, "after")]
     failed = [a for a in session.anchors if a.data.get("kind") == "step_failed"]
     assert failed and failed[0].crops  # the frames/crops that decided it
 
@@ -155,9 +156,19 @@ def test_light_tier_does_not_gate_but_checks_expect_and_keeps_crops_on_failure()
     rec = session.perform("tap nothing", screen.nothing)
     assert rec.outcome == "ok" and rec.verdict == "no_change"  # verdict recorded, not gated
     assert rec.crops == [] and len(session.anchors) == 0
-    with pytest.raises(StepFailed, match="no refresh at tier light"):
+    with pytest.raises(StepFailed) as info:
         session.perform("increment", screen.increment, expect="Count: 9", idempotent=False)
-    assert session.steps[-1].crops and "refresh" not in stages(session.steps[-1])
+    # an unmet expect settles and refreshes at light too (issue 15), and the message says so
+    assert session.steps[-1].crops and stages(session.steps[-1]) == ["initial", "settle", "refresh"]
+    assert "refreshed (pull-to-refresh)" in str(info.value) and "no refresh" not in str(info.value)
+    assert "after settle and refresh" in session.state.focus.next_focus
+
+
+def test_light_tier_refreshes_a_stale_list_on_an_unmet_expect() -> None:
+    session, screen, _ = make("light", redraw_delay=5.0)  # the redraw outlasts the 1 s settle timeout
+    rec = session.perform("delete post 2", lambda: screen.delete("Post 2"), expect=gone("Post 2"), idempotent=False)
+    assert rec.outcome == "refreshed" and stages(rec) == ["initial", "settle", "refresh"]
+    assert screen.deletes() == ["Post 2"] and rec.actions == 1
 
 
 def test_off_tier_only_acts_and_checks_expect() -> None:
@@ -359,7 +370,7 @@ def test_full_tier_keeps_frames_and_snapshots() -> None:
     session, screen, _ = make("full")
     session.goal("g", plan=["a"])
     rec = session.perform("increment", screen.increment)
-    assert rec.frames == ["step001-before.png", "step001-after.png"]
+    assert rec.frames == [frame_name(1, "before"), frame_name(1, "after")]
     assert rec.state is not None and rec.state["tracker"]["current"] == "a"
 
 

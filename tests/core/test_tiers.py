@@ -12,7 +12,8 @@ from pytest_guistate.core.tiers import AutoThresholds, Tier, TierPolicy, choose_
 def test_policy_table() -> None:
     off, light, standard, full = (TierPolicy.for_tier(t) for t in ("off", "light", "standard", "full"))
     assert not off.compare and not off.retry and not off.anchors and off.settle
-    assert light.compare and not light.gate_transitions and not light.settle_and_refresh and light.retry
+    assert light.compare and not light.gate_transitions and light.settle_and_refresh and light.retry
+    assert not off.refresh  # off: the plugin takes no action of its own
     assert standard.gate_transitions and standard.settle_and_refresh and standard.anchors
     assert standard.keep_step_crops and not standard.keep_frames and not standard.state_snapshots
     assert full.keep_frames and full.state_snapshots

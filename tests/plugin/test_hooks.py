@@ -94,26 +94,34 @@ def test_a_conftest_refresh_hook_wins_over_the_default(inner: InnerRun, pytester
     ]
 
 
-def test_no_refresh_hook_is_called_at_tier_light(inner: InnerRun, pytester: pytest.Pytester) -> None:
+def test_at_tier_light_the_refresh_hook_runs_for_an_unmet_expect_only(inner: InnerRun,
+                                                                     pytester: pytest.Pytester) -> None:
+    """Issue 15: light skips the implicit check of a step without `expect` (no refresh for a tap that
+    changed nothing), but a step whose `expect` is unmet settles and refreshes there as well."""
     pytester.makeconftest(REFRESH_CONFTEST)
     pytester.makepyfile(
         """
         import pytest
 
-        from pytest_guistate import StepFailed, gone
+        from pytest_guistate import gone
 
 
         @pytest.mark.guistate(app="com.guistate.feed", faults={"refresh_delay": 5}, settle_timeout=0.3)
         def test_light(device, guistate):
+            with guistate.step("tap the title") as title:
+                device.tap(text="Feed")
+            assert title.outcome == "ok" and title.transition.verdict == "no_change"
             with guistate.step("open the delete dialog", expect="Delete post by Carol?"):
                 device.tap(desc="Delete post by Carol")
-            with pytest.raises(StepFailed):
-                with guistate.step("confirm", expect=gone("Carol"), idempotent=False):
-                    device.tap(id="android:id/button1")
+            with guistate.step("confirm", expect=gone("Carol"), idempotent=False) as confirm:
+                device.tap(id="android:id/button1")
+            assert confirm.outcome == "refreshed"
+            assert [e["author"] for e in device.action_log() if e["action"] == "delete_post"] == ["Carol"]
         """
     )
     inner("--guistate=light").assert_outcomes(passed=1)
-    assert read_calls(pytester) == []
+    assert read_calls(pytester) == [
+        {"hook": "refresh", "test": "test_light", "answer": True, "package": "com.guistate.feed"}]
 
 
 IGNORE_CONFTEST = HOOK_LOG + """

@@ -244,3 +244,31 @@ def test_an_invalid_marker_tier_is_a_usage_error_naming_the_test(inner: InnerRun
     assert result.ret == pytest.ExitCode.USAGE_ERROR, (
         "a typo in a marker must stop the run before any test starts, not error one test and pass another")
     result.stderr.fnmatch_lines(["*test_typo*tier='heavy'*is not one of off, light, standard, full, auto*"])
+
+
+README_EXAMPLE = """
+import pytest
+from pytest_guistate import gone
+
+
+@pytest.mark.guistate(app="com.guistate.feed", faults={"refresh_delay": 4.0}, settle_timeout=1.0)
+def test_delete_a_post(device, guistate):
+    guistate.goal("Delete Carol's post", plan=["confirm dialog open", ("post gone", gone("Carol"))])
+    with guistate.step("open the delete dialog", expect="Delete post by Carol?"):
+        device.tap(desc="Delete post by Carol")
+    guistate.milestone("confirm dialog open")
+    with guistate.step("confirm", expect=gone("Carol"), idempotent=False) as s:
+        device.tap(id="android:id/button1")
+    guistate.milestone("post gone")
+    guistate.assert_complete()
+    assert guistate.tier.value == "light", guistate.tier_reason
+    assert s.outcome == "refreshed", [a.stage for a in s.record.attempts]
+    assert device.exists(text="Dave")  # the next post was not deleted by a repeated confirm
+"""
+
+
+def test_the_readme_example_passes_at_light_when_the_redraw_outlasts_the_settle(
+        inner: InnerRun, pytester: pytest.Pytester) -> None:
+    """Issue 15: the late redraw (4 s) outlasts the settle timeout (1 s); an unmet expect refreshes at light."""
+    pytester.makepyfile(test_readme=README_EXAMPLE)
+    inner("-q").assert_outcomes(passed=1)

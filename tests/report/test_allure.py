@@ -73,7 +73,9 @@ def test_steps_crops_labels_and_failure_attachments_reach_allure(pytester: pytes
     assert ("guistate_tier", "standard") in labels and ("guistate_triage", "stale_screen_repetition") in labels
     steps = test["steps"]
     names = [s["name"] for s in steps]
-    assert names[0] == "[guistate 1] tap the email field" and names[-1] == "[guistate 7] wait for sync"
+    # the title says what the plugin did (issue 15), not only a parameter
+    assert names[0] == "[guistate 1] tap the email field"
+    assert names[-1] == "[guistate 7] wait for sync — failed after settle"
     assert "correct-horse" not in json.dumps(test)
     assert steps[-1]["status"] == "failed" and "Synced just now" in steps[-1]["statusDetails"]["message"]
     login = steps[4]
@@ -82,6 +84,16 @@ def test_steps_crops_labels_and_failure_attachments_reach_allure(pytester: pytes
     for attachment in login["attachments"]:
         data = (alluredir / attachment["source"]).read_bytes()
         assert attachment["type"] == "image/png" and data.startswith(b"\x89PNG")
+    # the failed step opens on its before | after pair, regions drawn: one image, twice a frame wide
+    pair = steps[-1]["attachments"][0]
+    assert pair["name"] == "step 7 before | after" and pair["type"] == "image/png"
+    from PIL import Image
+    with Image.open(alluredir / pair["source"]) as image:
+        width, height = image.size
+    assert width > 1.8 * height * 1080 / 2400, (width, height)
+    # test-level attachments in the order a person opens them
+    assert [a["name"] for a in test["attachments"]][:3] == [
+        "guistate report.html", "guistate timeline", "guistate progress"]
     attached = {a["name"]: a for a in test["attachments"]}
     assert {"guistate timeline", "guistate progress", "guistate anchors", "guistate report.html",
             "guistate triage"} <= set(attached)

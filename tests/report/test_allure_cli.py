@@ -58,20 +58,23 @@ class FakeReport:
     def test(self, name: str, *, failed: bool, last_step_failed: bool = False) -> dict[str, Any]:
         steps: list[dict[str, Any]] = []
         for index in (1, 2):
-            status = "failed" if (last_step_failed and index == 2) else "passed"
-            steps.append({"name": f"[guistate {index}] tap", "status": status, "type": "step", "steps": [
-                self.attachment(f"step {index} region 0 before", "image/png", ".png", PNG),
-                self.attachment(f"step {index} region 0 after", "image/png", ".png", PNG),
-            ]})
+            failed_step = last_step_failed and index == 2
+            pair = [self.attachment(f"step {index} before | after", "image/png", ".png", PNG)] if failed_step else []
+            steps.append({"name": f"[guistate {index}] tap" + (" — failed after settle and refresh" if failed_step
+                                                                 else ""),
+                          "status": "failed" if failed_step else "passed", "type": "step",
+                          "parameters": [{"name": "outcome", "value": "failed" if failed_step else "ok"}],
+                          "steps": [*pair,
+                                    self.attachment(f"step {index} region 0 before", "image/png", ".png", PNG),
+                                    self.attachment(f"step {index} region 0 after", "image/png", ".png", PNG)]})
         labels = [{"name": "guistate_tier", "value": "full"}]
         if failed:
             labels.append({"name": "guistate_triage", "value": "progress_hallucination"})
-            steps += [
-                self.attachment("guistate timeline", "image/svg+xml", ".svg", SVG),
-                self.attachment("guistate progress", "text/plain", ".txt", b"progress: 0/1"),
-                self.attachment("guistate anchors", "application/json", ".json", b'{"anchors": []}'),
-                self.attachment("guistate report.html", "text/html", ".html", HTML),
-            ]
+            steps.append(self.attachment("guistate report.html", "text/html", ".html", HTML))
+        steps.append(self.attachment("guistate timeline", "image/svg+xml", ".svg", SVG))  # full tier: passed too
+        steps.append(self.attachment("guistate progress", "text/plain", ".txt", b"progress: 0/1"))
+        if failed:
+            steps.append(self.attachment("guistate anchors", "application/json", ".json", b'{"anchors": []}'))
         return {"id": name, "name": name, "status": "failed" if failed else "passed", "labels": labels,
                 "descriptionHtml": "<p>goal</p>", "steps": steps}
 
@@ -97,7 +100,7 @@ def report(tmp_path: Path, check: ModuleType) -> FakeReport:
 def test_a_complete_report_passes(check: ModuleType, report: FakeReport) -> None:
     problems, summary = check.check_report(report.write())
     assert problems.items == []
-    assert "FAILED (expected) test_long_flow_fails_at_a_late_step: 2 steps, 4 crops, 4 test attachments" in summary
+    assert "FAILED (expected) test_long_flow_fails_at_a_late_step: 2 steps, 5 crops, 4 test attachments" in summary
 
 
 def test_a_missing_timeline_is_named(check: ModuleType, report: FakeReport) -> None:
@@ -106,6 +109,30 @@ def test_a_missing_timeline_is_named(check: ModuleType, report: FakeReport) -> N
     problems, _ = check.check_report(report.write())
     assert [p for p in problems.items if "no test-level attachment 'guistate timeline'" in p]
     assert all("test_dropped_tap_cannot_be_confirmed" in p for p in problems.items)
+
+
+def test_titles_the_pair_and_the_attachment_order_are_checked(check: ModuleType, report: FakeReport) -> None:
+    name = "test_dropped_tap_cannot_be_confirmed"
+    steps = report.results[name]["steps"]
+    failed = steps[1]
+    failed["steps"].pop(0)  # no before | after pair
+    failed["name"] = "[guistate 2] tap"  # the title hides the failure
+    steps[0]["parameters"] = [{"name": "outcome", "value": "refreshed"}]  # refreshed, title does not say
+    html = report.top_attachment(name, "guistate report.html")
+    steps.remove(html)
+    steps.append(html)  # report.html last instead of first
+    problems, _ = check.check_report(report.write())
+    assert any("does not open on its before | after image" in p for p in problems.items)
+    assert any("has no '— failed' title" in p for p in problems.items)
+    assert any("was refreshed but its title does not say so" in p for p in problems.items)
+    assert any("test attachments in the order" in p for p in problems.items)
+    assert all(name in p for p in problems.items)
+
+
+def test_a_passed_full_tier_test_without_its_timeline_is_named(check: ModuleType, report: FakeReport) -> None:
+    report.results["test_passes"]["steps"].remove(report.top_attachment("test_passes", "guistate timeline"))
+    problems, _ = check.check_report(report.write())
+    assert any("test_passes: passed at tier full" in p for p in problems.items)
 
 
 def test_a_crop_without_its_file_or_not_a_png_is_named(check: ModuleType, report: FakeReport) -> None:

@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
+from pytest_guistate.core.artifact_names import crop_name
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.report import frame_store
@@ -71,9 +72,9 @@ def _step(recorder: ArtifactRecorder, before: Frame, after: Frame, index: int = 
     region = Box(20, 200, 220, 300)
     ok, crop = cv2.imencode(".png", after.bgr[region.top:region.bottom, region.left:region.right])
     assert ok
-    crop_name = recorder.put(f"step{index:03d}-crop0.png", crop.tobytes())
+    crop = recorder.put(crop_name(index, 0), crop.tobytes())
     names = [recorder.put(f"step{index:03d}-before.png", before.png), recorder.put(f"step{index:03d}-after.png", after.png)]
-    recorder.on_step({"index": index, "name": "tap", "crops": [crop_name], "frames": names,
+    recorder.on_step({"index": index, "name": "tap", "crops": [crop], "frames": names,
                       "transition": {"crops": [{"box": [region.left, region.top, region.right, region.bottom]}]}})
     return recorder.step_files[index]
 

@@ -248,3 +248,27 @@ def test_a_device_lost_mid_test_is_environment(triaged: InnerRun) -> None:
     evidence = _evidence(row)
     assert "step 2 'confirm the delete' error names the device: 'DeviceError'" in evidence
     assert "no active session" in evidence
+
+
+def test_pressing_the_wrong_button_is_expected_effect_missing_not_stale(triaged: InnerRun) -> None:
+    # Issue 15: Cancel instead of Delete. The dialog closes (the screen changes), the list is pulled
+    # to refresh and Carol's post is still there; nothing was repeated and the screen was not stale.
+    row = triaged('''
+        import pytest
+        from pytest_guistate import gone
+        from sim_helpers import FEED
+
+        @pytest.mark.guistate(app=FEED)
+        def test_delete_carols_post(device, guistate):
+            guistate.goal("Delete Carol's post", plan=[("Carol's post gone", gone("Carol"))])
+            guistate.perform("ask to delete Carol's post", lambda: device.tap(desc="Delete post by Carol"),
+                             expect="Delete post by Carol?")
+            with guistate.step("confirm the delete", expect=gone("Carol"), idempotent=False):
+                device.tap(id="android:id/button2")  # Cancel
+            guistate.milestone("Carol's post gone")
+    ''')
+    assert row["triage"] == "expected_effect_missing", row["triage_evidence"]
+    evidence = _evidence(row)
+    assert "step 2 'confirm the delete' ran once and changed the screen" in evidence
+    assert "pull-to-refresh" in evidence and "still visible" in evidence and "nothing was repeated" in evidence
+    assert row["retries"] == 0

@@ -1,0 +1,99 @@
+"""Global dim / undim: a modal's scrim darkens the whole screen, and closing it brightens it again.
+
+Issue 15: closing a dimmed dialog changed every pixel, so the one region (and its crop) became the
+whole list. A scrim is a uniform gain on the screen behind it (alpha-blending with black multiplies
+every colour by the same factor), so when the change covers most of the screen and the changed
+pixels share one brightness ratio, the oracle divides that gain out of the before-frame and looks
+again: what still differs is the real change (a removed row). The dialog itself is taken from the
+tree where it exists - the before-tree when it vanished, the after-tree when it appeared - and
+becomes its own region, snapped to the dialog's container, instead of the whole frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.uitree import UINode, UITree
+
+__all__ = ["DIM_FRACTION", "Overlay", "compensate", "dim_gain", "find_overlay"]
+
+DIM_FRACTION = 0.5  # a change covering at least this much of the screen may be a dim / undim
+_MIN_GAIN_STEP = 0.15  # |log gain| below log(1.15) is no scrim (a theme tint, a fade)
+_UNIFORM = 0.7  # share of changed pixels that must follow the one gain
+_RATIO_SPREAD = 0.2  # how far a pixel's ratio may stray from the gain and still follow it
+_DIALOG_HINTS = ("Dialog", "AlertDialog", "BottomSheet", "PopupWindow")
+_DIALOG_IDS = (":id/parentPanel", ":id/dialog", "dialog")
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """A dialog that appeared or vanished between the two frames."""
+
+    node: UINode
+    change: str  # "appeared" | "vanished"
+
+    @property
+    def box(self) -> Box:
+        assert self.node.bounds is not None
+        return self.node.bounds
+
+    @property
+    def label(self) -> str:
+        title = next((n.text for n in self.node.walk() if n.text), "") or self.node.label
+        return f"dialog {title!r} {self.change}"
+
+
+def _dialogs(tree: UITree | None) -> list[UINode]:
+    if tree is None:
+        return []
+    return [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
+            and (any(h in n.cls for h in _DIALOG_HINTS) or any(n.resource_id.endswith(i) for i in _DIALOG_IDS))]
+
+
+def _key(node: UINode) -> tuple[str, str, tuple[int, int, int, int] | None]:
+    return node.cls, node.resource_id, tuple(node.bounds.as_list()) if node.bounds else None  # type: ignore[return-value]
+
+
+def find_overlay(before: UITree | None, after: UITree | None) -> Overlay | None:
+    """The outermost dialog in exactly one of the two trees (vanished first: closing is the common case)."""
+    for source, other, change in ((before, after, "vanished"), (after, before, "appeared")):
+        others = {_key(n) for n in _dialogs(other)}
+        lonely = [n for n in _dialogs(source) if _key(n) not in others]
+        if lonely:
+            return Overlay(max(lonely, key=lambda n: n.bounds.area if n.bounds else 0), change)
+    return None
+
+
+def _grey(pixels: np.ndarray) -> np.ndarray:
+    return pixels if pixels.ndim == 2 else cv2.cvtColor(pixels, cv2.COLOR_BGR2GRAY)
+
+
+def dim_gain(small_before: np.ndarray, small_after: np.ndarray, strict: np.ndarray,
+             exclude: tuple[int, int, int, int] | None = None) -> float | None:
+    """The one brightness ratio after/before the changed pixels share (outside `exclude`, the dialog,
+    at reduced scale), or None when the change is not a uniform dim / undim."""
+    mask = strict > 0
+    if exclude is not None:
+        x0, y0, x1, y1 = exclude
+        mask = mask.copy()
+        mask[y0:y1, x0:x1] = False
+    if int(mask.sum()) < 64:
+        return None
+    before = _grey(small_before)[mask].astype(np.float32) + 1.0
+    after = _grey(small_after)[mask].astype(np.float32) + 1.0
+    ratio = after / before
+    gain = float(np.median(ratio))
+    if abs(np.log(gain)) < np.log1p(_MIN_GAIN_STEP):
+        return None
+    following = np.abs(ratio / gain - 1.0) <= _RATIO_SPREAD
+    return gain if float(following.mean()) >= _UNIFORM else None
+
+
+def compensate(small_before: np.ndarray, gain: float) -> np.ndarray:
+    """The before-frame as it would look under the after-frame's brightness."""
+    scaled = small_before.astype(np.float32) * gain
+    return np.clip(scaled + 0.5, 0, 255).astype(np.uint8)
