@@ -25,7 +25,8 @@ from typing import Any
 __all__ = ["COMMANDS", "PROFILES", "LatencyBook", "LatencyError", "LatencyProfile", "command_kind", "parse_profile"]
 
 # What a request costs is decided by its kind; "other" covers every command not listed.
-COMMANDS = ("session", "quit", "screenshot", "source", "find", "click", "actions", "keys", "execute", "other")
+COMMANDS = ("session", "quit", "screenshot", "source", "find", "click", "actions", "keys", "app", "execute", "other")
+FREE = "free"  # the sim's own instrumentation (action log, ground truth, faults): no real driver has it
 
 
 class LatencyError(ValueError):
@@ -38,12 +39,12 @@ PROFILES: dict[str, dict[str, tuple[float, float]]] = {
     "uiautomator2": {
         "session": (6000, 2000), "quit": (300, 100), "screenshot": (250, 80), "source": (450, 150),
         "find": (150, 60), "click": (200, 80), "actions": (250, 80), "keys": (300, 100),
-        "execute": (120, 40), "other": (40, 15),
+        "app": (1500, 500), "execute": (120, 40), "other": (40, 15),
     },
     "xcuitest": {
         "session": (15000, 5000), "quit": (500, 150), "screenshot": (350, 120), "source": (1200, 500),
         "find": (300, 120), "click": (350, 120), "actions": (450, 150), "keys": (500, 150),
-        "execute": (200, 60), "other": (60, 20),
+        "app": (2000, 700), "execute": (200, 60), "other": (60, 20),
     },
 }
 
@@ -59,6 +60,8 @@ class LatencyProfile:
 
     def delay_ms(self, kind: str, seed: int, n: int) -> float:
         """The delay of the `n`-th request of `kind` in a session seeded `seed` (deterministic)."""
+        if kind == FREE:
+            return 0.0
         mean, jitter = self.costs.get(kind, self.costs.get("other", (0.0, 0.0)))
         if mean <= 0 and jitter <= 0:
             return 0.0
@@ -117,15 +120,19 @@ def command_kind(method: str, template: str, body: Mapping[str, Any]) -> str:
         return "source"
     if tail.endswith(("/element", "/elements")):
         return "find"
-    if tail.endswith("/click"):
+    if tail.startswith("/guistate/"):
+        return FREE
+    if tail.endswith("/click") or tail == "/back":
         return "click"
     if tail in ("/actions", "/touch/perform", "/touch/multi/perform"):
         return "actions" if method == "POST" else "other"
-    if tail.endswith("/value") or tail.startswith("/keys") or tail.endswith("/keys"):
+    if tail.endswith(("/value", "/keys")) or tail.startswith("/keys"):
         return "keys"
+    if tail in ("/appium/device/activate_app", "/appium/device/terminate_app"):
+        return "app"
     if tail.startswith("/execute"):
         script = str(body.get("script", ""))
-        return "other" if script.startswith("mobile: guistate") else "execute"  # the sim's own hooks are free
+        return FREE if script.startswith("mobile: guistate") else "execute"
     return "other"
 
 
