@@ -279,7 +279,8 @@ class TaskSession(ProgressVerbs):
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"a step needs a non-empty name, got {name!r}")
         record = StepRecord(len(self._steps) + 1, name, kind, check.description if check else None, idempotent,
-                            started=self.clock.monotonic())
+                            started=self.clock.monotonic(),
+                            page_sources_at_start=getattr(self.screen, "page_source_calls", None))
         self._steps.append(record)
         self._open_step = record
         return record
@@ -311,6 +312,10 @@ class TaskSession(ProgressVerbs):
         return before
 
     def _note_action(self, what: str) -> None:
+        """Before any action: the newest observation's tree is read now, while it is still that
+        frame's (it is this step's before-screen, which the journal and triage read afterwards)."""
+        if self._last is not None:
+            _ = self._last[0].tree
         self._epoch += 1
 
     def _verify(self, record: StepRecord, before: Observation | None, check: Check | None,
