@@ -189,8 +189,9 @@ class Device:
         return fetch
 
     def _current_tree(self) -> UITree:
-        """The newest observation's tree when it is already fetched and still current, else a fresh one."""
-        if self._newest is not None:
+        """On demand: the newest observation's tree when already fetched and still current (no
+        input, no newer screenshot since), else a fresh page source (always, when eager)."""
+        if self._newest is not None and self.tree_on_demand:
             observation, shot, inputs = self._newest
             if observation.tree_fetched and (shot, inputs) == (self._shots, self.action_count) and observation.tree is not None:
                 return observation.tree
