@@ -123,8 +123,8 @@ def test_same_journal_and_artifacts_with_and_without_tree_on_demand(
     assert sorted(lazy[0]) == sorted(eager[0]) and len(eager[0]) == 4
     for test in eager[0]:
         assert lazy[0][test] == eager[0][test], f"{test}: the journal differs between eager and on-demand trees"
-    assert sorted(lazy[1]) == sorted(eager[1]) and lazy[1] == eager[1]  # frames and crops byte for byte, state and anchors
-    assert any(name.endswith(".png") or name.endswith(".jpg") for name in eager[1])
+    assert sorted(lazy[1]) == sorted(eager[1]) and lazy[1] == eager[1]  # images byte for byte, state, anchors
+    assert any(name.endswith((".png", ".jpg")) for name in eager[1])
     assert 0 < lazy[2] <= eager[2]
     if tier == "full":  # the refresh reads the tree the step loop just read instead of fetching it again
         assert lazy[2] < eager[2]
