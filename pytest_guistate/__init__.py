@@ -15,7 +15,7 @@ from pytest_guistate.core.errors import (
 )
 from pytest_guistate.core.frame import Frame, FrameError
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.observation import Observation
+from pytest_guistate.core.observation import Observation, TreeExpired
 from pytest_guistate.core.state import Milestone
 from pytest_guistate.core.tiers import Tier
 from pytest_guistate.core.uitree import UITreeError
@@ -33,6 +33,7 @@ __all__ = [
     "ProgressIncomplete",
     "StepFailed",
     "Tier",
+    "TreeExpired",
     "UITreeError",
     "all_of",
     "frame_check",
