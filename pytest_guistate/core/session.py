@@ -26,7 +26,7 @@ from pytest_guistate.core.explain import (
     failure_section,
     step_failure_text,
 )
-from pytest_guistate.core.observation import Observation, Screen
+from pytest_guistate.core.observation import Observation, Screen, TreeExpired
 from pytest_guistate.core.oracle import VisualOracle
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.records import ArtifactSink, MemoryArtifacts, StepRecord
@@ -46,6 +46,16 @@ from pytest_guistate.core.updater import OfflineUpdater, StateUpdater
 __all__ = ["StepHandle", "TaskSession"]
 
 _OUTCOME_BY_STAGE = {"initial": "ok", "settle": "settled", "wait": "settled", "refresh": "refreshed", "retry": "retried"}
+
+
+def _tree_still_readable(observation: Observation) -> bool:
+    """False when the tree was never read and the screen has moved on (someone else observed it
+    since): such an observation cannot serve as a before-screen, take a new one."""
+    try:
+        _ = observation.tree
+    except TreeExpired:
+        return False
+    return True
 
 
 class StepHandle:
@@ -257,11 +267,13 @@ class TaskSession(ProgressVerbs):
         """The current screen (the last observation when still fresh); for actors and hooks.
 
         `settled=True` first waits (bounded by the settle policy) until frames stop changing,
-        so an actor decides on a finished screen rather than a spinner mid-load."""
+        so an actor decides on a finished screen rather than a spinner mid-load. Its tree is read
+        here: the callers (actor, AI check, memory) use it after they act."""
         observation = self._fresh()
         if settled and self.policy.settle:
             observation = settle(self.screen, self.oracle, observation, self.settle_policy, self.clock,
                                  ignore=self.loop.ignore, observe=self._observe).observation
+        _ = observation.tree
         return observation
 
     # -- end -------------------------------------------------------------------------------
@@ -297,7 +309,7 @@ class TaskSession(ProgressVerbs):
         if self._last is not None:
             observation, epoch, taken, actions = self._last
             if (epoch == self._epoch and getattr(self.screen, "action_count", None) == actions
-                    and self.clock.monotonic() - taken <= self.reuse_window_s):
+                    and self.clock.monotonic() - taken <= self.reuse_window_s and _tree_still_readable(observation)):
                 return observation
         return self._observe("observe")
 

@@ -105,3 +105,20 @@ def test_session_reads_the_before_tree_before_acting_and_counts_per_step(server:
     record = session.steps[0]
     assert record.outcome == "ok" and record.route_changed is False
     assert record.page_sources == device.page_source_calls == _sources(server, device) == 2
+
+
+def test_an_observation_taken_outside_the_session_is_not_mistaken_for_the_before(
+    server: SimServer, device: Device,
+) -> None:
+    session = TaskSession(device, policy=TierPolicy.for_tier("standard"), reuse_window_s=60.0)
+    with session.step("open the dialog", expect="Delete post by Carol?"):
+        device.tap(desc="Delete post by Carol")
+    after = session.steps[0]
+    device.tap(id="android:id/button2")  # cancel, outside any step: an input the session did not send
+    device.observe()  # and a look of the test's own
+    with session.step("open it again", expect="Delete post by Carol?"):
+        device.tap(desc="Delete post by Carol")
+    record = session.steps[1]
+    assert after.outcome == "ok" and record.outcome == "ok"
+    assert record.reused_before is False  # the first step's after is stale: a new before was taken
+    assert record.verdict == "changed"  # judged against the list without the dialog, not the old frame
