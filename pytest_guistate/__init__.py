@@ -16,7 +16,7 @@ from pytest_guistate.core.errors import (
 )
 from pytest_guistate.core.frame import Frame, FrameError
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.observation import Observation
+from pytest_guistate.core.observation import Observation, TreeExpired
 from pytest_guistate.core.state import Milestone
 from pytest_guistate.core.tiers import Tier
 from pytest_guistate.core.uitree import UITreeError
@@ -37,6 +37,7 @@ __all__ = [
     "Redaction",
     "StepFailed",
     "Tier",
+    "TreeExpired",
     "UITreeError",
     "all_of",
     "frame_check",

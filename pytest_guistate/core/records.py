@@ -79,6 +79,10 @@ class StepRecord:
     # where the final unmet expect located its element (None when it located nothing)
     expect_before: dict[str, Any] | None = None
     expect_box: list[int] | None = None
+    # page sources the device fetched during the step (tree on demand, issue 12); None when the
+    # screen does not count them
+    page_sources: int | None = None
+    page_sources_at_start: int | None = field(default=None, repr=False)
 
     @property
     def duration_s(self) -> float | None:
@@ -116,6 +120,7 @@ class StepRecord:
             "state": self.state,
             "expect_before": self.expect_before,
             "expect_box": self.expect_box,
+            "page_sources": self.page_sources,
             "wall": round(self.wall, 3),
             "duration_s": None if self.duration_s is None else round(self.duration_s, 4),
         }

@@ -26,7 +26,7 @@ from pytest_guistate.core.explain import (
     failure_section,
     step_failure_text,
 )
-from pytest_guistate.core.observation import Observation, Screen
+from pytest_guistate.core.observation import Observation, Screen, TreeExpired
 from pytest_guistate.core.oracle import VisualOracle
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.records import ArtifactSink, MemoryArtifacts, StepRecord
@@ -46,6 +46,16 @@ from pytest_guistate.core.updater import OfflineUpdater, StateUpdater
 __all__ = ["StepHandle", "TaskSession"]
 
 _OUTCOME_BY_STAGE = {"initial": "ok", "settle": "settled", "wait": "settled", "refresh": "refreshed", "retry": "retried"}
+
+
+def _tree_still_readable(observation: Observation) -> bool:
+    """False when the tree was never read and the screen has moved on (someone else observed it
+    since): such an observation cannot serve as a before-screen, take a new one."""
+    try:
+        _ = observation.tree
+    except TreeExpired:
+        return False
+    return True
 
 
 class StepHandle:
@@ -257,11 +267,13 @@ class TaskSession(ProgressVerbs):
         """The current screen (the last observation when still fresh); for actors and hooks.
 
         `settled=True` first waits (bounded by the settle policy) until frames stop changing,
-        so an actor decides on a finished screen rather than a spinner mid-load."""
+        so an actor decides on a finished screen rather than a spinner mid-load. Its tree is read
+        here: the callers (actor, AI check, memory) use it after they act."""
         observation = self._fresh()
         if settled and self.policy.settle:
             observation = settle(self.screen, self.oracle, observation, self.settle_policy, self.clock,
                                  ignore=self.loop.ignore, observe=self._observe).observation
+        _ = observation.tree
         return observation
 
     # -- end -------------------------------------------------------------------------------
@@ -279,7 +291,8 @@ class TaskSession(ProgressVerbs):
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"a step needs a non-empty name, got {name!r}")
         record = StepRecord(len(self._steps) + 1, name, kind, check.description if check else None, idempotent,
-                            started=self.clock.monotonic())
+                            started=self.clock.monotonic(),
+                            page_sources_at_start=getattr(self.screen, "page_source_calls", None))
         self._steps.append(record)
         self._open_step = record
         return record
@@ -296,7 +309,7 @@ class TaskSession(ProgressVerbs):
         if self._last is not None:
             observation, epoch, taken, actions = self._last
             if (epoch == self._epoch and getattr(self.screen, "action_count", None) == actions
-                    and self.clock.monotonic() - taken <= self.reuse_window_s):
+                    and self.clock.monotonic() - taken <= self.reuse_window_s and _tree_still_readable(observation)):
                 return observation
         return self._observe("observe")
 
@@ -311,6 +324,10 @@ class TaskSession(ProgressVerbs):
         return before
 
     def _note_action(self, what: str) -> None:
+        """Before any action: the newest observation's tree is read now, while it is still that
+        frame's (it is this step's before-screen, which the journal and triage read afterwards)."""
+        if self._last is not None:
+            _ = self._last[0].tree
         self._epoch += 1
 
     def _verify(self, record: StepRecord, before: Observation | None, check: Check | None,

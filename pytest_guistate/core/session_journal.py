@@ -176,6 +176,9 @@ class Journal:
         record.route_changed = route is not None
         self._update(record, before, after, transition, app)  # SUBGOALs first: the timeline reads in order
         self._step_anchors(record, before, after, failed, app, route, transition)
+        calls = getattr(session.screen, "page_source_calls", None)  # counted last: the detectors read trees too
+        if isinstance(calls, int) and record.page_sources_at_start is not None:
+            record.page_sources = calls - record.page_sources_at_start
         session.frames.unpin()
         self._emit("on_step", record)
         self.emit_state(session.state)

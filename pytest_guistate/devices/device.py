@@ -34,7 +34,7 @@ from selenium.webdriver.common.actions.pointer_input import PointerInput
 from pytest_guistate.core.detect import refreshable_list
 from pytest_guistate.core.frame import Frame, FrameError
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.observation import Observation
+from pytest_guistate.core.observation import Observation, TreeExpired
 from pytest_guistate.core.uitree import UITree, parse_page_source
 from pytest_guistate.devices import ios, web
 from pytest_guistate.devices.errors import (
@@ -83,6 +83,17 @@ class Device:
         # Decode each screenshot in the background while the page source is fetched (the plugin
         # turns it off at tier `off`, where no oracle looks at pixels).
         self.decode_ahead = True
+        # Tree on demand (issue 12): observe() takes the screenshot; the page source is fetched
+        # when something first reads `observation.tree`, and only while that observation is
+        # still the newest and no input was sent since (else `TreeExpired`). False = fetch it
+        # right after the screenshot, as before.
+        self.tree_on_demand = True
+        self.page_source_calls = 0  # every page source (or web DOM walk) this device fetched
+        # inputs sent (taps, keys, back, app switches, mobile: commands); the session reads it to
+        # tell a still-fresh observation from one an input outside any step has made stale
+        self.action_count = 0
+        self._shots = 0  # observations taken
+        self._newest: tuple[Observation, int, int] | None = None  # with the shot and input counts it was taken at
 
     @property
     def is_web(self) -> bool:
@@ -128,6 +139,7 @@ class Device:
         return Frame(png=png, timestamp=time.time(), source=source)
 
     def page_source(self) -> str:
+        self.page_source_calls += 1
         return str(self._call("page source", lambda: self.driver.page_source))
 
     def ui_tree(self) -> UITree:
@@ -146,16 +158,47 @@ class Device:
         return parse_page_source(source, scale=scale if scale != 1.0 else None)
 
     def _web_tree(self) -> UITree:
+        self.page_source_calls += 1
         return web.script_tree(self.driver, self.url)
 
     def observe(self) -> Observation:
         frame = self.screenshot()
         if self.decode_ahead:
-            frame.prefetch()  # overlaps the page-source request below
-        tree = self.ui_tree()
-        packages = [n.package for n in tree.nodes() if n.package and n.package != "com.android.systemui"]
-        package = ios.ios_package(tree) if self.platform == "ios" else (packages[0] if packages else "")
-        return Observation(frame=frame, tree=tree, package=package)
+            frame.prefetch()  # overlaps the page-source request (or the caller's next steps)
+        self._shots += 1
+        if self.tree_on_demand:
+            observation = Observation(frame=frame, fetch_tree=self._tree_while_current(), package_of=_package_of)
+        else:
+            tree = self.ui_tree()
+            observation = Observation(frame=frame, tree=tree, package=_package_of(tree))
+        self._newest = (observation, self._shots, self.action_count)
+        return observation
+
+    def _tree_while_current(self) -> Callable[[], UITree]:
+        """The fetch of one observation's tree: allowed only while it is the newest observation
+        and no input was sent since, so the tree is the one of the screen in its frame."""
+        shot, inputs = self._shots, self.action_count
+
+        def fetch() -> UITree:
+            if self._shots != shot or self.action_count != inputs:
+                why = "an input was sent" if self.action_count != inputs else "a newer screenshot was taken"
+                raise TreeExpired(
+                    f"the UI tree of an observation on {self.url} was first read after {why}: it can no longer "
+                    "be fetched for that frame. Read observation.tree before acting, or call device.ui_tree() "
+                    "for the current screen"
+                )
+            return self.ui_tree()
+
+        return fetch
+
+    def _current_tree(self) -> UITree:
+        """On demand: the newest observation's tree when already fetched and still current (no
+        input, no newer screenshot since), else a fresh page source (always, when eager)."""
+        if self._newest is not None and self.tree_on_demand:
+            observation, shot, inputs = self._newest
+            if observation.tree_fetched and (shot, inputs) == (self._shots, self.action_count) and observation.tree is not None:
+                return observation.tree
+        return self.ui_tree()
 
     @property
     def size(self) -> tuple[int, int]:
@@ -280,7 +323,7 @@ class Device:
         if self.memory is not None:
             kind, value = _one_locator(text=text, desc=desc, id=id, xpath=xpath)
             self.memory.found(kind, value, self.box_of(element), function)
-        self._call("click", element.click)
+        self._act("click", element.click)
 
     def long_press(self, x: int, y: int, *, duration_ms: int = 800) -> None:
         self._pointer([(x, y)], hold_ms=duration_ms)
@@ -295,7 +338,7 @@ class Device:
         element = self.find(into, id=id, desc=desc, xpath=xpath) if located else self._focused()
         if self.on_secret is not None and self._is_password(element):
             self.on_secret(text)  # registered before it is typed, so no frame or record can carry it
-        self._call("send keys", lambda: element.send_keys(text))
+        self._act("send keys", lambda: element.send_keys(text))
 
     def _is_password(self, element: WebElement) -> bool:
         """Android marks secure fields `password="true"`, iOS by their type
@@ -309,15 +352,15 @@ class Device:
 
     def clear(self, *, into: str | None = None, id: str | None = None, desc: str | None = None) -> None:
         element = self.find(into, id=id, desc=desc)
-        self._call("clear", element.clear)
+        self._act("clear", element.clear)
 
     def back(self) -> None:
         """The back key; on iOS the navigation bar's back button, else an edge swipe (`DeviceError`
         naming why when the screen has neither, e.g. an open alert or the root of a stack)."""
         if self.platform != "ios":
-            self._call("back", self.driver.back)
+            self._act("back", self.driver.back)
             return
-        kind, box, why = ios.back_target(self.ui_tree())
+        kind, box, why = ios.back_target(self._current_tree())
         if kind == "button" and box is not None:
             self._pointer([box.center], hold_ms=self._tap_ms)
         elif kind == "swipe":
@@ -330,7 +373,7 @@ class Device:
         """Load a page in a web session (a browser has no apps to activate)."""
         if not self.is_web:
             raise CapabilityUnavailable(f"open_url() needs a browser session; {self.url} runs a native app")
-        self._call(f"open {url}", lambda: self.driver.get(url))
+        self._act(f"open {url}", lambda: self.driver.get(url))
 
     def activate_app(self, package: str) -> None:
         """Bring an app to the front; in a browser session an http(s) URL is opened instead."""
@@ -341,12 +384,12 @@ class Device:
             raise CapabilityUnavailable(
                 f"activate_app({package!r}): {self.url} is a browser session with no apps; pass a page URL"
             )
-        self._call(f"activate {package}", lambda: self.driver.activate_app(package))
+        self._act(f"activate {package}", lambda: self.driver.activate_app(package))
 
     def terminate_app(self, package: str) -> bool:
         if self.is_web:
             raise CapabilityUnavailable(f"terminate_app({package!r}): {self.url} is a browser session with no apps")
-        return bool(self._call(f"terminate {package}", lambda: self.driver.terminate_app(package)))
+        return bool(self._act(f"terminate {package}", lambda: self.driver.terminate_app(package)))
 
     def mobile(self, command: str, params: dict[str, Any] | None = None) -> Any:
         """Run `mobile: <command>`; `CapabilityUnavailable` when this driver has no such command."""
@@ -355,12 +398,13 @@ class Device:
                 f"'mobile: {command}' is not available on {self.url}: this is a browser session, whose "
                 "driver runs execute_script as page JavaScript"
             )
-        return self._call(f"mobile: {command}", lambda: self.driver.execute_script(f"mobile: {command}", params or {}))
+        return self._act(f"mobile: {command}", lambda: self.driver.execute_script(f"mobile: {command}", params or {}))
 
     def pull_to_refresh(self) -> bool:
         """Drag down from the top of the first scrollable list (iOS: the first table, collection or
         scroll view); False when none is on screen."""
-        tree = self.ui_tree()
+        # the step loop has just read this screen's tree to decide on the refresh: no second fetch
+        tree = self._current_tree()
         if self.platform == "ios":
             target = refreshable_list(tree)
             lists = [target] if target is not None and target.bounds is not None else []
@@ -397,13 +441,13 @@ class Device:
         for px, py in points[1:]:
             finger.create_pointer_move(duration=move_ms, x=int(px), y=int(py))
         builder.pointer_action.release()
-        self._call("pointer actions", builder.perform)
+        self._act("pointer actions", builder.perform)
 
     # -- sim-only ------------------------------------------------------------------------
     def set_faults(self, **faults: Any) -> None:
         """Change the simulated phone's fault injection (refresh_delay, drop_tap_rate, ...)."""
         self._require_sim("set_faults")
-        self._call("set faults", lambda: self.driver.execute_script("mobile: guistateFaults", faults))
+        self._act("set faults", lambda: self.driver.execute_script("mobile: guistateFaults", faults))
 
     def action_log(self) -> list[dict[str, Any]]:
         """What really happened (effective actions only): the sim's log, or a test page's
@@ -437,6 +481,11 @@ class Device:
     def _call(self, what: str, fn: Any) -> Any:
         return driver_call(what, self.url, fn)
 
+    def _act(self, what: str, fn: Any) -> Any:
+        """An input: counted first, so a tree read afterwards cannot pass for the earlier frame's."""
+        self.action_count += 1
+        return driver_call(what, self.url, fn)
+
     def close(self) -> None:
         """End the Appium session; a device that is already gone is not an error here."""
         try:
@@ -450,3 +499,13 @@ class Device:
         x, y, w, h = (float(rect[k]) * self.scale for k in ("x", "y", "width", "height"))  # CSS px may be fractional
         return Box(round(x), round(y), round(x + w), round(y + h))
 
+
+def _package_of(tree: UITree | None) -> str:
+    """The foreground app: iOS names it by the application's bundle id; Android by the first
+    package in the tree that is not the system UI."""
+    if tree is None:
+        return ""
+    if tree.platform == "ios":
+        return ios.ios_package(tree)
+    packages = [n.package for n in tree.nodes() if n.package and n.package != "com.android.systemui"]
+    return packages[0] if packages else ""

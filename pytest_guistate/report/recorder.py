@@ -114,6 +114,7 @@ class ArtifactRecorder:
         self.state: dict[str, Any] | None = None
         self.anchors: dict[str, Any] | None = None
         self.journal = JournalWriter(folder / JOURNAL_NAME)
+        self._last_observed: tuple[bytes, list[Box]] | None = None  # PNG and password boxes of the last screen
         self._writer = SerialWriter(inline=not background)
         self.journal.write("meta", {
             "schema": JOURNAL_SCHEMA, "nodeid": self.redactor.text(nodeid), "tier": self.tier,
@@ -180,10 +181,17 @@ class ArtifactRecorder:
 
         The session does not call this itself: wrap its screen in `RecordingScreen` so every
         `observe()` passes through here before any frame of that screen can be put."""
-        boxes = self.redactor.screen_boxes(observation)  # password fields + the redact hook's (DESIGN §8)
         frame = getattr(observation, "frame", None)
         if frame is None:
             return
+        last = self._last_observed
+        if not getattr(observation, "tree_fetched", True) and last is not None and last[0] == frame.png:
+            boxes = list(last[1])  # the same pixels as the screen before: its password boxes (no page source)
+        else:
+            # password fields + the redact hook's (DESIGN §8); reads the tree, fetched now if on demand:
+            # never write unredacted
+            boxes = self.redactor.screen_boxes(observation)
+        self._last_observed = (frame.png, boxes)
         if self.screen_size is None:
             self.screen_size = image_size(frame.png)
         self._submit("on_observation", self._observed, frame, boxes)

@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from pytest_guistate.devices.sim import routes_element, routes_input  # noqa: F401  (register their routes)
 from pytest_guistate.devices.sim.errors import W3CError, error_body, from_sim_error, invalid_argument
+from pytest_guistate.devices.sim.latency import LatencyBook, LatencyError, command_kind
 from pytest_guistate.devices.sim.model import PhoneModel, SimError
 from pytest_guistate.devices.sim.routes import Request, match_route
 from pytest_guistate.devices.sim.session import PhoneFactory, SessionStore
@@ -70,6 +71,7 @@ class RequestRecord:
     status: int
     ms: float
     error: str = ""
+    delay_ms: float = 0.0  # what the session's latency profile added (guistate:latency)
 
 
 def _json_default(value: Any) -> Any:
@@ -89,6 +91,7 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 120  # an idle kept-alive connection is dropped after this many seconds
     server: _HTTPServer
     linger = False  # set when the server closes with client bytes possibly left unread
+    delay_ms = 0.0  # latency applied to the request being served
 
     def handle(self) -> None:
         super().handle()
@@ -172,6 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path.startswith(_LEGACY_PREFIX + "/") or path == _LEGACY_PREFIX:
             path = path[len(_LEGACY_PREFIX) :] or "/"
         status, payload = 200, None
+        self.delay_ms = 0.0
         try:
             payload = {"value": self._call(path)}
             data = json.dumps(payload, default=_json_default, separators=(",", ":")).encode("utf-8")
@@ -184,7 +188,8 @@ class _Handler(BaseHTTPRequestHandler):
         error = "" if status == 200 else json.loads(data)["value"].get("error", "")
         # recorded before the reply goes out: once the client has its answer, the log shows it
         self.server.sim.record(
-            RequestRecord(time.time(), self.command, path, status, (time.perf_counter() - started) * 1000, error)
+            RequestRecord(time.time(), self.command, path, status, (time.perf_counter() - started) * 1000, error,
+                          self.delay_ms)
         )
         self._reply(status, data)
 
@@ -196,6 +201,9 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if "sid" in params:
                 req.session = store.get(params["sid"])
+                self._charge(params["sid"], route.template, body, req.session.phone)
+            if route.template == "/session" and self.command == "POST":
+                return self._new_session(route.handler(req))
             if not route.locked or req.session is None:
                 return route.handler(req)
             with req.session.lock:
@@ -204,6 +212,24 @@ class _Handler(BaseHTTPRequestHandler):
                 return route.handler(req)
         except SimError as exc:
             raise from_sim_error(exc) from exc
+
+    def _charge(self, sid: str, template: str, body: dict[str, Any], phone: Any) -> None:
+        """The latency hook (issue 11): wait what this command costs under the session's profile."""
+        book = self.server.sim.latency
+        self.delay_ms = book.charge(sid, command_kind(self.command, template, body), phone)
+        if template == "/session/{sid}" and self.command == "DELETE":
+            book.close(sid)
+
+    def _new_session(self, created: dict[str, Any]) -> dict[str, Any]:
+        """Register the new session's profile (a bad one refuses the session) and charge its start."""
+        sid = created["sessionId"]
+        try:
+            self.server.sim.latency.open(sid, created["capabilities"])
+        except LatencyError as exc:
+            self.server.sim.store.delete(sid)
+            raise W3CError("session not created", str(exc)) from exc
+        self.delay_ms = self.server.sim.latency.charge(sid, "session", self.server.sim.store.get(sid).phone)
+        return created
 
     def _reply(self, status: int, payload: bytes | dict[str, Any], head: bool = False) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
@@ -283,6 +309,7 @@ class SimServer:
         self._requested_port = port
         self.max_body_bytes = max_body_bytes
         self.store = SessionStore(phone_factory or default_phone_factory, default_caps or {}, max_sessions)
+        self.latency = LatencyBook()  # per-session latency profiles (guistate:latency)
         self._log: deque[RequestRecord] = deque(maxlen=request_log_size)
         self._log_lock = threading.Lock()
         self._httpd: _HTTPServer | None = None

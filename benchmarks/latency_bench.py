@@ -1,0 +1,204 @@
+"""What a step and a test cost under realistic driver latency (issues 11 and 12).
+
+Run: `python benchmarks/latency_bench.py [--profiles none,uiautomator2,xcuitest] [--pairs 2] [--rounds 1]
+[--steps 4] [--skip-test]`.
+
+The embedded HTTP sim serves the Feed with a latency profile (`guistate:latency`): `none` (the
+sim's own speed), `uiautomator2`, `xcuitest` (estimates, docs/latency.md). The xcuitest profile runs
+on the sim's Android persona here (its delays, not its page-source shape). Per profile:
+
+Per step - one session, "open Bob's delete dialog, cancel it" x `--pairs` (each step has an
+expect, so each step reads the tree):
+  bare        driver.find_element(...).click()
+  bare+shot   the same plus one screenshot per tap (the least a visual check needs)
+  bare+check  plus a find per tap checking the step's expectation (what a careful script does)
+  light/standard/full x eager|on-demand   `TaskSession.perform(..., expect=...)` over `Device` with the
+              plugin's `ArtifactRecorder`; eager = page source right after each screenshot (before
+              tree on demand), on-demand = fetched when read.
+  Columns: ms/step, page sources/step, ratio to bare+shot (the plugin's per-step share) and to bare.
+With `--appium URL`, the same against a real Appium server (chromium driver, headless Chromium, the
+web Feed; the page source there is a DOM walk).
+Per test - a new session, `--steps` taps, quit: a bare client (tap + screenshot) against the
+plugin at light and standard (on demand); the session start is in both.
+
+Ratios are against baselines measured in the same run; timing only, nothing here is a pass/fail
+criterion. The delays are real sleeps (the server's phones run on the real clock here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from appium.webdriver.common.appiumby import AppiumBy
+
+from pytest_guistate.core.checks import gone, visible
+from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.tiers import TierPolicy
+from pytest_guistate.devices.device import Device
+from pytest_guistate.devices.sim.server import SimServer
+from pytest_guistate.devices.web_feed import FeedServer
+from pytest_guistate.report.artifacts import create_test_folder
+from pytest_guistate.report.recorder import ArtifactRecorder, RecordingScreen
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale_bench import Scenario, web_scenario
+
+FEED = "com.guistate.feed"
+OPEN_DESC, CANCEL_ID = "Delete post by Bob", "android:id/button2"
+TIERS = ("light", "standard", "full")
+
+
+def caps(profile: str) -> dict[str, Any]:
+    return {"platformName": "Android", "appium:automationName": "UiAutomator2", "appium:appPackage": FEED,
+            "guistate:clock": "frozen", "guistate:seed": 11, "guistate:latency": profile}
+
+
+def sim_scenario(url: str, profile: str) -> Scenario:
+    return Scenario(f"sim, latency {profile}", url, caps(profile), True,
+                    ((AppiumBy.ACCESSIBILITY_ID, OPEN_DESC), (AppiumBy.ID, CANCEL_ID)),
+                    ({"desc": OPEN_DESC}, {"id": CANCEL_ID}))
+
+
+def check_xpath(scenario: Scenario) -> str:
+    """What each step expects (the dialog open, then gone), as the bare client checks it."""
+    return "//*[@text='Delete post?']" if scenario.is_sim else "//*[contains(text(), 'Delete post?')]"
+
+
+def bare_steps(scenario: Scenario, driver: Any, pairs: int, shot: bool, check: bool = False) -> float:
+    """Taps; `shot` adds a screenshot per tap, `check` a find verifying the step's expectation."""
+    started = time.perf_counter()
+    for _ in range(pairs):
+        for by, value in scenario.bare_taps:
+            driver.find_element(by, value).click()
+            if shot:
+                driver.get_screenshot_as_png()
+            if check:
+                driver.find_elements(AppiumBy.XPATH, check_xpath(scenario))
+    return time.perf_counter() - started
+
+
+def plugin_session(scenario: Scenario, driver: Any, tier: str, on_demand: bool,
+                   root: Path) -> tuple[Device, TaskSession, ArtifactRecorder]:
+    device = Device(driver, url=scenario.url, is_sim=scenario.is_sim)
+    device.tree_on_demand = on_demand
+    nodeid = f"latency_bench.py::test_{tier}_{'lazy' if on_demand else 'eager'}"
+    recorder = ArtifactRecorder(create_test_folder(root, nodeid), nodeid=nodeid, tier=tier, background=True)
+    session = TaskSession(RecordingScreen(device, recorder), policy=TierPolicy.for_tier(tier), listeners=[recorder],
+                          artifacts=recorder, name=nodeid)
+    recorder.bind(session)
+    session.goal("open and cancel the delete dialog", plan=[])
+    return device, session, recorder
+
+
+def run_pairs(scenario: Scenario, device: Device, session: TaskSession, pairs: int) -> None:
+    open_tap, cancel_tap = scenario.device_taps
+    for i in range(pairs):
+        session.perform(f"open dialog {i}", lambda: device.tap(**open_tap),  # type: ignore[arg-type]
+                        expect=visible("Delete post?"))
+        session.perform(f"cancel {i}", lambda: device.tap(**cancel_tap),  # type: ignore[arg-type]
+                        expect=gone("Delete post?"))
+
+
+def plugin_steps(scenario: Scenario, driver: Any, pairs: int, tier: str, on_demand: bool,
+                 root: Path) -> tuple[float, int]:
+    """Seconds for `2 * pairs` steps and the page sources they fetched."""
+    device, session, recorder = plugin_session(scenario, driver, tier, on_demand, root)
+    started = time.perf_counter()
+    run_pairs(scenario, device, session, pairs)
+    recorder.drain()
+    elapsed = time.perf_counter() - started
+    recorder.close_writer()
+    return elapsed, device.page_source_calls
+
+
+def per_step(scenario: Scenario, pairs: int, rounds: int, root: Path) -> None:
+    steps = 2 * pairs
+    ms: dict[str, list[float]] = defaultdict(list)
+    sources: dict[str, list[float]] = defaultdict(list)
+    modes = ["bare", "bare+shot", "bare+check", *[f"{t} {m}" for t in TIERS for m in ("eager", "on-demand")]]
+    driver = scenario.open()  # one session: its start is the per-test part's business
+    try:
+        plugin_steps(scenario, driver, 1, "light", True, root / "warm")  # fonts, OpenCV, connections
+        for r in range(rounds):
+            for mode in modes:
+                if mode.startswith("bare"):
+                    ms[mode].append(bare_steps(scenario, driver, pairs, mode != "bare", mode == "bare+check")
+                                    / steps * 1000)
+                    sources[mode].append(0.0)
+                    continue
+                tier, tree = mode.split()
+                elapsed, calls = plugin_steps(scenario, driver, pairs, tier, tree == "on-demand", root / f"r{r}")
+                ms[mode].append(elapsed / steps * 1000)
+                sources[mode].append(calls / steps)
+    finally:
+        driver.quit()
+    med = {mode: statistics.median(ms[mode]) for mode in modes}
+    print(f"\n{scenario.label}: per step, Feed open/cancel x{pairs} ({steps} steps with an expect), median of "
+          f"{rounds} round(s); load {os.getloadavg()[0]:.1f}")
+    print(f"  {'mode':>18}  {'ms/step':>8}  {'sources/step':>12}  {'/bare+shot':>10}  {'/bare+check':>11}  {'/bare':>6}")
+    for mode in modes:
+        print(f"  {mode:>18}  {med[mode]:8.1f}  {statistics.median(sources[mode]):12.2f}  "
+              f"{med[mode] / med['bare+shot']:9.2f}x  {med[mode] / med['bare+check']:10.2f}x  "
+              f"{med[mode] / med['bare']:5.2f}x")
+
+
+def per_test(scenario: Scenario, steps: int, root: Path) -> None:
+    """A whole test: new session, `steps` taps (open/cancel alternating), quit."""
+    results: dict[str, float] = {}
+    for mode in ("bare+shot", "light", "standard"):
+        started = time.perf_counter()
+        driver = scenario.open()
+        try:
+            if mode == "bare+shot":
+                bare_steps(scenario, driver, steps // 2, True)
+            else:
+                device, session, recorder = plugin_session(scenario, driver, mode, True, root / "test")
+                run_pairs(scenario, device, session, steps // 2)
+                recorder.drain()
+                recorder.close_writer()
+        finally:
+            driver.quit()
+        results[mode] = time.perf_counter() - started
+    line = ", ".join(f"{mode} {sec:.2f} s ({sec / results['bare+shot']:.2f}x)" for mode, sec in results.items())
+    print(f"  per test (new session + {steps} steps + quit): {line}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profiles", default="none,uiautomator2,xcuitest")
+    parser.add_argument("--pairs", type=int, default=2, help="open/cancel pairs per per-step run")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=4, help="steps of the per-test run (even)")
+    parser.add_argument("--skip-test", action="store_true", help="skip the per-test part (session starts are slow)")
+    parser.add_argument("--appium", metavar="URL", default=None,
+                        help="also measure against a real Appium server (chromium driver, headless Chromium, "
+                             "the web Feed; `bash .ci/appium.sh start` prints one)")
+    args = parser.parse_args(argv)
+    if args.pairs < 1 or args.rounds < 1 or args.steps < 2:
+        parser.error("--pairs and --rounds must be >= 1, --steps >= 2")
+    print("the xcuitest profile runs on the sim's Android persona: its delays, not an iOS page source")
+    with SimServer(host="127.0.0.1", port=0) as server, tempfile.TemporaryDirectory(prefix="latency-bench-") as tmp:
+        for profile in [p for p in args.profiles.split(",") if p]:
+            scenario = sim_scenario(server.url, profile)
+            per_step(scenario, args.pairs, args.rounds, Path(tmp))
+            if not args.skip_test:
+                per_test(scenario, args.steps, Path(tmp))
+        if args.appium:
+            with FeedServer() as feed:
+                scenario = web_scenario(args.appium, feed.page_url(delay_ms=0))
+                per_step(scenario, args.pairs, args.rounds, Path(tmp))
+                if not args.skip_test:
+                    per_test(scenario, args.steps, Path(tmp))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
