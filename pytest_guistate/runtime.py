@@ -17,7 +17,7 @@ import pytest
 
 from pytest_guistate.config import GuistateConfig
 from pytest_guistate.core.tiers import Tier, TierPolicy, choose_tier
-from pytest_guistate.items import LIVE_KEY, REPORTS_KEY, marker_kwargs
+from pytest_guistate.items import APPIUM_SESSION_KEY, LIVE_KEY, REPORTS_KEY, marker_kwargs
 from pytest_guistate.progress import terminal_progress
 from pytest_guistate.testsession import GuistateSession
 
@@ -131,9 +131,11 @@ class GuistateRuntime:
         options = marker_kwargs(item)
         folder = create_test_folder(self.settings.artifacts_dir, item.nodeid, worker=self.worker)
         redactor = Redactor()
+        appium_session = item.stash.get(APPIUM_SESSION_KEY, None)  # new or reused, which reset (issue 12)
         recorder = ArtifactRecorder(
             folder, nodeid=item.nodeid, tier=tier.value, redactor=redactor, worker=self.worker,
-            extra_meta={"tier_reason": reason, "device": getattr(device, "url", "")},
+            extra_meta={"tier_reason": reason, "device": getattr(device, "url", ""),
+                        **({"appium_session": appium_session.to_dict()} if appium_session else {})},
             background=True,  # crops are encoded and written off the step loop (issue 6)
         )
         adapter = AllureAdapter.for_pluginmanager(self.config.pluginmanager, recorder)
