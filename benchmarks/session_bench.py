@@ -64,7 +64,7 @@ def driver(kept):
     if kept is not None:
         if PAGE:
             kept.delete_all_cookies()
-            kept.execute_script("localStorage.clear(); sessionStorage.clear();")
+            kept.execute_script("try {{ localStorage.clear(); sessionStorage.clear(); }} catch (e) {{}}")
             kept.get("data:,")
         else:
             kept.execute_script("mobile: guistateReset", {{"capabilities": dict(CAPS)}})

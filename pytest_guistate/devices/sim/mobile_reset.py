@@ -2,9 +2,9 @@
 
 With `--guistate-session=worker` one session serves many tests, so the sim needs what a real
 driver offers: `clearApp` (UiAutomator2's `pm clear`: the app's data is gone and it is stopped)
-and its own whole-phone reset, `guistateReset`, which builds a fresh phone from the session's
-capabilities overlaid with `{"capabilities": {...}}` (the next test's app, faults, seed). The
-session id stays; element ids handed out before are forgotten, as after a relaunch on a phone.
+and its own whole-phone reset, `guistateReset`, which builds a fresh phone from
+`{"capabilities": {...}}` (the next test's, whole: app, faults, seed — nothing of the last test's
+is kept), or without it from the session's own. The session id stays; element ids handed out before are forgotten, as after a relaunch on a phone.
 Importing this module registers both commands in `mobile.MOBILE_COMMANDS`.
 """
 
@@ -33,10 +33,9 @@ def session_request_capabilities(session: SimSession) -> dict[str, Any]:
 
 
 def _guistate_reset(session: SimSession, params: dict[str, Any]) -> dict[str, Any]:
-    overlay = params.get("capabilities", {})
-    if not isinstance(overlay, dict):
+    caps = params.get("capabilities", session_request_capabilities(session))
+    if not isinstance(caps, dict):
         raise invalid_argument("'capabilities' must be a JSON object of capabilities")
-    caps = {**session_request_capabilities(session), **overlay}
     factory = getattr(type(session.phone), "from_capabilities", None)
     if factory is None:
         raise W3CError("unsupported operation", f"{type(session.phone).__name__} cannot be rebuilt from capabilities")
