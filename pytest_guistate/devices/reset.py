@@ -27,10 +27,12 @@ from typing import TYPE_CHECKING, Any
 from selenium.common.exceptions import (
     InvalidSessionIdException,
     NoAlertPresentException,
+    NoSuchWindowException,
+    UnexpectedAlertPresentException,
     WebDriverException,
 )
 
-from pytest_guistate.devices.errors import driver_call
+from pytest_guistate.devices.errors import DeviceError, driver_call
 
 if TYPE_CHECKING:
     from pytest_guistate.devices.device import Device
@@ -166,20 +168,38 @@ _CLEAR_STORAGE_JS = "try { localStorage.clear(); } catch (e) {} try { sessionSto
 
 
 def _reset_browser(device: Device, start_url: str) -> ResetOutcome:
+    """Four commands when the test left one window and no alert: the same as a bare client's reset
+    (cookies, storage, start page) plus the window count."""
     driver, url = device.driver, device.url
     handles = list(driver_call("window handles", url, lambda: driver.window_handles))
     keep = handles[0]
     for handle in reversed(handles):  # the kept window last, so it is the current one at the end
-        driver_call("switch window", url, partial(driver.switch_to.window, handle))
-        _dismiss_alert(device)
-        driver_call("clear storage", url, lambda: driver.execute_script(_CLEAR_STORAGE_JS))
-        driver_call("delete cookies", url, driver.delete_all_cookies)
+        if len(handles) > 1:
+            driver_call("switch window", url, partial(driver.switch_to.window, handle))
+        _clear_window(device, keep)
         if handle != keep:
             driver_call("close window", url, driver.close)
     target = start_url or "about:blank"
     driver_call(f"open {target}", url, lambda: driver.get(target))
     closed = len(handles) - 1
     return ResetOutcome(CHROMIUM, f"{closed} extra window(s) closed, cookies and storage cleared, {target} loaded")
+
+
+def _clear_window(device: Device, only: str) -> None:
+    """Clear storage and cookies of the current window; an alert the test left open is dismissed,
+    a current window the test closed is replaced by the one still open, then it is tried again."""
+    driver, url = device.driver, device.url
+    try:
+        driver_call("clear storage", url, lambda: driver.execute_script(_CLEAR_STORAGE_JS))
+    except DeviceError as exc:
+        if isinstance(exc.__cause__, UnexpectedAlertPresentException):
+            _dismiss_alert(device)  # chromedriver may have dismissed it already ("dismiss and notify")
+        elif isinstance(exc.__cause__, NoSuchWindowException):
+            driver_call("switch window", url, partial(driver.switch_to.window, only))
+        else:
+            raise
+        driver_call("clear storage", url, lambda: driver.execute_script(_CLEAR_STORAGE_JS))
+    driver_call("delete cookies", url, driver.delete_all_cookies)
 
 
 def _dismiss_alert(device: Device) -> None:
