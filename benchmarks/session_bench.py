@@ -4,7 +4,8 @@ session (issue 12), on the embedded sim and, with `--appium URL`, on real Appium
 Run: `python benchmarks/session_bench.py [--tests 20] [--rounds 3] [--appium URL]`.
 
 Every variant is an in-process pytest run of `--tests` identical tests, timed per test
-(setup + call + teardown, `pytest_runtest_protocol`); the table shows the median ms per test:
+(setup + call + teardown, `pytest_runtest_protocol`); the table shows the median ms per test, and
+the median of setup + teardown alone (where the session handling and the reset run):
   bare reuse    a session-scoped raw Appium-client fixture (no plugin fixture): the test resets
                 the app itself (sim: `mobile: guistateReset`; Chromium: delete cookies, clear
                 storage, load the start page) and runs the body with raw client calls;
@@ -122,7 +123,27 @@ class PerTest:
 
     def __init__(self) -> None:
         self.ms: list[float] = []
+        self.fixture_ms: list[float] = []  # setup + teardown: the session handling and the reset
         self.failed: list[str] = []
+        self._phases = 0.0
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        return (yield from self._phase())
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        result = yield from self._phase()
+        self.fixture_ms.append(self._phases)
+        self._phases = 0.0
+        return result
+
+    def _phase(self) -> Generator[None, Any, Any]:
+        start = time.perf_counter()
+        try:
+            return (yield)
+        finally:
+            self._phases += (time.perf_counter() - start) * 1000
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
@@ -136,7 +157,7 @@ class PerTest:
             self.failed.append(f"{report.nodeid} {report.when}: {report.longreprtext[-400:]}")
 
 
-def run_inner(source: str, args: list[str]) -> list[float]:
+def run_inner(source: str, args: list[str]) -> tuple[list[float], list[float]]:
     with tempfile.TemporaryDirectory(prefix="session-bench-") as tmp:
         path = Path(tmp) / f"test_bench_{next(_RUNS)}.py"  # a new module name per in-process run
         path.write_text(source, encoding="utf-8")
@@ -146,7 +167,7 @@ def run_inner(source: str, args: list[str]) -> list[float]:
                             "--rootdir", tmp, str(path), *args], plugins=[timer])
         if code != 0 or timer.failed:
             raise SystemExit(f"inner run failed ({code}): {timer.failed[:2]}")
-        return timer.ms
+        return timer.ms, timer.fixture_ms
 
 
 def main() -> None:
@@ -181,19 +202,23 @@ def main() -> None:
                 source = source.replace("@pytest.mark.parametrize", plugin_marker + "@pytest.mark.parametrize")
                 variants[mode + suffix] = (source, [f"--guistate-session={mode}", "--guistate=light", *device_args])
         samples: dict[str, list[float]] = {name: [] for name in variants}
+        fixture: dict[str, list[float]] = {name: [] for name in variants}
         load = os.getloadavg()[0]
         for _ in range(args.rounds):
             for name, (source, extra) in variants.items():
-                samples[name].extend(run_inner(source, extra))
+                whole, phases = run_inner(source, extra)
+                samples[name].extend(whole)
+                fixture[name].extend(phases)
         if not args.appium:
             bare_sim.stop()
     print(f"\nper-test ms on {where}: {args.tests} tests x {args.rounds} rounds, "
           f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}")
     base = statistics.median(samples["bare reuse"])
-    print(f"{'variant':14s} {'median':>9s} {'mean':>9s} {'vs bare reuse':>14s}")
+    print(f"{'variant':14s} {'median':>9s} {'mean':>9s} {'vs bare reuse':>14s} {'setup+teardown':>15s}")
     for name, values in samples.items():
         med = statistics.median(values)
-        print(f"{name:14s} {med:9.1f} {statistics.fmean(values):9.1f} {med / base:13.2f}x")
+        print(f"{name:14s} {med:9.1f} {statistics.fmean(values):9.1f} {med / base:13.2f}x "
+              f"{statistics.median(fixture[name]):14.1f}")
     print("target: worker <= 1.10x bare reuse (median per test; the mean includes the one session start);")
     print("the Device rows add the device layer's own per-call cost (web locators: a reachability script)")
 
