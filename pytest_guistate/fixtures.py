@@ -166,9 +166,8 @@ def device(
         return
     if mode is SessionMode.WORKER:
         keeper.dropped(f"the previous test ({request.node.nodeid}) failed; its session was closed")
-    else:
-        keeper.dropped("the previous test had its own session (session='test')" if settings.session
-                       is SessionMode.WORKER else "")
+    elif settings.session is SessionMode.WORKER:
+        keeper.dropped("the previous test had its own session (session='test')")
     close_error: Exception | None = None
     try:
         dev.close()
