@@ -20,7 +20,7 @@ from pytest_guistate.devices.device_list import SIM, DeviceListError, DeviceSpec
 from pytest_guistate.llm.options import add_llm_options, build_llm_settings
 from pytest_guistate.llm.settings import LLMSettings, Mode
 
-__all__ = ["CONFIG_KEY", "GuistateConfig", "Retain", "add_options", "build_config", "get_config"]
+__all__ = ["CONFIG_KEY", "GuistateConfig", "Retain", "SessionMode", "add_options", "build_config", "get_config"]
 
 
 class Retain(enum.Enum):
@@ -35,6 +35,16 @@ class Retain(enum.Enum):
 
 
 PLATFORMS = ("android", "ios")
+
+
+class SessionMode(enum.Enum):
+    """How long an Appium session lives (issue 12): one per test, or one per worker reset between tests."""
+
+    TEST = "test"
+    WORKER = "worker"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,7 @@ class GuistateConfig:
     memory_path: Path | None = None  # cross-run memory of UI functions; None = off
     device_wait_s: float = 0.0  # how long a test process waits for a pool device another one holds
     platform: str = "android"  # default capabilities: UiAutomator2 (android) or XCUITest (ios), issue 11
+    session: SessionMode = SessionMode.TEST  # worker: one Appium session per worker, app reset between tests
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -134,6 +145,14 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="Write a JSON summary of the run (for CI merge gates).",
     )
+    group.addoption(
+        "--guistate-session",
+        dest="guistate_session",
+        choices=[m.value for m in SessionMode],
+        default=None,
+        help="Appium session lifetime: test (default: a new session per test) or worker (one per test "
+        "process, the app reset between tests; a failed test's session is replaced).",
+    )
     add_llm_options(parser)
     parser.addini("guistate", "default tier (off|light|standard|full|auto)", default="auto")
     parser.addini("guistate_device", "sim, Appium server URL(s) or @FILE.json", default=SIM)
@@ -141,6 +160,7 @@ def add_options(parser: pytest.Parser) -> None:
                   default="0")
     parser.addini("guistate_caps", "JSON file of Appium capabilities", default="")
     parser.addini("guistate_platform", "android|ios: the default capabilities' platform", default="android")
+    parser.addini("guistate_session", "Appium session lifetime: test|worker", default=SessionMode.TEST.value)
     parser.addini("guistate_artifacts", "artifacts directory", default="guistate-artifacts")
     parser.addini("guistate_retain", "on|failure|off", default=Retain.FAILURE.value)
     parser.addini("guistate_summary", "path of the JSON run summary", default="")
@@ -227,6 +247,7 @@ def build_config(config: pytest.Config) -> GuistateConfig:
         tier=_choice(pick("guistate_tier", "guistate"), Tier, "--guistate"),
         pool=_devices(pick("guistate_device", "guistate_device"), config.rootpath),
         device_wait_s=_seconds(config, "guistate_device_wait"),
+        session=_choice(pick("guistate_session", "guistate_session"), SessionMode, "--guistate-session"),
         capabilities=_load_caps(pick("guistate_caps", "guistate_caps"), config.rootpath),
         artifacts_dir=Path(pick("guistate_artifacts", "guistate_artifacts")),
         retain=_choice(pick("guistate_retain", "guistate_retain"), Retain, "--guistate-retain"),

@@ -17,15 +17,23 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_guistate.config import get_config
-from pytest_guistate.items import SESSION_KEY, did_test_fail, marker_kwargs
+from pytest_guistate.config import SessionMode, get_config
+from pytest_guistate.items import APPIUM_SESSION_KEY, SESSION_KEY, did_test_fail, marker_kwargs
 from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime
+from pytest_guistate.session_reuse import HeldSession, SessionInfo, SessionKeeper, session_mode, test_failed
 
 if TYPE_CHECKING:
     from pytest_guistate.devices.device_list import DeviceSpec
     from pytest_guistate.devices.pool import DevicePool
 
-__all__ = ["device", "guistate", "guistate_capabilities", "guistate_device_lease", "guistate_device_url"]
+__all__ = [
+    "device",
+    "guistate",
+    "guistate_capabilities",
+    "guistate_device_lease",
+    "guistate_device_url",
+    "guistate_session_keeper",
+]
 
 # What a UiAutomator2 session needs; the sim accepts the same, a real server gets these merged
 # under the project's --guistate-caps file.
@@ -114,25 +122,89 @@ def _session_capabilities(request: pytest.FixtureRequest, base: dict[str, Any]) 
     return caps
 
 
+@pytest.fixture(scope="session")
+def guistate_session_keeper(guistate_device_lease: _EmbeddedSim | DevicePool) -> Iterator[SessionKeeper]:
+    """The Appium session this test process keeps between tests (`--guistate-session=worker`);
+    it ends before the device lease is released."""
+    keeper = SessionKeeper()
+    yield keeper
+    keeper.close()
+
+
 @pytest.fixture
 def device(
     request: pytest.FixtureRequest,
     guistate_device_lease: _EmbeddedSim | DevicePool,
     guistate_capabilities: dict[str, Any],
+    guistate_session_keeper: SessionKeeper,
 ) -> Iterator[Any]:
     """A fresh Appium session (fresh app state) for this test; `device.driver` is the raw client.
 
-    Capabilities: the run's, then the pool device's own (udid, vendor options), then the marker's.
+    With `--guistate-session=worker` the previous test's session, with its app reset, when it may
+    be reused (see `session_reuse.py`). Capabilities: the run's, then the pool device's own (udid,
+    vendor options), then the marker's.
     """
+    import urllib3
+
+    from pytest_guistate.devices.device import Device, DeviceError
+    from pytest_guistate.devices.reset import driver_kind
+
+    settings = get_config(request.config)
+    lease = guistate_device_lease
+    keeper = guistate_session_keeper
+    mode = session_mode(request.node, settings.session)
+    spec = lease.acquire()  # raises DeviceError naming every device when none is left
+    wanted = _session_capabilities(request, {**guistate_capabilities, **spec.capabilities})
+    held, why = keeper.checkout(mode, spec, wanted, _reset_hook(request))
+    if held is not None:
+        info = SessionInfo(mode.value, "reused", reset=why, session_id=str(held.device.driver.session_id),
+                           tests=held.tests)
+    else:
+        driver, spec, caps = _open_driver(request, lease, guistate_capabilities)
+        dev = Device(driver, url=spec.display_url, is_sim=settings.uses_sim)
+        kind = driver_kind(caps, is_sim=settings.uses_sim)
+        start_url = _start_url(dev) if mode is SessionMode.WORKER and dev.is_web else ""
+        held = HeldSession(dev, spec, caps, kind, start_url)
+        info = SessionInfo(mode.value, "new", reason=why, session_id=str(driver.session_id))
+    request.node.stash[APPIUM_SESSION_KEY] = info
+    dev = held.device
+    yield dev
+    failed = test_failed(request.node)
+    if mode is SessionMode.WORKER and not failed:
+        keeper.keep(held)  # the next test resets the app and goes on in this session
+        return
+    if mode is SessionMode.WORKER:
+        keeper.dropped(f"the previous test ({request.node.nodeid}) failed; its session was closed")
+    elif settings.session is SessionMode.WORKER:
+        keeper.dropped("the previous test had its own session (session='test')")
+    close_error: Exception | None = None
+    try:
+        dev.close()
+    except (OSError, urllib3.exceptions.HTTPError) as exc:
+        close_error = exc
+    if close_error is not None or did_test_fail(request.node):
+        reason = lease.probe(spec)
+        if reason is not None:
+            lease.mark_dead(spec, reason)
+            raise DeviceError(
+                f"device {spec.label} died: {reason}; it is taken out of the pool and this worker's "
+                "next tests get another free device, if any"
+            ) from None  # the probe's reason is the evidence; the test's own failure shows the driver error
+    if close_error is not None:
+        raise DeviceError(f"ending the Appium session on {spec.label} failed: {close_error}") from close_error
+
+
+def _open_driver(
+    request: pytest.FixtureRequest, lease: _EmbeddedSim | DevicePool, guistate_capabilities: dict[str, Any]
+) -> tuple[Any, DeviceSpec, dict[str, Any]]:
+    """Open a new Appium session on the leased device; a dead or broken device is swapped (issue 6)."""
     import urllib3
     from appium import webdriver
     from appium.options.common import AppiumOptions
     from selenium.common.exceptions import WebDriverException
 
-    from pytest_guistate.devices.device import Device, DeviceError
+    from pytest_guistate.devices.device import DeviceError
 
-    settings = get_config(request.config)
-    lease = guistate_device_lease
     pooled = not isinstance(lease, _EmbeddedSim)
 
     def open_session(url: str, caps: dict[str, Any]) -> Any:
@@ -143,8 +215,7 @@ def device(
         run_caps = {**guistate_capabilities, **spec.capabilities}
         caps = _session_capabilities(request, run_caps)
         try:
-            driver = open_session(spec.url, caps)
-            break
+            return open_session(spec.url, caps), spec, caps
         except WebDriverException as exc:  # the server answered and refused
             refusal = (exc.msg or str(exc)).strip()
             if not pooled:
@@ -166,31 +237,38 @@ def device(
             lease.mark_dead(spec, f"no Appium server answers at {spec.label}: {again}")
             continue
         if caps == run_caps:
-            driver = second  # the same capabilities worked the second time: a blip
-            break
+            return second, spec, caps  # the same capabilities worked the second time: a blip
         _quit_quietly(second)
         raise DeviceError(
             f"could not open an Appium session on {spec.label} with this test's capabilities: {refusal} "
             "(the device accepts the run's capabilities, so the marker's app/caps/faults are the problem; "
             "the device stays in the pool)"
         )
-    dev = Device(driver, url=spec.display_url, is_sim=settings.uses_sim)
-    yield dev
-    close_error: Exception | None = None
+
+
+def _reset_hook(request: pytest.FixtureRequest) -> Any:
+    """The user's `pytest_guistate_reset_app` as the keeper's callable (None: the built-in reset)."""
+    from pytest_guistate.devices.reset import ResetOutcome, ResetUnavailable
+
+    def call(dev: Any, caps: dict[str, Any]) -> ResetOutcome | None:
+        answer = request.config.hook.pytest_guistate_reset_app(device=dev, capabilities=caps, item=request.node)
+        if answer is None:
+            return None
+        if not answer:
+            raise ResetUnavailable("the pytest_guistate_reset_app hook said this session cannot be reset")
+        return ResetOutcome("hook", "pytest_guistate_reset_app")
+
+    return call
+
+
+def _start_url(dev: Any) -> str:
+    """The page a browser session opened on: where a reset returns (chromedriver: `data:,`)."""
     try:
-        dev.close()
-    except (OSError, urllib3.exceptions.HTTPError) as exc:
-        close_error = exc
-    if close_error is not None or did_test_fail(request.node):
-        reason = lease.probe(spec)
-        if reason is not None:
-            lease.mark_dead(spec, reason)
-            raise DeviceError(
-                f"device {spec.label} died: {reason}; it is taken out of the pool and this worker's "
-                "next tests get another free device, if any"
-            ) from None  # the probe's reason is the evidence; the test's own failure shows the driver error
-    if close_error is not None:
-        raise DeviceError(f"ending the Appium session on {spec.label} failed: {close_error}") from close_error
+        return str(dev.driver.current_url)
+    except Exception as exc:  # noqa: BLE001 - a reset then loads about:blank; say so
+        warnings.warn(f"guistate: could not read the start URL of the browser session ({exc}); "
+                      "resets will load about:blank", stacklevel=2)
+        return ""
 
 
 def _quit_quietly(driver: Any) -> None:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from pytest_guistate.core.detectors import DetectedAnchor
     from pytest_guistate.core.geometry import Box
     from pytest_guistate.core.observation import Observation, Screen
+    from pytest_guistate.devices.device import Device
     from pytest_guistate.core.oracle_types import Transition
     from pytest_guistate.core.records import StepRecord
     from pytest_guistate.report.redact import Redaction
@@ -83,4 +84,15 @@ def pytest_guistate_transition_check(
 
     Return None to keep the oracle's verdict. Use it for effects pixels cannot show (a
     vibration, a network call) or to demote a change you know is noise.
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_guistate_reset_app(device: Device, capabilities: dict[str, Any], item: pytest.Item) -> bool | None:
+    """Reset the app in a reused Appium session before `item` runs (`--guistate-session=worker`).
+
+    `capabilities` are the ones this test asks for (its marker's app included). Return True when
+    you reset it (the built-in per-driver reset is skipped), False when this session cannot be
+    reset (the test gets a new session), None to let the built-in reset run. An exception is
+    treated as an unresponsive device: the test gets a new session, with a warning.
     """

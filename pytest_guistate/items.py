@@ -12,9 +12,11 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_guistate.progress import TerminalProgress  # noqa: F401 - named in a StashKey string
+    from pytest_guistate.session_reuse import SessionInfo  # noqa: F401 - named in a StashKey string
     from pytest_guistate.testsession import GuistateSession  # noqa: F401 - named in a StashKey string
 
 __all__ = [
+    "APPIUM_SESSION_KEY",
     "LIVE_KEY",
     "REPORTS_KEY",
     "SESSION_KEY",
@@ -27,6 +29,7 @@ __all__ = [
 SESSION_KEY = pytest.StashKey["GuistateSession"]()
 REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
 LIVE_KEY = pytest.StashKey["TerminalProgress"]()
+APPIUM_SESSION_KEY = pytest.StashKey["SessionInfo"]()  # new or reused Appium session, which reset ran
 
 
 def marker_kwargs(item: pytest.Item) -> dict[str, Any]:

@@ -17,13 +17,16 @@ from pytest_guistate.fixtures import (  # noqa: F401
     guistate_capabilities,
     guistate_device_lease,
     guistate_device_url,
+    guistate_session_keeper,
 )
 from pytest_guistate.items import attach_failure_section, remember_report
 from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime, default_refresh
+from pytest_guistate.session_reuse import session_mode
 
 MARKER = (
-    "guistate(tier=None, app=None, faults=None, caps=None, settle_timeout=None): per-test guistate settings — "
-    "tier (off|light|standard|full|auto), app package to start in, sim fault injection, extra Appium capabilities"
+    "guistate(tier=None, app=None, faults=None, caps=None, settle_timeout=None, session=None): per-test guistate "
+    "settings — tier (off|light|standard|full|auto), app package to start in, sim fault injection, extra Appium "
+    "capabilities, session (test: a new Appium session for this test | worker: reuse the worker's)"
 )
 
 
@@ -43,10 +46,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # a typo in @pytest.mark.guistate(tier=...) stops the run before any device starts
+    # a typo in @pytest.mark.guistate(tier=..., session=...) stops the run before any device starts
     runtime = config.stash[RUNTIME_KEY]
     for item in items:
         runtime.requested_tier(item)
+        session_mode(item, runtime.settings.session)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -18,7 +18,7 @@ import pytest
 from pytest_guistate.config import GuistateConfig
 from pytest_guistate.core.tiers import Tier, TierPolicy, choose_tier
 from pytest_guistate.extensions import anchor_detector, locate, redaction_source
-from pytest_guistate.items import LIVE_KEY, REPORTS_KEY, marker_kwargs
+from pytest_guistate.items import APPIUM_SESSION_KEY, LIVE_KEY, REPORTS_KEY, marker_kwargs
 from pytest_guistate.progress import terminal_progress
 from pytest_guistate.testsession import GuistateSession
 
@@ -133,9 +133,11 @@ class GuistateRuntime:
         folder = create_test_folder(self.settings.artifacts_dir, item.nodeid, worker=self.worker)
         redactor = Redactor(source=redaction_source(self.config, item))
         redactor.start()  # patterns known up front scrub the very first journal line
+        appium_session = item.stash.get(APPIUM_SESSION_KEY, None)  # new or reused, which reset (issue 12)
         recorder = ArtifactRecorder(
             folder, nodeid=item.nodeid, tier=tier.value, redactor=redactor, worker=self.worker,
-            extra_meta={"tier_reason": reason, "device": getattr(device, "url", "")},
+            extra_meta={"tier_reason": reason, "device": getattr(device, "url", ""),
+                        **({"appium_session": appium_session.to_dict()} if appium_session else {})},
             background=True,  # crops are encoded and written off the step loop (issue 6)
         )
         adapter = AllureAdapter.for_pluginmanager(self.config.pluginmanager, recorder)

@@ -156,6 +156,7 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
     return {
         "schema": meta.get("schema"), "nodeid": meta.get("nodeid", journal.folder.name), "tier": meta.get("tier", ""),
         "outcome": outcome, "killed": not journal.finished, "error": finish.get("error"),
+        "appium_session": meta.get("appium_session") or {},  # new or reused, which reset (issue 12)
         "goal": journal.goal.get("goal") or (state.get("summary") or {}).get("goal", ""),
         "tracker": {"completed": completed, "current": tracker.get("current"),
                     "remaining": list(tracker.get("remaining") or []), "total": len(plan)},
