@@ -22,8 +22,9 @@ from pytest_guistate.items import attach_failure_section, remember_report
 from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime, default_refresh
 
 MARKER = (
-    "guistate(tier=None, app=None, faults=None, caps=None, settle_timeout=None): per-test guistate settings — "
-    "tier (off|light|standard|full|auto), app package to start in, sim fault injection, extra Appium capabilities"
+    "guistate(tier=None, app=None, faults=None, caps=None, settle_timeout=None, timeout=None): per-test guistate "
+    "settings — tier (off|light|standard|full|auto), app package to start in, sim fault injection, extra Appium "
+    "capabilities, wall-clock budget in seconds (also test_timeout=)"
 )
 
 
@@ -77,6 +78,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     remember_report(item, report)
     attach_failure_section(item, report)
     return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    with item.config.stash[RUNTIME_KEY].test_budget(item):  # the whole-test watchdog (issue 14)
+        return (yield)
 
 
 @pytest.hookimpl(trylast=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import AbstractContextManager
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -221,6 +222,12 @@ class GuistateRuntime:
         if self._summary_part is not None:
             self._summary_part.add(done.summary)
         self.store_step_count(item.nodeid, len(session.steps))
+
+    def test_budget(self, item: pytest.Item) -> AbstractContextManager[None]:
+        """The whole-test watchdog around the call phase (`budgets.py`)."""
+        from pytest_guistate.budgets import watch
+
+        return watch(item, self.settings.test_timeout_s)
 
     def _hooks(self, item: pytest.Item) -> SessionHooks:
         """Bridge the pluggy hooks onto the core's plain callables."""

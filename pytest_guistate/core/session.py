@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Literal
 
+from pytest_guistate.core import watchdog
 from pytest_guistate.core.anchors import AnchorGraph
 from pytest_guistate.core.checks import Check, CheckSpec, as_check
 from pytest_guistate.core.errors import (
@@ -278,6 +279,7 @@ class TaskSession(ProgressVerbs):
             raise GuistateError(f"step {name!r} started inside step {self._open_step.name!r}: steps do not nest")
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"a step needs a non-empty name, got {name!r}")
+        watchdog.check(f"the start of step {len(self._steps) + 1} {name!r}")  # the test's wall-clock budget
         record = StepRecord(len(self._steps) + 1, name, kind, check.description if check else None, idempotent,
                             started=self.clock.monotonic())
         self._steps.append(record)

@@ -76,21 +76,20 @@ def remaining() -> float | None:
 def check(where: str) -> None:
     """Raise `TestTimeout` if the current test's budget is spent (called at device calls and steps)."""
     budget = _current
-    if budget is None or budget.fired or threading.get_ident() != budget.thread_id:
+    if budget is None or threading.get_ident() != budget.thread_id:
         return
-    if time.monotonic() >= budget.deadline:
-        budget.fired = True  # once: teardown's own device calls must not fail again
+    if time.monotonic() >= budget.deadline:  # every check while armed: a caller may swallow one
         raise TestTimeout(budget.message(where))
 
 
 def _interrupt(budget: _Budget) -> None:
     """The test reached no check point within the grace: raise in its thread (CPython)."""
-    with _lock:
+    with _lock:  # held while raising, so `disarm()` (the test's end) cannot interleave
         if _current is not budget or budget.fired:
             return
         budget.fired = True
         exc = type("TestTimeout", (TestTimeout,), {"__init__": _fixed_message(budget), "__module__": __name__})
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(budget.thread_id), ctypes.py_object(exc))
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(budget.thread_id), ctypes.py_object(exc))
 
 
 def _fixed_message(budget: _Budget):  # type: ignore[no-untyped-def]

@@ -1,0 +1,49 @@
+"""The whole-test watchdog's pytest side (issue 14): which budget a test gets, armed around its call.
+
+`guistate_test_timeout` / `--guistate-test-timeout` (seconds, default 0 = none) sets it for every
+test; `@pytest.mark.guistate(timeout=...)` (or `test_timeout=`) overrides it per test, 0 switching
+it off. Off by default because a test's honest length varies by orders of magnitude (a scripted
+check takes seconds, an LLM run minutes) and every device call already has its own deadline; set it
+in CI for LLM runs and long flows. The budget covers the call phase (not fixture setup, whose
+session creation has its own deadline), and ends the test with `TestTimeout` (core/watchdog.py):
+an ordinary failure, so the journal is closed and report.html built by the usual teardown.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from pytest_guistate.core import watchdog
+from pytest_guistate.items import marker_kwargs
+
+__all__ = ["budget_for", "watch"]
+
+
+def budget_for(item: pytest.Item, default_s: float) -> float:
+    """The test's budget in seconds (0 = none): the marker's `timeout=`/`test_timeout=`, else the option."""
+    options = marker_kwargs(item)
+    key = "test_timeout" if "test_timeout" in options else "timeout" if "timeout" in options else None
+    if key is None:
+        return default_s
+    raw = options[key]
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.guistate({key}={raw!r}) is not a number of "
+                                "seconds") from None
+    if not math.isfinite(value) or value < 0:
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.guistate({key}={raw!r}) must be >= 0 seconds")
+    return value
+
+
+@contextmanager
+def watch(item: pytest.Item, default_s: float) -> Iterator[None]:
+    watchdog.arm(budget_for(item, default_s), item.nodeid)
+    try:
+        yield
+    finally:
+        watchdog.disarm()
