@@ -15,7 +15,7 @@ from selenium.common.exceptions import (
     WebDriverException,
 )
 
-__all__ = ["CapabilityUnavailable", "DeviceError", "ElementNotFound", "driver_call"]
+__all__ = ["CapabilityUnavailable", "DeviceError", "ElementNotFound", "driver_call", "screenshot_payload_text"]
 
 
 class DeviceError(RuntimeError):
@@ -50,3 +50,13 @@ def driver_call(what: str, url: str, fn: Callable[[], Any]) -> Any:
         if unsupported and (not isinstance(exc, JavascriptException) or what.startswith("mobile:")):
             raise CapabilityUnavailable(f"{what} is not supported by the driver behind {url}: {message}") from exc
         raise DeviceError(f"{what} failed on {url}: {message}") from exc
+
+
+def screenshot_payload_text(url: str, payload: object, exc: BaseException) -> str:
+    """A screenshot answer that is not base64 PNG data, described by what it is (issue 14): a proxy's
+    HTML error page, a JSON object, nothing at all."""
+    from pytest_guistate.core.frame import describe_bytes
+
+    if not isinstance(payload, (str, bytes)):
+        return f"screenshot from {url} is not base64 PNG data: the server sent a {type(payload).__name__} ({payload!r:.80})"
+    return f"screenshot from {url} is not base64 PNG data: the server sent {describe_bytes(payload)} ({exc})"

@@ -43,6 +43,7 @@ def test_flow(device, guistate):
     with guistate.step("open the delete dialog", expect="Delete post by Bob?"):
         device.tap(desc="Delete post by Bob")
     guistate.milestone("dialog open")
+    guistate.observe()  # step 2's before-frame: taken now, before the fault
     arm()
     {second}
     guistate.milestone("dialog closed")
