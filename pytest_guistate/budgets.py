@@ -1,4 +1,5 @@
-"""The whole-test watchdog's pytest side (issue 14): which budget a test gets, armed around its call.
+"""Per-test fault limits (issue 14): the whole-test watchdog's budget, armed around the call, and the
+cycle detector's limit.
 
 `guistate_test_timeout` / `--guistate-test-timeout` (seconds, default 0 = none) sets it for every
 test; `@pytest.mark.guistate(timeout=...)` (or `test_timeout=`) overrides it per test, 0 switching
@@ -20,7 +21,7 @@ import pytest
 from pytest_guistate.core import watchdog
 from pytest_guistate.items import marker_kwargs
 
-__all__ = ["budget_for", "watch"]
+__all__ = ["budget_for", "cycle_limit_for", "watch"]
 
 
 def budget_for(item: pytest.Item, default_s: float) -> float:
@@ -38,6 +39,14 @@ def budget_for(item: pytest.Item, default_s: float) -> float:
     if not math.isfinite(value) or value < 0:
         raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.guistate({key}={raw!r}) must be >= 0 seconds")
     return value
+
+
+def cycle_limit_for(item: pytest.Item, default: int) -> int:
+    """Steps a screen loop may run without a milestone (core/cycles.py): the marker's `cycle_limit=`, else the ini."""
+    raw = marker_kwargs(item).get("cycle_limit", default)
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.guistate(cycle_limit={raw!r}) must be an integer >= 0")
+    return raw
 
 
 @contextmanager

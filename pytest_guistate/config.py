@@ -54,6 +54,7 @@ class GuistateConfig:
     command_timeout_s: float | None = None  # per device call; None = the platform default (timeouts.py)
     session_timeout_s: float | None = None  # per new Appium session; None = the platform default
     test_timeout_s: float = 0.0  # wall-clock budget per test; 0 = none (the marker's timeout= still applies)
+    cycle_limit: int = 8  # steps in a screen loop with no milestone before the test fails; 0 = never
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -170,6 +171,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("guistate_session_timeout", "seconds opening an Appium session may take (empty: 300 real, "
                   "30 sim)", default="")
     parser.addini("guistate_test_timeout", "wall-clock seconds per test, 0 = none", default="0")
+    parser.addini("guistate_cycle_limit", "fail after this many steps of a screen loop with no milestone, 0 = never",
+                  default="8")
 
 
 def _choice(value: str, enum_type: type[enum.Enum], what: str) -> Any:
@@ -277,6 +280,7 @@ def build_config(config: pytest.Config) -> GuistateConfig:
         command_timeout_s=_deadline(pick("guistate_command_timeout", "guistate_command_timeout"),
                                     "--guistate-command-timeout"),
         session_timeout_s=_deadline(str(config.getini("guistate_session_timeout")), "ini guistate_session_timeout"),
+        cycle_limit=_positive_int(config, "guistate_cycle_limit"),
         test_timeout_s=_deadline(pick("guistate_test_timeout", "guistate_test_timeout"), "--guistate-test-timeout",
                                  zero_ok=True) or 0.0,
     )

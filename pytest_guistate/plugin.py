@@ -22,9 +22,9 @@ from pytest_guistate.items import attach_failure_section, remember_report
 from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime, default_refresh
 
 MARKER = (
-    "guistate(tier=None, app=None, faults=None, caps=None, settle_timeout=None, timeout=None): per-test guistate "
-    "settings — tier (off|light|standard|full|auto), app package to start in, sim fault injection, extra Appium "
-    "capabilities, wall-clock budget in seconds (also test_timeout=)"
+    "guistate(tier=None, app=None, faults=None, caps=None, settle_timeout=None, timeout=None, cycle_limit=None): "
+    "per-test guistate settings — tier (off|light|standard|full|auto), app package to start in, sim fault injection, extra Appium "
+    "capabilities, wall-clock budget in seconds (also test_timeout=), steps a screen loop may run (cycle_limit=)"
 )
 
 

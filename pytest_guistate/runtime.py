@@ -160,6 +160,9 @@ class GuistateRuntime:
             retier_hook=retier,
         )
         recorder.bind(session)
+        from pytest_guistate.budgets import cycle_limit_for
+
+        session.cycles.limit = cycle_limit_for(item, self.settings.cycle_limit)
         live = terminal_progress(self.config, item.nodeid, session)
         if live is not None:
             session.journal.listeners.append(live)

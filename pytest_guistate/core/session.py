@@ -18,6 +18,7 @@ from typing import Literal
 from pytest_guistate.core import watchdog
 from pytest_guistate.core.anchors import AnchorGraph
 from pytest_guistate.core.checks import Check, CheckSpec, as_check
+from pytest_guistate.core.cycles import CycleGuard
 from pytest_guistate.core.errors import (
     GuistateError,
     GuistateWarning,
@@ -125,6 +126,7 @@ class TaskSession(ProgressVerbs):
         self.conflicts = 0
         self.updater_errors = 0
         self.outcome: str | None = None  # set by finish()
+        self.cycles = CycleGuard()  # screens going round without a milestone (issue 14)
 
     def retier(self, policy: TierPolicy) -> None:
         """Switch tier before the first step (the auto tier learns the plan length at `goal()`)."""
@@ -351,6 +353,7 @@ class TaskSession(ProgressVerbs):
         else:
             record.outcome = "retried" if attempt > 0 else _OUTCOME_BY_STAGE[verification.stage]
         self.journal.close_step(record, before, verification)
+        self.cycles.after_step(self, record, verification)
 
     def _fail(self, record: StepRecord, before: Observation | None, verification: Verification, why: str,
               check: Check | None = None) -> None:

@@ -35,7 +35,7 @@ def source(dawdle: str, marker: str = "") -> str:
 
 
 def test_the_option_ends_a_test_at_a_step_boundary(run_inner) -> None:
-    out = run_inner(source(AT_STEPS), "--guistate-test-timeout=2")
+    out = run_inner(source(AT_STEPS, marker=", cycle_limit=0"), "--guistate-test-timeout=2")
     out.result.assert_outcomes(failed=1)
     out.assert_contract(bound_s=40, names=("TestTimeout", "exceeded its 2 s budget"), steps=["open the delete dialog"])
     assert out.journal()[-1]["type"] == "finish", "the journal was not closed"
