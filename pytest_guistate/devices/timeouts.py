@@ -27,7 +27,7 @@ from selenium.webdriver.remote.command import Command
 from pytest_guistate.core import watchdog
 from pytest_guistate.devices.errors import DeviceError
 
-__all__ = ["DeviceTimeout", "bounded_connection", "is_suspect", "mark_suspect", "take_suspect"]
+__all__ = ["DeviceGone", "DeviceTimeout", "bounded_connection", "is_suspect", "mark_suspect", "take_suspect"]
 
 # Defaults (seconds). A real server: 60 s per command is far beyond a healthy screenshot or page
 # source (0.1-2 s on UiAutomator2/XCUITest/chromium) but leaves room for a slow farm; session
@@ -45,6 +45,10 @@ _lock = threading.Lock()
 class DeviceTimeout(DeviceError, TimeoutError):
     """A device call got no answer within its deadline. A `TimeoutError` too, so code that treats
     an unreachable server (`OSError`) as "move to another device" does so for a hung one."""
+
+
+class DeviceGone(DeviceError, ConnectionError):
+    """The server refused or dropped the connection of a device call (it died, or restarted)."""
 
 
 def masked(url: str) -> str:
@@ -79,6 +83,13 @@ def _timed_out(exc: BaseException) -> bool:
     return isinstance(reason, (urllib3.exceptions.TimeoutError, socket.timeout, TimeoutError))
 
 
+def _reason(exc: BaseException) -> str:
+    """The innermost cause of a urllib3 error, without the long repr of its pool."""
+    inner = getattr(exc, "reason", None) or (exc.args[1] if len(getattr(exc, "args", ())) > 1 else None)
+    found = inner if isinstance(inner, BaseException) else exc
+    return f"{type(found).__name__}: {found}"[:200]
+
+
 class _BoundedConnection(AppiumConnection):
     """An `AppiumConnection` that puts a deadline on each request and names the command that hung."""
 
@@ -103,7 +114,9 @@ class _BoundedConnection(AppiumConnection):
             return super().execute(command, params)
         except (OSError, urllib3.exceptions.HTTPError) as exc:
             if not _timed_out(exc):
-                raise
+                message = f"device at {self.guistate_url} dropped {command}: {_reason(exc)}"
+                mark_suspect(self._client_config.remote_server_addr, message)
+                raise DeviceGone(message + " (the server died, restarted or closed the connection)") from None
             if clipped:
                 watchdog.check(f"device call {command}")  # the budget, not the device, ran out
             message = f"device at {self.guistate_url} did not answer {command} within {limit:g} s"
