@@ -70,9 +70,12 @@ class UINode:
     children: list[UINode] = field(default_factory=list, repr=False)
 
     def walk(self) -> Iterator[UINode]:
-        yield self
-        for child in self.children:
-            yield from child.walk()
+        """Pre-order, iteratively: a hostile page source nests thousands deep (no RecursionError)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
 
     @property
     def is_container(self) -> bool:
@@ -184,9 +187,9 @@ def _bounds_of(attrs: dict[str, str]) -> Box | None:
     return None
 
 
-def _convert(element: Element, depth: int, index_path: str) -> UINode:
+def _node(element: Element, depth: int, index_path: str) -> UINode:
     attrs = {k: v for k, v in element.attrib.items()}
-    node = UINode(
+    return UINode(
         cls=attrs.get("class") or attrs.get("type") or element.tag,
         bounds=_bounds_of(attrs),
         text=attrs.get("text") or attrs.get("value") or attrs.get("label") or "",
@@ -204,11 +207,20 @@ def _convert(element: Element, depth: int, index_path: str) -> UINode:
         index_path=index_path,
         attrs=attrs,
     )
-    node.children = [
-        _convert(child, depth + 1, f"{index_path}/{i}" if index_path else str(i))
-        for i, child in enumerate(list(element))
-    ]
-    return node
+
+
+def _convert(element: Element, depth: int, index_path: str) -> UINode:
+    """The element tree as `UINode`s, iteratively (a 1,000-deep page source is no RecursionError)."""
+    root = _node(element, depth, index_path)
+    stack = [(element, root)]
+    while stack:
+        parent_element, parent = stack.pop()
+        for i, child in enumerate(list(parent_element)):
+            path = f"{parent.index_path}/{i}" if parent.index_path else str(i)
+            node = _node(child, parent.depth + 1, path)
+            parent.children.append(node)
+            stack.append((child, node))
+    return root
 
 
 def parse_page_source(xml: str | bytes) -> UITree:
