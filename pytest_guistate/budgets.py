@@ -13,6 +13,7 @@ an ordinary failure, so the journal is closed and report.html built by the usual
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -21,7 +22,19 @@ import pytest
 from pytest_guistate.core import watchdog
 from pytest_guistate.items import marker_kwargs
 
-__all__ = ["budget_for", "cycle_limit_for", "watch"]
+__all__ = ["MARKER_KWARGS", "budget_for", "check_marker_kwargs", "cycle_limit_for", "watch"]
+
+# What @pytest.mark.guistate(...) understands; anything else is probably a typo.
+MARKER_KWARGS = ("tier", "app", "faults", "caps", "settle_timeout", "timeout", "test_timeout", "cycle_limit")
+
+
+def check_marker_kwargs(item: pytest.Item) -> None:
+    """Warn (at collection) about marker keywords nothing reads: `timout=5` would silently do nothing."""
+    unknown = sorted(set(marker_kwargs(item)) - set(MARKER_KWARGS))
+    if unknown:
+        warnings.warn(pytest.PytestConfigWarning(
+            f"{item.nodeid}: @pytest.mark.guistate got unknown keyword(s) {', '.join(unknown)}; known: "
+            f"{', '.join(MARKER_KWARGS)}"), stacklevel=1)
 
 
 def budget_for(item: pytest.Item, default_s: float) -> float:

@@ -10,6 +10,7 @@ from collections.abc import Generator
 import pytest
 
 from pytest_guistate import hookspecs
+from pytest_guistate.budgets import check_marker_kwargs
 from pytest_guistate.config import CONFIG_KEY, add_options, build_config
 from pytest_guistate.fixtures import (  # noqa: F401
     device,
@@ -48,6 +49,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     runtime = config.stash[RUNTIME_KEY]
     for item in items:
         runtime.requested_tier(item)
+        check_marker_kwargs(item)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -9,6 +9,7 @@ unless the case kills its process). Each inner test registers `SECRET` and arms 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -90,6 +91,21 @@ class Outcome:
             folder = self.folders()[0]
             assert (folder / "report.html").is_file(), "report.html was not built from the journal"
         self.assert_no_secret()
+        self.record(names)
+
+    def record(self, names: str | tuple[str, ...]) -> None:
+        """With GUISTATE_FAULT_TABLE=path (benchmarks/fault_table.py), append this case's row."""
+        table = os.environ.get("GUISTATE_FAULT_TABLE")
+        if not table:
+            return
+        first = names if isinstance(names, str) else (names[0] if names else "")
+        line = next((ln.strip() for ln in self.text.splitlines() if first and first in ln and "assert" not in ln),
+                    "(passed)")
+        kept = len(self.finished_steps()) if self.folders() else 0
+        row = {"case": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0], "seconds": round(self.elapsed_s, 2),
+               "message": line[:160], "steps_kept": kept}
+        with open(table, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(row) + "\n")
 
     def assert_no_secret(self) -> None:
         assert SECRET not in self.text, "the secret reached the terminal output"

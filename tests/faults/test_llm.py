@@ -3,6 +3,7 @@ pytester run; each ends with a named outcome, the steps before it kept and the A
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -48,7 +49,10 @@ EXTRA_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("what", "script", "args", "names"), CASES, ids=[c[0] for c in CASES])
+ALL = CASES + (EXTRA_CASES if os.environ.get("GUISTATE_FAULT_TABLE") else [])
+
+
+@pytest.mark.parametrize(("what", "script", "args", "names"), ALL, ids=[c[0] for c in ALL])
 def test_an_llm_fault_ends_the_run_naming_it(run_inner, llm_server: ReferenceServer, what: str, script: list[str],
                                              args: tuple[str, ...], names: tuple[str, ...]) -> None:
     llm_server.script("", *script)
