@@ -17,7 +17,6 @@ from __future__ import annotations
 import socket
 import threading
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import urllib3
 from appium.webdriver.appium_connection import AppiumConnection
@@ -25,6 +24,7 @@ from appium.webdriver.client_config import AppiumClientConfig
 from selenium.webdriver.remote.command import Command
 
 from pytest_guistate.core import watchdog
+from pytest_guistate.devices.device_list import DeviceSpec
 from pytest_guistate.devices.errors import DeviceError
 
 __all__ = ["DeviceGone", "DeviceTimeout", "bounded_connection", "is_suspect", "mark_suspect", "take_suspect"]
@@ -49,15 +49,6 @@ class DeviceTimeout(DeviceError, TimeoutError):
 
 class DeviceGone(DeviceError, ConnectionError):
     """The server refused or dropped the connection of a device call (it died, or restarted)."""
-
-
-def masked(url: str) -> str:
-    """The URL without `user:key@` (device farms put credentials in it)."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    return urlunsplit((parts.scheme, f"***@{parts.netloc.rpartition('@')[2]}", parts.path, parts.query,
-                       parts.fragment))
 
 
 def mark_suspect(url: str, reason: str) -> None:
@@ -99,7 +90,7 @@ class _BoundedConnection(AppiumConnection):
             init_args_for_pool_manager={"init_args_for_pool_manager": {"retries": False}},
         )
         super().__init__(client_config=config)
-        self.guistate_url = masked(url)
+        self.guistate_url = DeviceSpec(url).display_url  # no user:key@ in messages
         self.command_timeout_s = command_timeout_s
         self.session_timeout_s = session_timeout_s
 

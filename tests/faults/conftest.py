@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ class Outcome:
     result: pytest.RunResult
     elapsed_s: float
     root: Path  # the artifacts dir
+    case: str = ""  # the outer test's id, for benchmarks/fault_table.py
 
     @property
     def text(self) -> str:
@@ -93,16 +95,17 @@ class Outcome:
         self.assert_no_secret()
         self.record(names)
 
-    def record(self, names: str | tuple[str, ...]) -> None:
+    def record(self, names: str | tuple[str, ...], message: str = "") -> None:
         """With GUISTATE_FAULT_TABLE=path (benchmarks/fault_table.py), append this case's row."""
         table = os.environ.get("GUISTATE_FAULT_TABLE")
         if not table:
             return
-        first = names if isinstance(names, str) else (names[0] if names else "")
-        line = next((ln.strip() for ln in self.text.splitlines() if first and first in ln and "assert" not in ln),
-                    "(passed)")
+        wanted = (names,) if isinstance(names, str) else names
+        errors = [re.sub(r"^E\s+(?:[\w.]+\.)?", "", ln.strip()) for ln in self.text.splitlines()
+                  if re.match(r"^E\s+[\w.]*(Error|Timeout|Gone|Detected|Failed|NotFound|Exception)\b", ln.strip())]
+        line = message or next((e for e in errors if any(w in e for w in wanted)), errors[0] if errors else "(passed)")
         kept = len(self.finished_steps()) if self.folders() else 0
-        row = {"case": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0], "seconds": round(self.elapsed_s, 2),
+        row = {"case": self.case, "seconds": round(self.elapsed_s, 2),
                "message": line[:160], "steps_kept": kept}
         with open(table, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(row) + "\n")
@@ -123,7 +126,7 @@ def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultProxy]:
 
 
 @pytest.fixture
-def run_inner(pytester: pytest.Pytester, proxy: FaultProxy):  # type: ignore[no-untyped-def]
+def run_inner(pytester: pytest.Pytester, proxy: FaultProxy, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
     """Run the inner suite against the proxy with 1 s device deadlines; `subprocess=True` for kills."""
 
     def run(source: str, *args: str, subprocess: bool = False, timeout: float = 60) -> Outcome:
@@ -136,6 +139,6 @@ def run_inner(pytester: pytest.Pytester, proxy: FaultProxy):  # type: ignore[no-
             result = pytester.runpytest_subprocess(*base, *args, timeout=timeout)
         else:
             result = pytester.runpytest_inprocess(*base, *args)
-        return Outcome(result, time.monotonic() - started, pytester.path / "out")
+        return Outcome(result, time.monotonic() - started, pytester.path / "out", request.node.name)
 
     return run

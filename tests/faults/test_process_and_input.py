@@ -52,6 +52,7 @@ def test_sigkill_mid_test_keeps_the_journal_and_the_report_rebuilds(run_inner, p
     assert "open the delete dialog" in html
     out.assert_no_secret()
     assert SECRET not in rebuilt.stdout + rebuilt.stderr
+    out.record((), message=f"killed; journal valid up to step {len(steps)}, `guistate report` rebuilt report.html")
 
 
 @pytest.mark.parametrize(("args", "names"), [
@@ -66,6 +67,7 @@ def test_bad_input_is_named(run_inner, pytester, args: tuple[str, ...], names: s
     out = run_inner("def test_nothing():\n    pass\n", *args)
     assert out.result.ret != 0
     assert names in out.text
+    out.record((), message=names)
 
 
 def test_an_unknown_marker_keyword_is_named(run_inner) -> None:
@@ -79,3 +81,4 @@ def test_typo():
 ''', "--guistate-device=sim")
     out.result.assert_outcomes(passed=1)
     assert "unknown keyword(s) timout; known: tier, app" in out.text
+    out.record((), message="PytestConfigWarning: unknown keyword(s) timout; known: tier, app, ...")
