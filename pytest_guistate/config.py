@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,11 +66,25 @@ class GuistateConfig:
     device_wait_s: float = 0.0  # how long a test process waits for a pool device another one holds
     platform: str = "android"  # default capabilities: UiAutomator2 (android) or XCUITest (ios), issue 11
     session: SessionMode = SessionMode.TEST  # worker: one Appium session per worker, app reset between tests
+    command_timeout_s: float | None = None  # per device call; None = the platform default (timeouts.py)
+    session_timeout_s: float | None = None  # per new Appium session; None = the platform default
+    test_timeout_s: float = 0.0  # wall-clock budget per test; 0 = none (the marker's timeout= still applies)
+    cycle_limit: int = 8  # steps in a screen loop with no milestone before the test fails; 0 = never
 
     @property
     def devices(self) -> tuple[str, ...]:
         """The devices' URLs, or `("sim",)`."""
         return tuple(spec.url for spec in self.pool) if self.pool else (SIM,)
+
+    @property
+    def deadlines(self) -> tuple[float, float]:
+        """(per device call, per new session) in seconds: the options, else the platform's defaults."""
+        from pytest_guistate.devices import timeouts
+
+        sim = self.uses_sim
+        command = self.command_timeout_s or (timeouts.SIM_COMMAND_TIMEOUT_S if sim else timeouts.COMMAND_TIMEOUT_S)
+        session = self.session_timeout_s or (timeouts.SIM_SESSION_TIMEOUT_S if sim else timeouts.SESSION_TIMEOUT_S)
+        return command, session
 
     @property
     def uses_sim(self) -> bool:
@@ -153,6 +168,21 @@ def add_options(parser: pytest.Parser) -> None:
         help="Appium session lifetime: test (default: a new session per test) or worker (one per test "
         "process, the app reset between tests; a failed test's session is replaced).",
     )
+    group.addoption(
+        "--guistate-command-timeout",
+        dest="guistate_command_timeout",
+        default=None,
+        metavar="SECONDS",
+        help="Deadline of every device call (screenshot, page source, tap, ...). Default: 60 on a real "
+        "server, 20 on the sim.",
+    )
+    group.addoption(
+        "--guistate-test-timeout",
+        dest="guistate_test_timeout",
+        default=None,
+        metavar="SECONDS",
+        help="Wall-clock budget per test (0 = none, the default); marker timeout= overrides it.",
+    )
     add_llm_options(parser)
     parser.addini("guistate", "default tier (off|light|standard|full|auto)", default="auto")
     parser.addini("guistate_device", "sim, Appium server URL(s) or @FILE.json", default=SIM)
@@ -169,6 +199,13 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("guistate_standard_max_steps", "auto tier: at most this many steps → standard", default="25")
     parser.addini("guistate_plan_ceiling", "warn when a plan has more milestones than this", default="12")
     parser.addini("guistate_settle_timeout", "seconds to wait for a screen to settle", default="3.0")
+    parser.addini("guistate_command_timeout", "seconds a device call may take (empty: 60 real, 20 sim)",
+                  default="")
+    parser.addini("guistate_session_timeout", "seconds opening an Appium session may take (empty: 300 real, "
+                  "30 sim)", default="")
+    parser.addini("guistate_test_timeout", "wall-clock seconds per test, 0 = none", default="0")
+    parser.addini("guistate_cycle_limit", "fail after this many steps of a screen loop with no milestone, 0 = never",
+                  default="8")
 
 
 def _choice(value: str, enum_type: type[enum.Enum], what: str) -> Any:
@@ -229,6 +266,20 @@ def _seconds(config: pytest.Config, name: str) -> float:
     return _ini_number(config, name, float, "a number of seconds")
 
 
+def _deadline(raw: str, what: str, *, zero_ok: bool = False) -> float | None:
+    """A timeout in seconds; empty → None (the default); bad or non-positive values name the setting."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise pytest.UsageError(f"{what}: {raw!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
+        raise pytest.UsageError(f"{what}: must be {'>= 0' if zero_ok else '> 0'} seconds, got {raw!r}")
+    return value
+
+
 def _memory_path(value: str) -> Path | None:
     value = value.strip()
     return None if value.lower() in ("", "off", "none") else Path(value)
@@ -261,6 +312,12 @@ def build_config(config: pytest.Config) -> GuistateConfig:
         llm=build_llm_settings(config),
         memory_path=_memory_path(pick("guistate_memory", "guistate_memory")),
         platform=_platform(pick("guistate_platform", "guistate_platform")),
+        command_timeout_s=_deadline(pick("guistate_command_timeout", "guistate_command_timeout"),
+                                    "--guistate-command-timeout"),
+        session_timeout_s=_deadline(str(config.getini("guistate_session_timeout")), "ini guistate_session_timeout"),
+        cycle_limit=_positive_int(config, "guistate_cycle_limit"),
+        test_timeout_s=_deadline(pick("guistate_test_timeout", "guistate_test_timeout"), "--guistate-test-timeout",
+                                 zero_ok=True) or 0.0,
     )
 
 

@@ -204,11 +204,14 @@ def _open_driver(
     from selenium.common.exceptions import WebDriverException
 
     from pytest_guistate.devices.device import DeviceError
+    from pytest_guistate.devices.timeouts import bounded_connection
 
+    settings = get_config(request.config)
     pooled = not isinstance(lease, _EmbeddedSim)
 
     def open_session(url: str, caps: dict[str, Any]) -> Any:
-        return webdriver.Remote(url, options=AppiumOptions().load_capabilities(caps))
+        executor = bounded_connection(url, *settings.deadlines)  # a deadline on every request (issue 14)
+        return webdriver.Remote(executor, options=AppiumOptions().load_capabilities(caps))
 
     while True:  # each pass either opens a session or takes one device out of the pool
         spec = lease.acquire()  # raises DeviceError naming every device when none is left

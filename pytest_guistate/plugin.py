@@ -10,6 +10,7 @@ from collections.abc import Generator
 import pytest
 
 from pytest_guistate import hookspecs
+from pytest_guistate.budgets import check_marker_kwargs
 from pytest_guistate.config import CONFIG_KEY, add_options, build_config
 from pytest_guistate.fixtures import (  # noqa: F401
     device,
@@ -24,9 +25,11 @@ from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime, default_refres
 from pytest_guistate.session_reuse import session_mode
 
 MARKER = (
-    "guistate(tier=None, app=None, faults=None, caps=None, settle_timeout=None, session=None): per-test guistate "
-    "settings — tier (off|light|standard|full|auto), app package to start in, sim fault injection, extra Appium "
-    "capabilities, session (test: a new Appium session for this test | worker: reuse the worker's)"
+    "guistate(tier=None, app=None, faults=None, caps=None, settle_timeout=None, session=None, timeout=None, "
+    "cycle_limit=None): per-test guistate settings — tier (off|light|standard|full|auto), app package to start in, "
+    "sim fault injection, extra Appium capabilities, session (test: a new Appium session for this test | worker: "
+    "reuse the worker's), wall-clock budget in seconds (also test_timeout=), steps a screen loop may run "
+    "(cycle_limit=)"
 )
 
 
@@ -51,6 +54,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         runtime.requested_tier(item)
         session_mode(item, runtime.settings.session)
+        check_marker_kwargs(item)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -83,6 +87,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     remember_report(item, report)
     attach_failure_section(item, report)
     return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    with item.config.stash[RUNTIME_KEY].test_budget(item):  # the whole-test watchdog (issue 14)
+        return (yield)
 
 
 @pytest.hookimpl(trylast=True)

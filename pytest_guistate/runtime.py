@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import AbstractContextManager
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -163,6 +164,9 @@ class GuistateRuntime:
             retier_hook=retier,
         )
         recorder.bind(session)
+        from pytest_guistate.budgets import cycle_limit_for
+
+        session.cycles.limit = cycle_limit_for(item, self.settings.cycle_limit)
         live = terminal_progress(self.config, item.nodeid, session)
         if live is not None:
             session.journal.listeners.append(live)
@@ -228,6 +232,12 @@ class GuistateRuntime:
         if self._summary_part is not None:
             self._summary_part.add(done.summary)
         self.store_step_count(item.nodeid, len(session.steps))
+
+    def test_budget(self, item: pytest.Item) -> AbstractContextManager[None]:
+        """The whole-test watchdog around the call phase (`budgets.py`)."""
+        from pytest_guistate.budgets import watch
+
+        return watch(item, self.settings.test_timeout_s)
 
     def _hooks(self, item: pytest.Item) -> SessionHooks:
         """Bridge the pluggy hooks onto the core's plain callables."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-__all__ = ["Frame", "FrameError", "png_size"]
+__all__ = ["Frame", "FrameError", "check_png", "describe_bytes", "png_size", "size_change_text"]
 
 
 class FrameError(ValueError):
@@ -65,6 +65,55 @@ def png_size(png: bytes) -> tuple[int, int]:
         raise FrameError(f"not a PNG image (starts with {png[:8]!r})")
     width, height = struct.unpack(">II", png[16:24])
     return int(width), int(height)
+
+
+def describe_bytes(data: bytes | str, limit: int = 60) -> str:
+    """What a payload looks like, for messages: HTML, JSON, a JPEG, empty, or its first bytes."""
+    raw = data.encode("utf-8", "replace") if isinstance(data, str) else data
+    head = raw[:512].lstrip().lower()
+    shown = raw[:limit].decode("utf-8", "replace").strip().replace("\n", " ")
+    if not raw.strip():
+        return "an empty body"
+    if head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")) or b"<html" in head[:200]:
+        return f"an HTML page ({len(raw)} bytes, starts with {shown!r})"
+    if head.startswith((b"{", b"[")):
+        return f"JSON, not an image ({len(raw)} bytes, starts with {shown!r})"
+    if raw.startswith(b"\xff\xd8\xff"):
+        return f"a JPEG image ({len(raw)} bytes), not a PNG"
+    if head.startswith(b"<"):
+        return f"XML or text markup ({len(raw)} bytes, starts with {shown!r})"
+    return f"{len(raw)} bytes starting with {raw[:16]!r}"
+
+
+def check_png(png: bytes, where: str) -> None:
+    """Refuse, before anything decodes it, a screenshot that is not a usable PNG of a screen;
+    the message names what came back and from `where` (the device URL)."""
+    if not png:
+        raise FrameError(f"screenshot from {where} is empty (0 bytes)")
+    if not png.startswith(_PNG_SIGNATURE):
+        raise FrameError(f"screenshot from {where} is not a PNG: the server sent {describe_bytes(png)}")
+    width, height = png_size(png)
+    if width < 2 or height < 2:
+        raise FrameError(f"screenshot from {where} is a {width}x{height} frame, not a screen (a placeholder: is the "
+                         "display off, the device locked, or the window secure?)")
+    if b"IEND" not in png[-12:]:
+        raise FrameError(f"screenshot from {where} is a truncated PNG: {len(png)} bytes of a {width}x{height} image "
+                         "with no IEND chunk at the end (the transfer was cut short)")
+    if len(png) * 200 < width * height:  # compresses like a uniform screen: only then is it worth a decode
+        grey = cv2.imdecode(np.frombuffer(png, dtype=np.uint8), cv2.IMREAD_REDUCED_GRAYSCALE_8)
+        if grey is not None and int(grey.max()) <= 2:
+            raise FrameError(f"screenshot from {where} is entirely black ({width}x{height}, every pixel 0): a secure "
+                             "window (FLAG_SECURE), the screen off or a locked device; the visual oracle cannot "
+                             "judge it")
+
+
+def size_change_text(before: Frame, after: Frame) -> str:
+    """Why two frames cannot be compared: a rotation (width and height swapped) or another size change."""
+    (bw, bh), (aw, ah) = before.size, after.size
+    what = "the screen rotated" if (bw, bh) == (ah, aw) else "the screen size changed"
+    return (f"{what} between before and after: before{before._where()} is {bw}x{bh}, after{after._where()} is "
+            f"{aw}x{ah}; frames of different sizes cannot be compared (lock the orientation for the test, or "
+            "start a new step after the rotation)")
 
 
 @dataclass(eq=False)

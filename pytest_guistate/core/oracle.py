@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 import cv2
 
-from pytest_guistate.core.frame import Frame, FrameError, png_size
+from pytest_guistate.core.frame import Frame, FrameError, png_size, size_change_text
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle_dim import DIM_FRACTION, compensate, dim_gain, find_overlay
 from pytest_guistate.core.oracle_mask import ChangeMasks, RawRegion, change_masks, find_regions, merge_boxes, to_small
@@ -219,10 +219,7 @@ class VisualOracle:
     @staticmethod
     def _check_sizes(before: Frame, after: Frame) -> tuple[int, int]:
         if before.size != after.size:
-            raise ValueError(
-                f"cannot compare frames of different sizes: before{_where(before)} is "
-                f"{before.size[0]}x{before.size[1]}, after{_where(after)} is {after.size[0]}x{after.size[1]}"
-            )
+            raise FrameError(size_change_text(before, after))
         return after.size
 
     def _ignores(self, tree: UITree | None, width: int, height: int, extra: Sequence[Box]) -> list[Box]:

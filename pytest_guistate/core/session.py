@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Literal
 
+from pytest_guistate.core import watchdog
 from pytest_guistate.core.anchors import AnchorGraph
 from pytest_guistate.core.checks import Check, CheckSpec, as_check
+from pytest_guistate.core.cycles import CycleGuard
 from pytest_guistate.core.errors import (
     GuistateError,
     GuistateWarning,
@@ -134,6 +136,7 @@ class TaskSession(ProgressVerbs):
         self.conflicts = 0
         self.updater_errors = 0
         self.outcome: str | None = None  # set by finish()
+        self.cycles = CycleGuard()  # screens going round without a milestone (issue 14)
 
     def retier(self, policy: TierPolicy) -> None:
         """Switch tier before the first step (the auto tier learns the plan length at `goal()`)."""
@@ -290,6 +293,7 @@ class TaskSession(ProgressVerbs):
             raise GuistateError(f"step {name!r} started inside step {self._open_step.name!r}: steps do not nest")
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"a step needs a non-empty name, got {name!r}")
+        watchdog.check(f"the start of step {len(self._steps) + 1} {name!r}")  # the test's wall-clock budget
         record = StepRecord(len(self._steps) + 1, name, kind, check.description if check else None, idempotent,
                             started=self.clock.monotonic(),
                             page_sources_at_start=getattr(self.screen, "page_source_calls", None))
@@ -366,6 +370,7 @@ class TaskSession(ProgressVerbs):
         else:
             record.outcome = "retried" if attempt > 0 else _OUTCOME_BY_STAGE[verification.stage]
         self.journal.close_step(record, before, verification)
+        self.cycles.after_step(self, record, verification)
 
     def _fail(self, record: StepRecord, before: Observation | None, verification: Verification, why: str,
               check: Check | None = None) -> None:

@@ -32,7 +32,7 @@ from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.pointer_input import PointerInput
 
 from pytest_guistate.core.detect import refreshable_list
-from pytest_guistate.core.frame import Frame, FrameError
+from pytest_guistate.core.frame import Frame, FrameError, check_png
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation, TreeExpired
 from pytest_guistate.core.uitree import UITree, parse_page_source
@@ -42,6 +42,7 @@ from pytest_guistate.devices.errors import (
     DeviceError,
     ElementNotFound,
     driver_call,
+    screenshot_payload_text,
 )
 
 
@@ -134,8 +135,9 @@ class Device:
         encoded = self._call("screenshot", self.driver.get_screenshot_as_base64)
         try:
             png = base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise FrameError(f"screenshot from {self.url} is not valid base64 ({exc})") from exc
+        except (binascii.Error, ValueError, TypeError) as exc:
+            raise FrameError(screenshot_payload_text(self.url, encoded, exc)) from None
+        check_png(png, self.url)  # names an HTML page, a truncated PNG, a 1x1 or an all-black frame
         return Frame(png=png, timestamp=time.time(), source=source)
 
     def page_source(self) -> str:

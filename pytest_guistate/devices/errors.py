@@ -6,16 +6,18 @@ so a test (and the step loop) can tell a limit of the device from a flaky failur
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 from selenium.common.exceptions import (
+    InvalidSessionIdException,
     JavascriptException,
     UnknownMethodException,
     WebDriverException,
 )
 
-__all__ = ["CapabilityUnavailable", "DeviceError", "ElementNotFound", "driver_call"]
+__all__ = ["CapabilityUnavailable", "DeviceError", "ElementNotFound", "driver_call", "screenshot_payload_text"]
 
 
 class DeviceError(RuntimeError):
@@ -52,4 +54,27 @@ def driver_call(what: str, url: str, fn: Callable[[], Any]) -> Any:
         # a page's own script error is not a missing capability, unless we asked for `mobile:`
         if unsupported and (not isinstance(exc, JavascriptException) or what.startswith("mobile:")):
             raise CapabilityUnavailable(f"{what} is not supported by the driver behind {url}: {message}") from exc
-        raise DeviceError(f"{what} failed on {url}: {message}") from exc
+        raise DeviceError(f"{what} failed on {url}: {message}{_w3c_error_note(exc)}") from exc
+
+
+def screenshot_payload_text(url: str, payload: object, exc: BaseException) -> str:
+    """A screenshot answer that is not base64 PNG data, described by what it is (issue 14): a proxy's
+    HTML error page, a JSON object, nothing at all."""
+    from pytest_guistate.core.frame import describe_bytes
+
+    if isinstance(payload, str) and payload.lstrip().startswith(("{", "[")):
+        try:
+            json.loads(payload)
+        except ValueError as bad:
+            return f"screenshot from {url} is not base64 PNG data: the server sent malformed JSON ({bad}): {payload[:60]!r}"
+    if not isinstance(payload, (str, bytes)):
+        return f"screenshot from {url} is not base64 PNG data: the server sent a {type(payload).__name__} ({payload!r:.80})"
+    return f"screenshot from {url} is not base64 PNG data: the server sent {describe_bytes(payload)} ({exc})"
+
+
+def _w3c_error_note(exc: WebDriverException) -> str:
+    """What the W3C error of a failed call means, when the server's message alone does not say it."""
+    if isinstance(exc, InvalidSessionIdException):
+        return (" (invalid session id: the server no longer knows this session - it expired after "
+                "appium:newCommandTimeout, was deleted, or the server restarted)")
+    return ""

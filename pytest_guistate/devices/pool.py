@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pytest_guistate.devices.device_list import PROBE_TIMEOUT_S, DeviceSpec, probe_status
 from pytest_guistate.devices.errors import DeviceError
+from pytest_guistate.devices.timeouts import take_suspect
 
 try:  # POSIX; without it (Windows) leases are per process only, with a warning
     import fcntl
@@ -74,7 +75,7 @@ class DevicePool:
 
     def acquire(self) -> DeviceSpec:
         """The device this process holds, else the first free live one (from this worker's offset)."""
-        if self._held is not None:
+        if self._held is not None and not self._suspect_gone(self._held[0]):
             return self._held[0]
         deadline = time.monotonic() + (0.0 if self._waited_out else self.wait_s)
         while True:
@@ -85,6 +86,14 @@ class DevicePool:
                 self._waited_out = True  # wait once per process, not once per remaining test
                 raise DeviceError(self._no_device_message(busy))
             time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+
+    def _suspect_gone(self, spec: DeviceSpec) -> bool:
+        """A call on this device hung (devices/timeouts.py): probe /status before it gets the next test."""
+        hung = take_suspect(spec.url)
+        reason = self.probe(spec) if hung is not None else None
+        if reason is not None:
+            self.mark_dead(spec, f"{hung}; then /status: {reason}")
+        return reason is not None
 
     def probe(self, spec: DeviceSpec) -> str | None:
         return probe_status(spec, self.probe_timeout_s)

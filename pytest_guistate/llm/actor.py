@@ -128,6 +128,7 @@ class _Run:
                    section("screen", json.dumps(screen)),
                    section("task_state", self.session.state.to_json()),
                    section("history", "\n".join(self.history[-self.config.history:]) or "(no actions yet)"),
+                   *([section("loop_warning", warn)] if (warn := getattr(getattr(self.session, "cycles", None), "warning", "")) else []),
                    *([section("flow_hints", HINTS_PREAMBLE + "\n".join(self.config.hints))] if self.config.hints else []),
                    section("elements", elements_text(rows))]
         if self.last_error:

@@ -18,6 +18,7 @@ from typing import Any
 
 import anthropic
 
+from pytest_guistate.core import watchdog
 from pytest_guistate.llm.accounting import CallUsage, TokenLedger, price_for
 from pytest_guistate.llm.cassette import (
     PURPOSE_HEADER,
@@ -68,13 +69,18 @@ class LLMClient:
         headers = {PURPOSE_HEADER: purpose} if self.replay is not None else None
         started = time.monotonic()
         call = CallUsage(purpose=purpose, step=step, model=self.settings.model)
+        watchdog.check(f"the LLM {purpose} call")  # the test's wall-clock budget (issue 14)
+        left = watchdog.remaining()
+        per_call: dict[str, Any] = {"timeout": max(0.05, left)} if left is not None and left < self.settings.timeout_s else {}
         try:
-            raw = self.sdk.messages.with_raw_response.create(**params, extra_headers=headers)
+            raw = self.sdk.messages.with_raw_response.create(**params, extra_headers=headers, **per_call)
             message = raw.parse()
         except anthropic.APIStatusError as exc:
             self._fail(call, params, exc, started)
             raise AssertionError("unreachable") from exc  # _fail always raises
         except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
+            if per_call:
+                watchdog.check(f"the LLM {purpose} call")  # the budget, not the model, ran out
             call.error = f"{type(exc).__name__}: {exc}"
             call.elapsed_s = time.monotonic() - started
             self.ledger.add(call)

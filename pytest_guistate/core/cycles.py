@@ -1,0 +1,147 @@
+"""The cycle detector (issue 14): screens that repeat while the plan does not advance.
+
+Agents loop in ways naive guards miss: open a menu, close it, open it again (A-B-A-B), or tap a
+dead button over and over (A-A-A), each step "succeeding". After every confirmed step the session
+hands the after-screen here; a screen is its *fingerprint* — an 8x8 average hash of the frame (the
+oracle's downscaled copy, so no extra decode; a ticking clock flips a bit or two, a new screen
+dozens) and a signature of the accessibility tree (class, id, text, description of every node
+outside the system UI). Since the last milestone, if the last screens follow a period of 1, 2 or
+3 (A-A-A, A-B-A-B, A-B-C-A-B-C), that is a loop: an EXCEPTION anchor (`kind: cycle`, the steps
+and the loop's screens), a warning the LLM actor sees in its next prompt, and once the loop has
+run `limit` steps with no milestone, `CycleDetected` (a `StepFailed`) with the loop's frames.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import cv2
+import numpy as np
+
+from pytest_guistate.core.errors import StepFailed
+from pytest_guistate.core.frame import FrameError
+
+if TYPE_CHECKING:
+    from pytest_guistate.core.observation import Observation
+    from pytest_guistate.core.records import StepRecord
+    from pytest_guistate.core.session import TaskSession
+    from pytest_guistate.core.steploop import Verification
+
+__all__ = ["CycleDetected", "CycleGuard", "ScreenKey", "find_cycle", "screen_key"]
+
+DEFAULT_LIMIT = 8  # steps in a loop with no milestone before the test fails; 0 = never fail
+_MAX_BITS = 6  # hash bits two looks of one screen may differ by (clock, cursor, spinner)
+_PERIODS = (1, 2, 3)
+_SYSTEM_UI = "com.android.systemui"
+
+
+class CycleDetected(StepFailed):
+    """The screens went round in a loop for `limit` steps without a milestone."""
+
+
+@dataclass(frozen=True)
+class ScreenKey:
+    """What makes two looks "the same screen": a perceptual hash and a tree signature."""
+
+    phash: int
+    tree: str
+
+    def same(self, other: ScreenKey) -> bool:
+        return self.tree == other.tree and (self.phash ^ other.phash).bit_count() <= _MAX_BITS
+
+
+def screen_key(observation: Observation, scale_divisor: int = 4) -> ScreenKey:
+    small = observation.frame.small(scale_divisor)
+    grey = cv2.cvtColor(cv2.resize(small, (8, 8), interpolation=cv2.INTER_AREA), cv2.COLOR_BGR2GRAY)
+    bits = (grey > grey.mean()).flatten()
+    phash = int(np.packbits(bits).view(">u8")[0]) if bits.size == 64 else 0
+    digest = hashlib.blake2b(digest_size=12)
+    tree = observation.tree
+    for node in tree.nodes() if tree is not None else ():
+        if node.package != _SYSTEM_UI:
+            digest.update(f"{node.cls}|{node.resource_id}|{node.text}|{node.content_desc}|{node.checked}\n".encode())
+    return ScreenKey(phash, digest.hexdigest())
+
+
+def find_cycle(keys: list[ScreenKey]) -> tuple[int, int] | None:
+    """(period, how many trailing screens are in the loop), or None: the shortest period whose
+    repetition covers at least max(3, 2*period) trailing screens."""
+    for period in _PERIODS:
+        if len(keys) < max(3, 2 * period):
+            break
+        length = period
+        while length < len(keys) and keys[-length - 1].same(keys[-length - 1 + period]):
+            length += 1
+        distinct = period == 1 or not all(keys[-1 - i].same(keys[-1]) for i in range(period))
+        if distinct and length >= max(3, 2 * period):
+            return period, length
+    return None
+
+
+@dataclass
+class CycleGuard:
+    """Per-session loop watch: the screens since the last milestone and the current episode."""
+
+    limit: int = DEFAULT_LIMIT
+    window: int = 24  # screens kept since the last milestone
+    warning: str = ""  # for the LLM actor's prompt while a loop is on
+    _keys: list[ScreenKey] = field(default_factory=list)
+    _steps: list[int] = field(default_factory=list)
+    _pngs: list[tuple[int, bytes]] = field(default_factory=list)  # the last 3 after-frames (PNG bytes only)
+    _progress: int = -1
+    _anchored: bool = False
+
+    def after_step(self, session: TaskSession, record: StepRecord, verification: Verification | None) -> None:
+        """Feed one confirmed step; anchors a new loop, raises `CycleDetected` past the limit."""
+        if verification is None or not session.policy.compare:
+            return
+        done = len(session.state.completed)
+        if done != self._progress:  # the plan advanced: whatever came before is no loop
+            self._progress, self._keys, self._steps, self._pngs = done, [], [], []
+            self._anchored, self.warning = False, ""
+        try:
+            key = screen_key(verification.after, session.oracle.config.scale_divisor)
+        except (FrameError, AttributeError):
+            return
+        self._keys = [*self._keys, key][-self.window:]
+        self._steps = [*self._steps, record.index][-self.window:]
+        self._pngs = [*self._pngs, (record.index, verification.after.frame.png)][-max(_PERIODS):]
+        found = find_cycle(self._keys)
+        if found is None:
+            self._anchored, self.warning = False, ""
+            return
+        period, length = found
+        steps = self._steps[-length:]
+        shape = "-".join("ABC"[i % period] for i in range(length))
+        self.warning = (f"You are going in circles: steps {steps[0]}-{steps[-1]} showed the screens {shape} without "
+                        "completing a milestone. Do something different, or finish with done(success=false).")
+        if not self._anchored:
+            self._anchored = True
+            self._anchor(session, record, period, steps, shape, verification.after)
+        if self.limit and length >= self.limit:
+            crops = self._loop_frames(session, period)
+            message = (f"step {record.index} {record.name!r}: the screens went round in a loop ({shape}, period "
+                       f"{period}) over steps {steps[0]}-{steps[-1]} with no milestone reached (limit {self.limit} "
+                       f"steps, ini guistate_cycle_limit); the loop's screens: {', '.join(crops) or '(not kept)'}")
+            session.journal._exception(f"loop of {length} steps: test failed", record, crops=crops, detail=message,
+                                       data={"kind": "cycle", "period": period, "steps": steps, "failed": True})
+            raise CycleDetected(message, record)
+
+    def _anchor(self, session: TaskSession, record: StepRecord, period: int, steps: list[int], shape: str,
+                after: Observation) -> None:
+        crops = self._loop_frames(session, period)
+        session.journal._exception(f"cycle: screens {shape} repeat", record, app=after.package, crops=crops,
+                                   detail=f"steps {steps} repeat with period {period} while the plan does not advance",
+                                   data={"kind": "cycle", "period": period, "steps": steps, "failed": False})
+
+    def _loop_frames(self, session: TaskSession, period: int) -> list[str]:
+        """The loop's screens, one per step of the last period: the step's first crop (already written
+        with its step), else its after-frame (kept under `extra/`)."""
+        records = {step.index: step for step in session.steps}
+        names: list[str] = []
+        for index, png in self._pngs[-period:]:
+            crops = records[index].crops if index in records else []
+            names.append(crops[0] if crops else session.artifacts.put(f"step{index:03d}-cycle", png))
+        return names

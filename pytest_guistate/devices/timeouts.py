@@ -1,0 +1,120 @@
+"""Deadlines on every device call (issue 14): a server that stops answering ends the test, not the run.
+
+Appium-Python-Client waits forever by default (its `ClientConfig.timeout` is the socket default,
+None). `bounded_connection` gives the client an `AppiumConnection` whose every HTTP request has a
+read deadline — `guistate_command_timeout` for commands, `guistate_session_timeout` for
+`newSession` (a real server may install helper apps or build WebDriverAgent first) — with urllib3's
+retries off, so a hung GET is not silently re-sent three more times. A request that runs out
+raises `DeviceTimeout` ("device at URL did not answer screenshot within 5 s") and marks the URL
+suspect: the pool probes `/status` before the next test leases it (`take_suspect`).
+
+Each request is also clipped to the test's wall-clock budget (`core/watchdog.py`), so a test
+over budget ends at its next device call with `TestTimeout` rather than after a long wait.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from typing import Any
+
+import urllib3
+from appium.webdriver.appium_connection import AppiumConnection
+from appium.webdriver.client_config import AppiumClientConfig
+from selenium.webdriver.remote.command import Command
+
+from pytest_guistate.core import watchdog
+from pytest_guistate.devices.device_list import DeviceSpec
+from pytest_guistate.devices.errors import DeviceError
+
+__all__ = ["DeviceGone", "DeviceTimeout", "bounded_connection", "is_suspect", "mark_suspect", "take_suspect"]
+
+# Defaults (seconds). A real server: 60 s per command is far beyond a healthy screenshot or page
+# source (0.1-2 s on UiAutomator2/XCUITest/chromium) but leaves room for a slow farm; session
+# creation may install the UiAutomator2 server or build WebDriverAgent, which takes minutes.
+# The sim answers in-process in milliseconds, so 20 s there only ever fires on a real hang.
+COMMAND_TIMEOUT_S = 60.0
+SIM_COMMAND_TIMEOUT_S = 20.0
+SESSION_TIMEOUT_S = 300.0
+SIM_SESSION_TIMEOUT_S = 30.0
+
+_suspects: dict[str, str] = {}
+_lock = threading.Lock()
+
+
+class DeviceTimeout(DeviceError, TimeoutError):
+    """A device call got no answer within its deadline. A `TimeoutError` too, so code that treats
+    an unreachable server (`OSError`) as "move to another device" does so for a hung one."""
+
+
+class DeviceGone(DeviceError, ConnectionError):
+    """The server refused or dropped the connection of a device call (it died, or restarted)."""
+
+
+def mark_suspect(url: str, reason: str) -> None:
+    with _lock:
+        _suspects[url] = reason
+
+
+def is_suspect(url: str) -> bool:
+    with _lock:
+        return url in _suspects
+
+
+def take_suspect(url: str) -> str | None:
+    """Why `url` is suspect (and clear it: the caller probes it now), or None."""
+    with _lock:
+        return _suspects.pop(url, None)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    if isinstance(exc, (urllib3.exceptions.TimeoutError, socket.timeout, TimeoutError)):
+        return True
+    reason = getattr(exc, "reason", None)  # MaxRetryError wraps the ReadTimeoutError
+    return isinstance(reason, (urllib3.exceptions.TimeoutError, socket.timeout, TimeoutError))
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost cause of a urllib3 error, without the long repr of its pool."""
+    inner = getattr(exc, "reason", None) or (exc.args[1] if len(getattr(exc, "args", ())) > 1 else None)
+    found = inner if isinstance(inner, BaseException) else exc
+    return f"{type(found).__name__}: {found}"[:200]
+
+
+class _BoundedConnection(AppiumConnection):
+    """An `AppiumConnection` that puts a deadline on each request and names the command that hung."""
+
+    def __init__(self, url: str, command_timeout_s: float, session_timeout_s: float) -> None:
+        config = AppiumClientConfig(
+            url, timeout=command_timeout_s,  # type: ignore[arg-type]  # a float is what urllib3 takes
+            init_args_for_pool_manager={"init_args_for_pool_manager": {"retries": False}},
+        )
+        super().__init__(client_config=config)
+        self.guistate_url = DeviceSpec(url).display_url  # no user:key@ in messages
+        self.command_timeout_s = command_timeout_s
+        self.session_timeout_s = session_timeout_s
+
+    def execute(self, command: str, params: Any) -> Any:
+        watchdog.check(f"device call {command}")
+        limit = self.session_timeout_s if command == Command.NEW_SESSION else self.command_timeout_s
+        budget = watchdog.remaining()
+        clipped = budget is not None and budget < limit
+        wait = max(0.05, budget) if clipped and budget is not None else limit
+        self._client_config.timeout = wait  # type: ignore[assignment]  # read per request by selenium
+        try:
+            return super().execute(command, params)
+        except (OSError, urllib3.exceptions.HTTPError) as exc:
+            if not _timed_out(exc):
+                message = f"device at {self.guistate_url} dropped {command}: {_reason(exc)}"
+                mark_suspect(self._client_config.remote_server_addr, message)
+                raise DeviceGone(message + " (the server died, restarted or closed the connection)") from None
+            if clipped:
+                watchdog.check(f"device call {command}")  # the budget, not the device, ran out
+            message = f"device at {self.guistate_url} did not answer {command} within {limit:g} s"
+            mark_suspect(self._client_config.remote_server_addr, message)
+            raise DeviceTimeout(message + " (guistate_command_timeout / guistate_session_timeout)") from None
+
+
+def bounded_connection(url: str, command_timeout_s: float, session_timeout_s: float) -> AppiumConnection:
+    """The command executor for `webdriver.Remote(command_executor=..., options=...)`."""
+    return _BoundedConnection(url, command_timeout_s, session_timeout_s)

@@ -1,0 +1,1 @@
+"""The fault suite (issue 14)."""

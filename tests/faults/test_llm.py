@@ -1,0 +1,66 @@
+"""LLM faults end-to-end (issue 14): the reference server's fault modes through the real SDK in a
+pytester run; each ends with a named outcome, the steps before it kept and the API key nowhere."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_guistate.llm.reference_server import ReferenceServer
+
+API_KEY = "sk-ant-api03-FAULT-SUITE-KEY-never-logged"
+
+RUN = '''
+import pytest
+
+SECRET = "hunter2-never-in-logs"
+
+
+@pytest.mark.guistate(app="com.guistate.feed")
+def test_llm(device, guistate):
+    guistate.secret(SECRET)
+    guistate.run("Delete the post by Carol", max_steps=6)
+'''
+
+
+@pytest.fixture
+def llm_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReferenceServer]:
+    with ReferenceServer() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+        yield server
+
+
+CASES = [
+    # (fault, the script after one good turn, extra args, what the output names)
+    ("429 with retry-after", ["429:retry=0.01"] * 3, (), ("api_error", "429", "rate_limit_error")),
+    ("slow beyond the budget", ["slow:20"], ("--guistate-test-timeout=4",), ("TestTimeout", "exceeded its 4 s budget")),
+    ("malformed tool input", ["malformed", "malformed"], (), ("malformed_tool_input",)),
+    ("refusal", ["refusal"], (), ("refusal", "answered without a tool call")),
+]
+# 529, 500 and max_tokens end the same way (tests/llm/test_faults.py drives them through the actor);
+# benchmarks/fault_table.py runs them end to end too. Kept out here for the suite's time budget.
+EXTRA_CASES = [
+    ("529 overloaded", ["529:retry=0.01"] * 3, (), ("api_error", "529", "overloaded_error")),
+    ("500", ["500:retry=0.01"] * 3, (), ("api_error", "500", "api_error")),
+    ("max_tokens", ["max_tokens"], (), ("max_tokens", "guistate_llm_max_tokens")),
+]
+
+
+ALL = CASES + (EXTRA_CASES if os.environ.get("GUISTATE_FAULT_TABLE") else [])
+
+
+@pytest.mark.parametrize(("what", "script", "args", "names"), ALL, ids=[c[0] for c in ALL])
+def test_an_llm_fault_ends_the_run_naming_it(run_inner, llm_server: ReferenceServer, what: str, script: list[str],
+                                             args: tuple[str, ...], names: tuple[str, ...]) -> None:
+    llm_server.script("", *script)
+    out = run_inner(RUN, "--guistate-device=sim", "--guistate-llm=anthropic", *args)
+    out.result.assert_outcomes(failed=1)
+    out.assert_contract(bound_s=60, names=names, steps=[])
+    assert len(out.finished_steps()) >= 1, "the step of the good turn was lost"
+    assert API_KEY not in out.text
+    for path in out.root.rglob("*"):
+        if path.is_file():
+            assert API_KEY.encode() not in path.read_bytes(), f"the API key reached {path}"
