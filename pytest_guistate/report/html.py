@@ -26,6 +26,7 @@ from pytest_guistate.report.images import data_uri, image_size, thumbnail
 from pytest_guistate.report.journal import Journal, JournalError, read_journal
 from pytest_guistate.report.timeline import layout_timeline
 from pytest_guistate.report.triage import triage
+from pytest_guistate.report.viewer_model import step_extras, tree_defs
 
 __all__ = [
     "REPORT_NAME",
@@ -126,6 +127,7 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
             data = embed.read(rel)
             if data is not None:
                 thumbs[str(anchor.get("id"))] = data_uri(thumbnail(data, 104))
+    extras = step_extras(journal, anchors, links)
     steps = []
     for event in journal.steps:
         record = event.get("record") or {}
@@ -152,6 +154,8 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
             "crops": _crop_pairs(embed, files),
             "state": _json_pretty(record["state"]) if record.get("state") else "",
             "duration": "" if duration is None else f"{duration:.2f} s",
+            "thumb": dict(frames).get("after") or dict(frames).get("final") or dict(frames).get("before"),
+            **extras.get(record.get("index"), {"reason": "", "anchors": [], "tree": "", "highlight": [], "llm": None}),
         })
     return {
         "schema": meta.get("schema"), "nodeid": meta.get("nodeid", journal.folder.name), "tier": meta.get("tier", ""),
@@ -163,7 +167,15 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
         "anchors": [{**a, "step": a.get("step"), "links": link_text.get(str(a.get("id")), [])} for a in anchors],
         "final_state": _json_pretty(state) if state else "", "torn_lines": journal.torn_lines,
         "missing_files": embed.missing, "frame_defs": list(embed.frames.values()),
+        "trees": tree_defs(journal)[0], "failed_step": _failed_step(steps),
+        "llm_total": ((journal.llm or {}).get("usage") or {}).get("totals"),
     }
+
+
+def _failed_step(steps: list[dict[str, Any]]) -> int | None:
+    """The step the viewer opens first: the last failed one (the one the test died on)."""
+    failed = [s["index"] for s in steps if s["outcome"] == "failed"]
+    return failed[-1] if failed else None
 
 
 def _crop_pairs(embed: _Embedder, files: dict[str, Any]) -> list[dict[str, str | None]]:
