@@ -31,6 +31,7 @@ from pytest_guistate.report.viewer_model import step_extras, tree_defs
 __all__ = [
     "REPORT_NAME",
     "TIMELINE_NAME",
+    "environment",
     "rebuild_report",
     "render_report",
     "render_timeline_svg",
@@ -55,6 +56,11 @@ def _environment() -> Environment:
 
 
 _ENV = _environment()
+
+
+def environment() -> Environment:
+    """The one autoescaping Jinja2 environment of the report templates (report, timeline, index)."""
+    return _ENV
 
 
 @dataclass
@@ -167,9 +173,17 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
         "anchors": [{**a, "step": a.get("step"), "links": link_text.get(str(a.get("id")), [])} for a in anchors],
         "final_state": _json_pretty(state) if state else "", "torn_lines": journal.torn_lines,
         "missing_files": embed.missing, "frame_defs": list(embed.frames.values()),
-        "trees": tree_defs(journal)[0], "failed_step": _failed_step(steps),
+        "trees": tree_defs(journal)[0], "failed_step": _failed_step(steps), "error_head": error_lines(finish.get("error")),
         "llm_total": ((journal.llm or {}).get("usage") or {}).get("totals"),
     }
+
+
+def error_lines(error: str | None) -> list[str]:
+    """The assertion message of a failure: pytest's `E` lines, else the first line."""
+    if not error or not error.strip():
+        return []
+    lines = [line[1:].strip() for line in error.splitlines() if line.startswith("E ")]
+    return lines or [error.strip().splitlines()[0]]
 
 
 def _failed_step(steps: list[dict[str, Any]]) -> int | None:
@@ -229,15 +243,24 @@ def rebuild_report(folder: Path, *, frame_budget: int = FRAME_BUDGET) -> Path:
 
 
 def report_main(argv: Sequence[str] | None = None) -> int:
-    """`guistate report DIR...`: rebuild report.html of one test folder, or of every folder under DIR."""
+    """`guistate report DIR...` rebuilds report.html of one test folder, or of every folder under DIR;
+    `guistate report --run DIR` also writes the run's index.html there."""
     parser = argparse.ArgumentParser(prog="guistate report", description="rebuild report.html from journal.jsonl")
-    parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR",
+    parser.add_argument("dirs", nargs="*", type=Path, metavar="DIR",
                         help="a test's artifacts folder, or the artifacts root (every folder with a journal)")
+    parser.add_argument("--run", type=Path, metavar="DIR",
+                        help="an artifacts root: rebuild every test's report.html and write DIR/index.html")
+    parser.add_argument("--summary", type=Path, metavar="FILE",
+                        help="with --run: a --guistate-summary JSON, so tests whose folder was not kept are listed too")
     args = parser.parse_args(argv)
+    if not args.dirs and args.run is None:
+        parser.error("give a DIR or --run DIR")
+    if args.summary is not None and args.run is None:
+        parser.error("--summary needs --run DIR")
     status = 0
-    for root in args.dirs:
+    for root in [*args.dirs, *([args.run] if args.run is not None else [])]:
         folders = [root] if (root / "journal.jsonl").is_file() else sorted(p.parent for p in root.glob("*/journal.jsonl"))
-        if not folders:
+        if not folders and root != args.run:
             print(f"guistate report: no journal.jsonl in {root} or its subfolders", file=sys.stderr)
             status = 1
         for folder in folders:
@@ -249,4 +272,21 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                 status = 1
                 continue
             print(f"{path} ({(time.perf_counter() - started) * 1000:.0f} ms)")
+    if args.run is not None:
+        status = max(status, _run_index(args.run, args.summary))
     return status
+
+
+def _run_index(root: Path, summary: Path | None) -> int:
+    from pytest_guistate.report.index import read_summary_tests, rows_from_summary, write_index
+
+    if not root.is_dir():
+        print(f"guistate report: --run {root} is not a directory", file=sys.stderr)
+        return 1
+    try:
+        extra = rows_from_summary(read_summary_tests(summary)) if summary is not None else []
+    except ValueError as exc:
+        print(f"guistate report: {exc}", file=sys.stderr)
+        return 1
+    print(write_index(root, extra))
+    return 0
