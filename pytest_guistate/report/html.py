@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -26,7 +27,7 @@ from pytest_guistate.report.images import data_uri, image_size, thumbnail
 from pytest_guistate.report.journal import Journal, JournalError, read_journal
 from pytest_guistate.report.timeline import layout_timeline
 from pytest_guistate.report.triage import triage
-from pytest_guistate.report.viewer_model import step_extras, tree_defs
+from pytest_guistate.report.viewer_model import step_extras, tree_defs, unplaced_exchanges
 
 __all__ = [
     "REPORT_NAME",
@@ -55,7 +56,16 @@ def _environment() -> Environment:
     )
 
 
+def _text(value: Any) -> Markup:
+    """Escape for element content only (`&`, `<`, `>`): big JSON blocks in `<pre>` stay readable
+    in the source and a third smaller than with quotes escaped too. Never use in attributes."""
+    text = str(value)
+    return Markup(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+_BETWEEN_TAGS = re.compile(r">\n[ \t\n]+<")
 _ENV = _environment()
+_ENV.filters["text"] = _text
 
 
 def environment() -> Environment:
@@ -158,7 +168,7 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
             "attempts": record.get("attempts") or [], "frames": frames,
             "region_boxes": [b for b in regions if isinstance(b, list) and len(b) == 4],
             "crops": _crop_pairs(embed, files),
-            "state": _json_pretty(record["state"]) if record.get("state") else "",
+            "state": json.dumps(record["state"], indent=1, ensure_ascii=False, default=repr) if record.get("state") else "",
             "duration": "" if duration is None else f"{duration:.2f} s",
             "thumb": dict(frames).get("after") or dict(frames).get("final") or dict(frames).get("before"),
             **extras.get(record.get("index"), {"reason": "", "anchors": [], "tree": "", "highlight": [], "llm": None}),
@@ -175,6 +185,7 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
         "missing_files": embed.missing, "frame_defs": list(embed.frames.values()),
         "trees": tree_defs(journal)[0], "failed_step": _failed_step(steps), "error_head": error_lines(finish.get("error")),
         "llm_total": ((journal.llm or {}).get("usage") or {}).get("totals"),
+        "llm_other": unplaced_exchanges(journal.llm, {s["index"] for s in steps}),
     }
 
 
@@ -218,7 +229,9 @@ def render_timeline_svg(model: dict[str, Any]) -> str:
 def render_report(journal: Journal, *, frame_budget: int = FRAME_BUDGET, model: dict[str, Any] | None = None) -> str:
     model = model if model is not None else report_model(journal, frame_budget=frame_budget)
     svg = Markup(render_timeline_svg(model))  # already escaped by its own autoescaping template
-    return _ENV.get_template("report.html.j2").render(m=model, timeline_svg=svg)
+    page = _ENV.get_template("report.html.j2").render(m=model, timeline_svg=svg)
+    # indentation between tags is a few % of a 100-step page; text never holds a raw "<" (escaped)
+    return _BETWEEN_TAGS.sub(">\n<", page)
 
 
 def write_final_json(journal: Journal) -> None:

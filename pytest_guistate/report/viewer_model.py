@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_guistate.report.journal import Journal
-from pytest_guistate.report.viewer_tree import highlight, outline
+from pytest_guistate.report.viewer_tree import highlight, intern_trees
 
-__all__ = ["outcome_reason", "step_extras", "tree_defs"]
+__all__ = ["outcome_reason", "step_extras", "tree_defs", "unplaced_exchanges"]
 
 _OUTCOME_WORDS = {
     "ok": "the action had the expected effect at once",
@@ -79,8 +79,8 @@ def _step_anchors(anchors: list[dict[str, Any]], links: list[dict[str, Any]]) ->
     return out
 
 
-def tree_defs(journal: Journal) -> tuple[list[dict[str, Any]], dict[int, str], dict[str, dict[str, Any]]]:
-    """Distinct trees (rendered once each), the tree key of every step, and the compact trees by key."""
+def tree_defs(journal: Journal) -> tuple[dict[str, Any], dict[int, str], dict[str, dict[str, Any]]]:
+    """The interned trees for the page's script, the tree key of every step, the compact trees by key."""
     compact: dict[str, dict[str, Any]] = {}
     per_step: dict[int, str] = {}
     for event in journal.steps:
@@ -92,9 +92,8 @@ def tree_defs(journal: Journal) -> tuple[list[dict[str, Any]], dict[int, str], d
             compact.setdefault(str(key), event["tree"])
         if str(key) in compact:
             per_step[index] = str(key)
-    defs = [{"key": key, "rows": outline(tree), "omitted": int(tree.get("omitted") or 0)}
-            for key, tree in compact.items() if key in set(per_step.values())]
-    return defs, per_step, compact
+    used = set(per_step.values())
+    return intern_trees({k: t for k, t in compact.items() if k in used}), per_step, compact
 
 
 def _llm_by_step(llm: dict[str, Any] | None) -> dict[int, dict[str, Any]]:
@@ -110,10 +109,19 @@ def _llm_by_step(llm: dict[str, Any] | None) -> dict[int, dict[str, Any]]:
     for exchange in llm.get("exchanges") or []:
         if isinstance(exchange.get("step"), int):
             entry = out.setdefault(exchange["step"], {"tokens": 0, "cost": 0.0, "calls": 0, "exchanges": []})
-            usage = exchange.get("usage") or {}
-            entry["exchanges"].append({**exchange, "tokens": usage.get("total_tokens", 0),
-                                       "cost": usage.get("cost_usd")})
+            entry["exchanges"].append(_exchange(exchange))
     return out
+
+
+def _exchange(exchange: dict[str, Any]) -> dict[str, Any]:
+    usage = exchange.get("usage") or {}
+    images = [src for src in exchange.get("images") or [] if isinstance(src, str) and src.startswith("data:image/")]
+    return {**exchange, "images": images, "tokens": usage.get("total_tokens", 0), "cost": usage.get("cost_usd")}
+
+
+def unplaced_exchanges(llm: dict[str, Any] | None, steps: set[int]) -> list[dict[str, Any]]:
+    """LLM calls of no recorded step (setup, or the actor's final `done` after the last step)."""
+    return [_exchange(x) for x in (llm or {}).get("exchanges") or [] if x.get("step") not in steps]
 
 
 def step_extras(journal: Journal, anchors: list[dict[str, Any]], links: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:

@@ -3,9 +3,10 @@
 Journal side (`compact_tree`): the accessibility tree after a step as nested short-keyed dicts,
 bounded (at most `MAX_NODES` nodes, texts cut to `MAX_TEXT` characters) so a 100-step test adds
 kilobytes, not megabytes. Password nodes never carry their text, whatever the app put there.
-Viewer side (`outline`, `highlight`): the same dicts as a flat, depth-annotated list the template
-renders as nested `<details>`, and the ids of the nodes under a step's changed regions (the
-smallest node enclosing each region, as the oracle snaps regions to containers).
+Viewer side (`intern_trees`, `highlight`): every step's tree as one table of distinct nodes (the
+page's script builds the shown step's outline from it), and the ids of the nodes under a step's
+changed regions (the smallest node enclosing each region, as the oracle snaps regions to
+containers).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["MAX_NODES", "MAX_TEXT", "compact_tree", "highlight", "outline", "tree_key"]
+__all__ = ["MAX_NODES", "MAX_TEXT", "compact_tree", "highlight", "intern_trees", "tree_key"]
 
 MAX_NODES = 400
 MAX_TEXT = 80
@@ -74,29 +75,27 @@ def _walk(node: dict[str, Any], depth: int = 0) -> Iterator[tuple[int, dict[str,
         yield from _walk(child, depth + 1)
 
 
-def outline(compact: dict[str, Any]) -> list[dict[str, Any]]:
-    """Pre-order rows for the template: depth, label parts, children count (to open/close groups)."""
-    rows = []
-    for depth, node in _walk(compact["n"]):
-        bounds = node.get("b")
-        rows.append({
-            "depth": depth, "id": str(node.get("p", "")), "cls": node.get("c", ""), "text": node.get("t", ""),
-            "desc": node.get("d", ""), "rid": node.get("r", ""), "flags": node.get("f", ""),
-            "bounds": "" if not bounds else ",".join(str(v) for v in bounds), "kids": len(node.get("k") or []),
-            "close": 0,
-        })
-    # groups (`<details>` of nodes with children) to close after each row: every open group whose
-    # depth is not above the next row's depth
-    open_groups: list[int] = []
-    for position, row in enumerate(rows):
-        if row["kids"]:
-            open_groups.append(row["depth"])
-            continue
-        following = rows[position + 1]["depth"] if position + 1 < len(rows) else -1
-        while open_groups and open_groups[-1] >= following:
-            open_groups.pop()
-            row["close"] += 1
-    return rows
+def intern_trees(trees: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Trees as one table of distinct nodes (hash-consed: equal subtrees are stored once) and
+    the root row of each tree. Consecutive screens differ in a few nodes (a clock, a toggle), so
+    100 steps cost little more than one tree. Row = [class, id, text, desc, resource id, bounds,
+    flags, [child rows]]; the viewer's script builds the outline of the shown step from it."""
+    table: list[list[Any]] = []
+    rows: dict[str, int] = {}
+
+    def put(node: dict[str, Any]) -> int:
+        kids = [put(child) for child in node.get("k") or []]
+        row = [node.get("c", ""), str(node.get("p", "")), node.get("t", ""), node.get("d", ""), node.get("r", ""),
+               node.get("b") or [], node.get("f", ""), kids]
+        key = json.dumps(row, separators=(",", ":"), ensure_ascii=False)
+        if key not in rows:
+            rows[key] = len(table)
+            table.append(row)
+        return rows[key]
+
+    roots = {key: put(tree["n"]) for key, tree in trees.items()}
+    omitted = {key: int(tree.get("omitted") or 0) for key, tree in trees.items() if tree.get("omitted")}
+    return {"nodes": table, "roots": roots, "omitted": omitted}
 
 
 def _area(box: list[int]) -> int:
