@@ -31,9 +31,12 @@ def outcome_reason(record: dict[str, Any]) -> str:
     last = attempts[-1] if attempts else {}
     if outcome == "failed":
         error = str(record.get("error") or "").strip()
-        head = error.splitlines()[0] if error else ""
         evidence = str(last.get("evidence") or "")
-        return head or evidence or _OUTCOME_WORDS["failed"]
+        if len(attempts) > 1:  # the stale-screen path: say which stages were tried, and that nothing was repeated
+            stages = " \u2192 ".join(str(a.get("stage", "?")) for a in attempts)
+            repeat = "" if record.get("idempotent", True) else "; not repeated (not safe to repeat)"
+            return f"expected effect never showed ({stages}){repeat}: {evidence or error.splitlines()[0]}"
+        return (error.splitlines()[0] if error else "") or evidence or _OUTCOME_WORDS["failed"]
     words = _OUTCOME_WORDS.get(outcome, outcome or "still running")
     if outcome == "refreshed" and last.get("refreshed_by"):
         words += f" (refreshed by {last['refreshed_by']})"
