@@ -47,7 +47,7 @@ def test_session_end_writes_an_index_linking_every_failed_test(probe, failing_ru
     page.wait_for_selector(".detail.shown")
     assert page.locator(".detail.shown").get_attribute("id") == "step-9"
     assert "onerror=alert(1)" in page.locator(".detail.shown .sname").inner_text()  # text, not an element
-    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.set_viewport_size({"width": 1400, "height": 1300})
     shots = Path(os.environ.get(SHOTS_ENV) or (artifacts / "screenshots"))
     shots.mkdir(parents=True, exist_ok=True)
     shot = shots / "viewer-example_failing-long_flow.png"
