@@ -39,10 +39,11 @@ def _thumb(block: dict[str, Any]) -> str | None:
 def transcript_entry(purpose: str, step: int | None, messages: list[dict[str, Any]], answer: Any,
                      usage: dict[str, Any]) -> dict[str, Any]:
     """{purpose, step, prompt, images[], answer, usage} of one call (only the newest user turn)."""
-    last = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+    last: dict[str, Any] = next((m for m in reversed(messages) if m.get("role") == "user"), {})
     content = last.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-    texts, images = [], []
+    texts: list[str] = []
+    images: list[str] = []
     for block in blocks:
         if not isinstance(block, dict):
             continue

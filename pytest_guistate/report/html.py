@@ -170,8 +170,7 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
             "crops": _crop_pairs(embed, files),
             "state": json.dumps(record["state"], indent=1, ensure_ascii=False, default=repr) if record.get("state") else "",
             "duration": "" if duration is None else f"{duration:.2f} s",
-            "thumb": dict(frames).get("after") or dict(frames).get("final") or dict(frames).get("before"),
-            **extras.get(record.get("index"), {"reason": "", "anchors": [], "tree": "", "highlight": [], "llm": None}),
+            **extras.get(int(record.get("index") or 0), _NO_EXTRAS),
         })
     return {
         "schema": meta.get("schema"), "nodeid": meta.get("nodeid", journal.folder.name), "tier": meta.get("tier", ""),
@@ -201,6 +200,9 @@ def _failed_step(steps: list[dict[str, Any]]) -> int | None:
     """The step the viewer opens first: the last failed one (the one the test died on)."""
     failed = [s["index"] for s in steps if s["outcome"] == "failed"]
     return failed[-1] if failed else None
+
+
+_NO_EXTRAS: dict[str, Any] = {"reason": "", "anchors": [], "tree": "", "highlight": [], "llm": None}
 
 
 def _crop_pairs(embed: _Embedder, files: dict[str, Any]) -> list[dict[str, str | None]]:
