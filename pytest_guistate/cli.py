@@ -17,7 +17,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "sim": ("pytest_guistate.devices.sim.cli", "serve_sim",
             "serve the simulated phone (Appium/W3C WebDriver) on loopback until stopped"),
     "report": ("pytest_guistate.report.html", "report_main",
-               "rebuild report.html from the journal of a test folder (or a whole artifacts dir)"),
+               ("rebuild report.html from the journal of a test folder (or a whole artifacts dir); "
+                "--run DIR also writes the run's index.html")),
+    "show": ("pytest_guistate.report.viewer_server", "show_main",
+             "serve an artifacts dir on 127.0.0.1 and print the URL of its index (Ctrl-C stops)"),
     "gate": ("pytest_guistate.report.gate", "gate_main",
              "CI merge gate: read a --guistate-summary JSON (and a --baseline), print text, markdown, "
              "GitHub annotations or JSON, exit 1 if the run must not merge"),

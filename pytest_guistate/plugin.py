@@ -63,6 +63,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     session.config.stash[RUNTIME_KEY].write_summary()
+    session.config.stash[RUNTIME_KEY].write_index()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

@@ -8,6 +8,7 @@ kept in `item.stash`, never as attributes on items.
 from __future__ import annotations
 
 import re
+import sys
 import time
 from contextlib import AbstractContextManager
 import warnings
@@ -63,6 +64,7 @@ class GuistateRuntime:
     _summary_part: SummaryPart | None = field(default=None, init=False)
     _healer: Healer | None = field(default=None, init=False)
     heal_lines: list[str] = field(default_factory=list, init=False)  # for the terminal summary
+    finished_rows: list[dict[str, Any]] = field(default_factory=list, init=False)  # this process's tests, for the index
 
     def sim_url(self) -> str:
         """Start the embedded simulated phone on a free loopback port (once per process)."""
@@ -231,6 +233,7 @@ class GuistateRuntime:
         item.user_properties.extend(junit_properties(done.summary))
         if self._summary_part is not None:
             self._summary_part.add(done.summary)
+        self.finished_rows.append(done.summary.to_dict())
         self.store_step_count(item.nodeid, len(session.steps))
 
     def test_budget(self, item: pytest.Item) -> AbstractContextManager[None]:
@@ -285,6 +288,23 @@ class GuistateRuntime:
 
         if self.settings.summary_path is not None and self.worker is None:
             merge_parts(self.settings.summary_path)
+
+    def write_index(self) -> None:
+        """Controller: the run's index.html in the artifacts dir, when any test folder was kept."""
+        from pytest_guistate.report.index import read_summary_tests, rows_from_summary, write_index
+
+        root = self.settings.artifacts_dir
+        if self.worker is not None or not root.is_dir() or not any(root.glob("*/journal.jsonl")):
+            return
+        summary = self.settings.summary_path
+        tests = self.finished_rows
+        try:
+            if summary is not None and summary.is_file():
+                tests = read_summary_tests(summary)  # every worker's tests, merged
+            write_index(root, rows_from_summary(tests))
+        except (OSError, ValueError) as exc:
+            # at session end pytest no longer shows warnings: say it on stderr
+            print(f"guistate: could not write the run index {root / 'index.html'}: {exc}", file=sys.stderr)
 
     def healer(self) -> Healer | None:
         """The cross-run memory, opened on first use (one SQLite connection per process)."""

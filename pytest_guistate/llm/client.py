@@ -35,6 +35,7 @@ from pytest_guistate.llm.errors import (
     LLMError,
 )
 from pytest_guistate.llm.settings import DEFAULT_MODEL, LLMSettings, Mode
+from pytest_guistate.llm.transcript import transcript_entry
 
 __all__ = ["DEFAULT_MODEL", "REPLAY_KEY", "LLMClient", "LLMSettings", "Mode", "make_client"]
 
@@ -54,6 +55,7 @@ class LLMClient:
     secrets: tuple[str, ...] = ()
     scrub: Callable[[Any], Any] | None = None  # the test's redactor: what a cassette may store
     log: list[str] = field(default_factory=list)  # one line per call, for reports (never the key)
+    transcript: list[dict[str, Any]] = field(default_factory=list)  # what the viewer shows per call
 
     def create(self, purpose: str, *, system: list[dict[str, Any]], tools: list[dict[str, Any]],
                messages: list[dict[str, Any]], tool_choice: dict[str, Any] | None = None,
@@ -97,6 +99,7 @@ class LLMClient:
         call.stop_reason = str(message.stop_reason)
         call.elapsed_s = time.monotonic() - started
         self.ledger.add(call)
+        self.transcript.append(transcript_entry(purpose, step, messages, message, call.to_dict()))
         self.log.append(f"{purpose} step={step} {call.request_id} in={call.total_input} out={call.output_tokens} "
                         f"cache_read={call.cache_read_input_tokens} stop={call.stop_reason} retries={call.retries}")
         if self.cassette is not None and self.replay is None:

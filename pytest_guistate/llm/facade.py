@@ -58,6 +58,7 @@ class TestLLM:
         if self.client is not None:
             data["usage"] = self.client.ledger.to_dict()
             data["unused_exchanges"] = self.client.unused_exchanges
+            data["exchanges"] = self.client.transcript
         data["runs"] = [{"outcome": r.outcome, "success": r.success, "summary": r.summary, "turns": len(r.turns)}
                         for r in self.runs]
         data["checks"] = [{"claim": c.claim, "verdict": c.verdict, "problems": c.problems} for c in self.checks]

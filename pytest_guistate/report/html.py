@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -26,10 +27,12 @@ from pytest_guistate.report.images import data_uri, image_size, thumbnail
 from pytest_guistate.report.journal import Journal, JournalError, read_journal
 from pytest_guistate.report.timeline import layout_timeline
 from pytest_guistate.report.triage import triage
+from pytest_guistate.report.viewer_model import step_extras, tree_defs, unplaced_exchanges
 
 __all__ = [
     "REPORT_NAME",
     "TIMELINE_NAME",
+    "environment",
     "rebuild_report",
     "render_report",
     "render_timeline_svg",
@@ -53,7 +56,21 @@ def _environment() -> Environment:
     )
 
 
+def _text(value: Any) -> Markup:
+    """Escape for element content only (`&`, `<`, `>`): big JSON blocks in `<pre>` stay readable
+    in the source and a third smaller than with quotes escaped too. Never use in attributes."""
+    text = str(value)
+    return Markup(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+_BETWEEN_TAGS = re.compile(r">\n[ \t\n]+<")
 _ENV = _environment()
+_ENV.filters["text"] = _text
+
+
+def environment() -> Environment:
+    """The one autoescaping Jinja2 environment of the report templates (report, timeline, index)."""
+    return _ENV
 
 
 @dataclass
@@ -126,6 +143,7 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
             data = embed.read(rel)
             if data is not None:
                 thumbs[str(anchor.get("id"))] = data_uri(thumbnail(data, 104))
+    extras = step_extras(journal, anchors, links)
     steps = []
     for event in journal.steps:
         record = event.get("record") or {}
@@ -150,8 +168,9 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
             "attempts": record.get("attempts") or [], "frames": frames,
             "region_boxes": [b for b in regions if isinstance(b, list) and len(b) == 4],
             "crops": _crop_pairs(embed, files),
-            "state": _json_pretty(record["state"]) if record.get("state") else "",
+            "state": json.dumps(record["state"], indent=1, ensure_ascii=False, default=repr) if record.get("state") else "",
             "duration": "" if duration is None else f"{duration:.2f} s",
+            **extras.get(int(record.get("index") or 0), _NO_EXTRAS),
         })
     return {
         "schema": meta.get("schema"), "nodeid": meta.get("nodeid", journal.folder.name), "tier": meta.get("tier", ""),
@@ -164,7 +183,27 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
         "anchors": [{**a, "step": a.get("step"), "links": link_text.get(str(a.get("id")), [])} for a in anchors],
         "final_state": _json_pretty(state) if state else "", "torn_lines": journal.torn_lines,
         "missing_files": embed.missing, "frame_defs": list(embed.frames.values()),
+        "trees": tree_defs(journal)[0], "failed_step": _failed_step(steps), "error_head": error_lines(finish.get("error")),
+        "llm_total": ((journal.llm or {}).get("usage") or {}).get("totals"),
+        "llm_other": unplaced_exchanges(journal.llm, {s["index"] for s in steps}),
     }
+
+
+def error_lines(error: str | None) -> list[str]:
+    """The assertion message of a failure: pytest's `E` lines, else the first line."""
+    if not error or not error.strip():
+        return []
+    lines = [line[1:].strip() for line in error.splitlines() if line.startswith("E ")]
+    return lines or [error.strip().splitlines()[0]]
+
+
+def _failed_step(steps: list[dict[str, Any]]) -> int | None:
+    """The step the viewer opens first: the last failed one (the one the test died on)."""
+    failed = [s["index"] for s in steps if s["outcome"] == "failed"]
+    return failed[-1] if failed else None
+
+
+_NO_EXTRAS: dict[str, Any] = {"reason": "", "anchors": [], "tree": "", "highlight": [], "llm": None}
 
 
 def _crop_pairs(embed: _Embedder, files: dict[str, Any]) -> list[dict[str, str | None]]:
@@ -193,7 +232,9 @@ def render_timeline_svg(model: dict[str, Any]) -> str:
 def render_report(journal: Journal, *, frame_budget: int = FRAME_BUDGET, model: dict[str, Any] | None = None) -> str:
     model = model if model is not None else report_model(journal, frame_budget=frame_budget)
     svg = Markup(render_timeline_svg(model))  # already escaped by its own autoescaping template
-    return _ENV.get_template("report.html.j2").render(m=model, timeline_svg=svg)
+    page = _ENV.get_template("report.html.j2").render(m=model, timeline_svg=svg)
+    # indentation between tags is a few % of a 100-step page; text never holds a raw "<" (escaped)
+    return _BETWEEN_TAGS.sub(">\n<", page)
 
 
 def write_final_json(journal: Journal) -> None:
@@ -218,15 +259,24 @@ def rebuild_report(folder: Path, *, frame_budget: int = FRAME_BUDGET) -> Path:
 
 
 def report_main(argv: Sequence[str] | None = None) -> int:
-    """`guistate report DIR...`: rebuild report.html of one test folder, or of every folder under DIR."""
+    """`guistate report DIR...` rebuilds report.html of one test folder, or of every folder under DIR;
+    `guistate report --run DIR` also writes the run's index.html there."""
     parser = argparse.ArgumentParser(prog="guistate report", description="rebuild report.html from journal.jsonl")
-    parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR",
+    parser.add_argument("dirs", nargs="*", type=Path, metavar="DIR",
                         help="a test's artifacts folder, or the artifacts root (every folder with a journal)")
+    parser.add_argument("--run", type=Path, metavar="DIR",
+                        help="an artifacts root: rebuild every test's report.html and write DIR/index.html")
+    parser.add_argument("--summary", type=Path, metavar="FILE",
+                        help="with --run: a --guistate-summary JSON, so tests whose folder was not kept are listed too")
     args = parser.parse_args(argv)
+    if not args.dirs and args.run is None:
+        parser.error("give a DIR or --run DIR")
+    if args.summary is not None and args.run is None:
+        parser.error("--summary needs --run DIR")
     status = 0
-    for root in args.dirs:
+    for root in [*args.dirs, *([args.run] if args.run is not None else [])]:
         folders = [root] if (root / "journal.jsonl").is_file() else sorted(p.parent for p in root.glob("*/journal.jsonl"))
-        if not folders:
+        if not folders and root != args.run:
             print(f"guistate report: no journal.jsonl in {root} or its subfolders", file=sys.stderr)
             status = 1
         for folder in folders:
@@ -238,4 +288,21 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                 status = 1
                 continue
             print(f"{path} ({(time.perf_counter() - started) * 1000:.0f} ms)")
+    if args.run is not None:
+        status = max(status, _run_index(args.run, args.summary))
     return status
+
+
+def _run_index(root: Path, summary: Path | None) -> int:
+    from pytest_guistate.report.index import read_summary_tests, rows_from_summary, write_index
+
+    if not root.is_dir():
+        print(f"guistate report: --run {root} is not a directory", file=sys.stderr)
+        return 1
+    try:
+        extra = rows_from_summary(read_summary_tests(summary)) if summary is not None else []
+    except ValueError as exc:
+        print(f"guistate report: {exc}", file=sys.stderr)
+        return 1
+    print(write_index(root, extra))
+    return 0

@@ -82,6 +82,7 @@ class Journal:
     anchors: list[dict[str, Any]] = field(default_factory=list)  # anchor events
     links: list[dict[str, Any]] = field(default_factory=list)
     states: list[dict[str, Any]] = field(default_factory=list)  # state events
+    llm: dict[str, Any] | None = None  # the llm event (tokens, cost, exchanges), when the test used LLM steps
     finish: dict[str, Any] | None = None
     torn_lines: int = 0  # lines that were not valid JSON (a kill mid-write)
 
@@ -152,5 +153,7 @@ def _apply(journal: Journal, event: dict[str, Any], path: Path, number: int) -> 
         journal.links.append(event)
     elif kind == "state":
         journal.states.append(event)
+    elif kind == "llm":
+        journal.llm = event
     else:
         journal.finish = event

@@ -41,6 +41,7 @@ from pytest_guistate.report.placement import (
     frame_role,
 )
 from pytest_guistate.report.redact import Redactor
+from pytest_guistate.report.viewer_tree import compact_tree, tree_key
 
 __all__ = ["ArtifactRecorder", "Pending", "RecordingScreen"]
 
@@ -107,6 +108,8 @@ class ArtifactRecorder:
         self._graph: Any = None
         self._last_state = ""
         self._last_goal = ""
+        self._last_tree: Any = None
+        self._tree_key = ""  # content hash of the last tree journaled (repeats are referenced, not copied)
         self.bytes_by_step: dict[int, int] = {}
         self.steps: list[dict[str, Any]] = []  # scrubbed step records, for triage at finish
         self.anchor_list: list[dict[str, Any]] = []
@@ -187,16 +190,20 @@ class ArtifactRecorder:
         last = self._last_observed
         if not getattr(observation, "tree_fetched", True) and last is not None and last[0] == frame.png:
             boxes = list(last[1])  # the same pixels as the screen before: its password boxes (no page source)
+            tree = None  # the viewer keeps the previous screen's tree: the same pixels
         else:
             # password fields + the redact hook's (DESIGN §8); reads the tree, fetched now if on demand:
             # never write unredacted
             boxes = self.redactor.screen_boxes(observation)
+            tree = getattr(observation, "tree", None)  # already fetched above
         self._last_observed = (frame.png, boxes)
         if self.screen_size is None:
             self.screen_size = image_size(frame.png)
-        self._submit("on_observation", self._observed, frame, boxes)
+        self._submit("on_observation", self._observed, frame, boxes, tree)
 
-    def _observed(self, frame: Any, boxes: list[Box]) -> None:
+    def _observed(self, frame: Any, boxes: list[Box], tree: Any = None) -> None:
+        if tree is not None:
+            self._last_tree = tree  # the latest screen's tree: the after-screen when its step is recorded
         key = self.frames.remember(frame, boxes)
         self._screen_boxes.pop(key, None)
         self._screen_boxes[key] = boxes
@@ -253,8 +260,25 @@ class ArtifactRecorder:
         clean["crops"] = [self._written[n] for n in step.get("crops") or [] if n in self._written]
         clean["frames"] = [self._written[n] for n in frame_names if n in self._written]
         self.steps.append(clean)
-        self.journal.write("step", {"record": clean, "files": files, "bytes": written})
+        event: dict[str, Any] = {"record": clean, "files": files, "bytes": written}
+        event.update(self._tree_fields(clean))
+        self.journal.write("step", event)
         self._release_held()
+
+    def _tree_fields(self, step: dict[str, Any]) -> dict[str, Any]:
+        """The compact UI tree after a step (standard/full every step, light only when it failed);
+        a tree equal to the previous one journaled is referenced by its key instead of repeated."""
+        if self._last_tree is None or (self.tier == "light" and step.get("outcome") != "failed"):
+            return {}
+        compact = compact_tree(self._last_tree)
+        if compact is None:
+            return {}
+        compact = self.redactor.scrub(compact)
+        key = tree_key(compact)
+        if key == self._tree_key:
+            return {"tree_key": key}
+        self._tree_key = key
+        return {"tree_key": key, "tree": compact}
 
     def on_anchor(self, anchor: Any) -> None:
         self._submit("on_anchor", self._on_anchor, _as_dict(anchor))

@@ -57,7 +57,7 @@ def test_a_stale_real_screen_is_refreshed_and_reported_in_html_and_allure(
 
     [folder] = [p.parent for p in (pytester.path / "artifacts").rglob("report.html")]
     page = lxml_html.fromstring((folder / "report.html").read_text(encoding="utf-8"))
-    rows = page.xpath("//tr[contains(@class, 'step-row')]")
+    rows = page.xpath("//div[contains(@class, 'detail')]")
     assert [r.get("data-step") for r in rows] == ["1", "2"]
     anchors = json.loads((folder / "anchors.json").read_text())["anchors"]
     stale = [a for a in anchors if a["data"].get("kind") == "stale_screen"]

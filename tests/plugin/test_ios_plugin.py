@@ -99,7 +99,7 @@ def test_a_failing_report_shows_crops_snapped_to_cells(inner: InnerRun, pytester
     result = inner("--guistate=standard", "--guistate-artifacts=art", "--guistate-platform=ios",
                    "--guistate-memory=off")
     result.assert_outcomes(failed=1)
-    folder = next((pytester.path / "art").iterdir())
+    folder = next(p for p in (pytester.path / "art").iterdir() if p.is_dir())  # beside the run's index.html
     steps = [json.loads(line) for line in (folder / "journal.jsonl").read_text(encoding="utf-8").splitlines()]
     step = next(e["record"] for e in steps if e.get("type") == "step")
     cell = next(r for r in step["regions"] if r["container"].startswith("Beach "))

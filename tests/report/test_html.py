@@ -26,7 +26,7 @@ def test_app_and_test_text_is_escaped_never_markup(failed_run) -> None:  # type:
     assert all(img.get("src", "").startswith("data:image/") for img in page.xpath("//img"))
     goal = page.get_element_by_id("goal").text_content()
     assert XSS in goal  # shown as text
-    step_names = [td.text_content() for td in page.xpath("//tr[contains(@class,'step-row')]/td[2]")]
+    step_names = [span.text_content() for span in page.xpath("//div[contains(@class,'detail')]//span[@class='sname']")]
     assert any(XSS in name for name in step_names)
     svg_titles = " ".join(t.text_content() for t in page.xpath("//*[local-name()='title']"))
     assert XSS in svg_titles

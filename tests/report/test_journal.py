@@ -86,9 +86,9 @@ def test_sigkill_leaves_a_journal_that_rebuilds_every_finished_step(tmp_path: Pa
     assert not journal.finished and len(journal.steps) == 5
     assert report_main([str(tmp_path)]) == 0  # the artifacts root: every folder with a journal
     page = lxml_html.fromstring((folder / "report.html").read_text(encoding="utf-8"))
-    rows = page.xpath("//tr[contains(@class, 'step-row')]")
+    rows = page.xpath("//div[contains(@class, 'detail')]")
     assert [r.get("data-step") for r in rows] == ["1", "2", "3", "4", "5"]
-    names = [r.xpath("./td[2]")[0].text_content() for r in rows]
+    names = [r.xpath(".//span[@class='sname']")[0].text_content() for r in rows]
     assert names[:4] == [f"type letter #{n}" for n in range(4)]
     assert names[4] == "type '[redacted]'"
     assert page.xpath("//span[contains(@class, 'outcome-killed')]")
