@@ -4,7 +4,7 @@
   `pytest_guistate_redact` hooks as the plain callables the core and the recorder take (the core
   never imports pytest); None when no plugin or conftest implements them.
 - `scrub_report`: a failure's text (terminal, JUnit XML, Allure's trace) scrubbed of secrets
-  and the redact hook's patterns.
+  and the redact hook's patterns; `rename_report`: the test's id in pytest's own names likewise.
 - `locate`: the test's file and lines in the run summary, for CI annotations on source lines.
 """
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pytest_guistate.report.redact import Redaction, RedactionSource
     from pytest_guistate.report.summary import TestSummary
 
-__all__ = ["anchor_detector", "locate", "redaction_source", "scrub_report"]
+__all__ = ["anchor_detector", "locate", "redaction_source", "rename_report", "scrub_report"]
 
 
 def anchor_detector(config: pytest.Config, item: pytest.Item) -> DetectFn | None:
@@ -69,6 +69,21 @@ def scrub_report(report: pytest.TestReport, redactor: Redactor | None) -> None:
     scrub_repr(report.longrepr, redactor.text)
     if redactor.text(str(report.longrepr)) != str(report.longrepr):  # a part the walk could not reach
         report.longrepr = redactor.text(str(report.longrepr))
+
+
+def rename_report(report: pytest.TestReport, names: tuple[str, str] | None) -> None:
+    """The JUnit testcase name, the `-r` summary line and the failure headline come from
+    `report.nodeid` and `report.location`: give them the id without secrets. The report, not the
+    item: node ids are read-only for plugins (pytest-dev/pytest#5259; `--lf` and IDEs key on them).
+    Every phase gets the names fixed at the test's start, so JUnit keeps one testcase per test."""
+    if names is None:
+        return
+    nodeid, domain = names
+    if report.nodeid != nodeid:
+        report.nodeid = nodeid
+    path, line, old = report.location
+    if old != domain:
+        report.location = (path, line, domain)
 
 
 def _display_path(item: pytest.Item) -> str:
