@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,6 +99,21 @@ def _display_path(item: pytest.Item) -> str:
     return Path(item.location[0]).as_posix()
 
 
+def _def_line(item: pytest.Item) -> int | None:
+    """The 1-based line of the test's `def`: pytest's location is its first decorator's line."""
+    line = item.location[1]
+    if line is None:
+        return None
+    try:
+        lines, start = inspect.getsourcelines(item.obj)  # type: ignore[attr-defined]
+    except (AttributeError, OSError, TypeError):
+        return line + 1
+    for offset, text in enumerate(lines):
+        if re.match(r"\s*(async\s+)?def\s", text):
+            return start + offset
+    return line + 1
+
+
 def _failure_line(item: pytest.Item, report: pytest.TestReport | None) -> int | None:
     """The last line of the test's own file the failure's traceback went through (1-based)."""
     longrepr = getattr(report, "longrepr", None) if report is not None and report.failed else None
@@ -115,6 +132,5 @@ def _failure_line(item: pytest.Item, report: pytest.TestReport | None) -> int | 
 def locate(summary: TestSummary, item: pytest.Item, call: pytest.TestReport | None) -> None:
     """Fill the summary's `file`, `line` (the def) and `fail_line` (where it failed)."""
     summary.file = _display_path(item)
-    line = item.location[1]
-    summary.line = None if line is None else line + 1
+    summary.line = _def_line(item)
     summary.fail_line = _failure_line(item, call)
