@@ -4,12 +4,14 @@
   `pytest_guistate_redact` hooks as the plain callables the core and the recorder take (the core
   never imports pytest); None when no plugin or conftest implements them.
 - `scrub_report`: a failure's text (terminal, JUnit XML, Allure's trace) scrubbed of secrets
-  and the redact hook's patterns.
+  and the redact hook's patterns; `rename_report`: the test's id in pytest's own names likewise.
 - `locate`: the test's file and lines in the run summary, for CI annotations on source lines.
 """
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
     from pytest_guistate.report.redact import Redaction, RedactionSource
     from pytest_guistate.report.summary import TestSummary
 
-__all__ = ["anchor_detector", "locate", "redaction_source", "scrub_report"]
+__all__ = ["anchor_detector", "locate", "redaction_source", "rename_report", "scrub_report"]
 
 
 def anchor_detector(config: pytest.Config, item: pytest.Item) -> DetectFn | None:
@@ -71,6 +73,21 @@ def scrub_report(report: pytest.TestReport, redactor: Redactor | None) -> None:
         report.longrepr = redactor.text(str(report.longrepr))
 
 
+def rename_report(report: pytest.TestReport, names: tuple[str, str] | None) -> None:
+    """The JUnit testcase name, the `-r` summary line and the failure headline come from
+    `report.nodeid` and `report.location`: give them the id without secrets. The report, not the
+    item: node ids are read-only for plugins (pytest-dev/pytest#5259; `--lf` and IDEs key on them).
+    Every phase gets the names fixed at the test's start, so JUnit keeps one testcase per test."""
+    if names is None:
+        return
+    nodeid, domain = names
+    if report.nodeid != nodeid:
+        report.nodeid = nodeid
+    path, line, old = report.location
+    if old != domain:
+        report.location = (path, line, domain)
+
+
 def _display_path(item: pytest.Item) -> str:
     """The test file relative to where pytest was started (what a CI checkout sees), else to rootdir."""
     path = Path(item.path)
@@ -80,6 +97,21 @@ def _display_path(item: pytest.Item) -> str:
         except ValueError:
             continue
     return Path(item.location[0]).as_posix()
+
+
+def _def_line(item: pytest.Item) -> int | None:
+    """The 1-based line of the test's `def`: pytest's location is its first decorator's line."""
+    line = item.location[1]
+    if line is None:
+        return None
+    try:
+        lines, start = inspect.getsourcelines(item.obj)  # type: ignore[attr-defined]
+    except (AttributeError, OSError, TypeError):
+        return line + 1
+    for offset, text in enumerate(lines):
+        if re.match(r"\s*(async\s+)?def\s", text):
+            return start + offset
+    return line + 1
 
 
 def _failure_line(item: pytest.Item, report: pytest.TestReport | None) -> int | None:
@@ -100,6 +132,5 @@ def _failure_line(item: pytest.Item, report: pytest.TestReport | None) -> int | 
 def locate(summary: TestSummary, item: pytest.Item, call: pytest.TestReport | None) -> None:
     """Fill the summary's `file`, `line` (the def) and `fail_line` (where it failed)."""
     summary.file = _display_path(item)
-    line = item.location[1]
-    summary.line = None if line is None else line + 1
+    summary.line = _def_line(item)
     summary.fail_line = _failure_line(item, call)

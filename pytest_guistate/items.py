@@ -19,6 +19,7 @@ __all__ = [
     "APPIUM_SESSION_KEY",
     "LIVE_KEY",
     "REPORTS_KEY",
+    "REPORT_NAMES_KEY",
     "SESSION_KEY",
     "attach_failure_section",
     "did_test_fail",
@@ -30,6 +31,7 @@ SESSION_KEY = pytest.StashKey["GuistateSession"]()
 REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
 LIVE_KEY = pytest.StashKey["TerminalProgress"]()
 APPIUM_SESSION_KEY = pytest.StashKey["SessionInfo"]()  # new or reused Appium session, which reset ran
+REPORT_NAMES_KEY = pytest.StashKey[tuple[str, str]]()  # (nodeid, location domain) without secrets
 
 
 def marker_kwargs(item: pytest.Item) -> dict[str, Any]:
@@ -63,12 +65,13 @@ def did_test_fail(item: pytest.Item) -> bool:
 
 def attach_failure_section(item: pytest.Item, report: pytest.TestReport) -> None:
     """Put the task progress into the failure itself, so terminal and JUnit XML both show it; then
-    scrub every phase's report of the test's secrets (traceback, captured output)."""
+    scrub every phase's report of the test's secrets (traceback, captured output, its names)."""
     session = item.stash.get(SESSION_KEY, None)
     if session is None:
         return
-    from pytest_guistate.extensions import scrub_report
+    from pytest_guistate.extensions import rename_report, scrub_report
 
+    rename_report(report, item.stash.get(REPORT_NAMES_KEY, None))
     if not report.failed or report.when != "call":
         scrub_report(report, session.redactor)  # teardown carries every phase's captured output
         return

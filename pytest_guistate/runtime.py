@@ -20,7 +20,7 @@ import pytest
 from pytest_guistate.config import GuistateConfig
 from pytest_guistate.core.tiers import Tier, TierPolicy, choose_tier
 from pytest_guistate.extensions import anchor_detector, locate, redaction_source
-from pytest_guistate.items import APPIUM_SESSION_KEY, LIVE_KEY, REPORTS_KEY, marker_kwargs
+from pytest_guistate.items import APPIUM_SESSION_KEY, LIVE_KEY, REPORT_NAMES_KEY, REPORTS_KEY, marker_kwargs
 from pytest_guistate.progress import terminal_progress
 from pytest_guistate.testsession import GuistateSession
 
@@ -43,6 +43,7 @@ class _TestRecording:
     recorder: ArtifactRecorder
     adapter: AllureAdapter | None
     started: float
+    test_id: str  # the node id as names may show it (`Redactor.ident`), fixed when the test started
 
 
 RECORDER_KEY = pytest.StashKey[_TestRecording]()
@@ -112,12 +113,12 @@ class GuistateRuntime:
         workerinput = getattr(self.config, "workerinput", None)
         return str(workerinput["workerid"]) if workerinput else None
 
-    def resolve_tier(self, item: pytest.Item) -> tuple[Tier, str, bool]:
+    def resolve_tier(self, item: pytest.Item, test_id: str | None = None) -> tuple[Tier, str, bool]:
         """The tier for one test, why, and whether a declared plan may still choose it (auto)."""
         requested, marker_tier = self.requested_tier(item)
         if requested is Tier.OFF:
             return Tier.OFF, "option", False  # --guistate=off switches recording off for every test
-        last = self.last_step_count(item.nodeid) if requested is Tier.AUTO else None
+        last = self.last_step_count(test_id or item.nodeid) if requested is Tier.AUTO else None
         tier, reason = choose_tier(
             requested, marker_tier=marker_tier, last_step_count=last, thresholds=self.settings.thresholds
         )
@@ -131,11 +132,13 @@ class GuistateRuntime:
         from pytest_guistate.report.recorder import ArtifactRecorder, RecordingScreen
         from pytest_guistate.report.redact import Redactor
 
-        tier, reason, auto_from_plan = self.resolve_tier(item)
-        options = marker_kwargs(item)
-        folder = create_test_folder(self.settings.artifacts_dir, item.nodeid, worker=self.worker)
         redactor = Redactor(source=redaction_source(self.config, item))
-        redactor.start()  # patterns known up front scrub the very first journal line
+        redactor.start()  # patterns known up front scrub the very first journal line and every name
+        test_id = redactor.ident(item.nodeid)  # what folders, cache keys and reports may call the test
+        item.stash[REPORT_NAMES_KEY] = (test_id, redactor.ident(item.location[2]))
+        tier, reason, auto_from_plan = self.resolve_tier(item, test_id)
+        options = marker_kwargs(item)
+        folder = create_test_folder(self.settings.artifacts_dir, test_id, worker=self.worker)
         appium_session = item.stash.get(APPIUM_SESSION_KEY, None)  # new or reused, which reset (issue 12)
         recorder = ArtifactRecorder(
             folder, nodeid=item.nodeid, tier=tier.value, redactor=redactor, worker=self.worker,
@@ -158,7 +161,7 @@ class GuistateRuntime:
             hooks=self._hooks(item),
             listeners=[recorder, *([adapter] if adapter is not None else [])],
             settle=SettlePolicy(timeout_s=settle_timeout),
-            name=item.nodeid,
+            name=test_id,
             artifacts=recorder,
             tier_reason=reason,
             auto_from_plan=self.settings.thresholds if auto_from_plan else None,
@@ -169,7 +172,7 @@ class GuistateRuntime:
         from pytest_guistate.budgets import cycle_limit_for
 
         session.cycles.limit = cycle_limit_for(item, self.settings.cycle_limit)
-        live = terminal_progress(self.config, item.nodeid, session)
+        live = terminal_progress(self.config, test_id, session)
         if live is not None:
             session.journal.listeners.append(live)
             item.stash[LIVE_KEY] = live
@@ -181,18 +184,19 @@ class GuistateRuntime:
 
             caps = getattr(device.driver, "capabilities", None) or {}
             version = str(caps.get("guistate:appVersion") or caps.get("appium:appVersion") or "")
-            bridge = MemoryBridge(healer, session, item.nodeid, app_version=version)
+            bridge = MemoryBridge(healer, session, test_id, app_version=version)
             device.memory = bridge
             session.flow_store = healer.store
             session.journal.listeners.insert(0, bridge)  # before the recorder: heal crops go with the step
             item.stash[MEMORY_KEY] = bridge
-        item.stash[RECORDER_KEY] = _TestRecording(recorder, adapter, time.monotonic())
+        item.stash[RECORDER_KEY] = _TestRecording(recorder, adapter, time.monotonic(), test_id)
         if self.settings.llm.mode.value != "off":
             from pytest_guistate.llm.facade import open_llm
 
             llm_settings = self.settings.llm
             session.llm_factory = lambda: open_llm(
-                llm_settings, session, device, test_file=item.path, test_name=item.name, scrub=redactor.scrub
+                llm_settings, session, device, test_file=item.path, test_name=redactor.ident(item.name),
+                scrub=redactor.scrub
             )
         return session
 
@@ -229,12 +233,12 @@ class GuistateRuntime:
         bridge = item.stash.get(MEMORY_KEY, None)
         if bridge is not None and bridge.heals:
             done.summary.heals = recording.recorder.redactor.scrub(list(bridge.heals))
-            self.heal_lines.extend(f"{item.nodeid}: {h['title']}" for h in done.summary.heals)
+            self.heal_lines.extend(f"{done.summary.nodeid}: {h['title']}" for h in done.summary.heals)
         item.user_properties.extend(junit_properties(done.summary))
         if self._summary_part is not None:
             self._summary_part.add(done.summary)
         self.finished_rows.append(done.summary.to_dict())
-        self.store_step_count(item.nodeid, len(session.steps))
+        self.store_step_count(recording.test_id, len(session.steps))
 
     def test_budget(self, item: pytest.Item) -> AbstractContextManager[None]:
         """The whole-test watchdog around the call phase (`budgets.py`)."""

@@ -163,6 +163,17 @@ class AllureAdapter:
                 setattr(details, name, redactor.text(value))
 
     # -- after the test ----------------------------------------------------------------------
+    def _scrub_names(self, test: Any) -> None:
+        """allure-pytest names the result after `item.name` and lists the parameter values: a
+        secret in a parametrize id is replaced as in the artifacts folder's name (`ident`)."""
+        redactor = self._recorder.redactor
+        if not redactor.active:
+            return
+        test.name = redactor.ident(test.name or "")
+        test.titlePath = [redactor.ident(part) for part in test.titlePath or []]
+        for parameter in test.parameters or []:
+            parameter.value = redactor.ident(str(parameter.value))
+
     def finish(self, finished: Any, *, goal: str, tier: str, failed: bool) -> None:
         """Labels, description, and the test-level attachments in the order a person opens them:
         report.html, timeline, progress (then anchors and triage). Failed tests get them all; at
@@ -174,6 +185,7 @@ class AllureAdapter:
         if test is None:
             return
         self._scrub_status(test)
+        self._scrub_names(test)
         if goal:
             test.description = self._recorder.redactor.text(goal)
         test.labels.append(Label(name="guistate_tier", value=tier))

@@ -21,6 +21,7 @@ from pytest_guistate.report.html import (
     report_model,
 )
 from pytest_guistate.report.journal import read_journal
+from pytest_guistate.report.names import relabel
 from pytest_guistate.report.recorder import ArtifactRecorder
 from pytest_guistate.report.summary import TestSummary, summarize
 from pytest_guistate.report.triage import Triage, triage
@@ -79,7 +80,7 @@ def finalize(
     })
     recorder.journal.close(sync=True)
     recorder.close_writer()
-    folder = recorder.folder
+    folder = relabel(recorder, root=root, worker=worker)  # a secret learnt during the test leaves the name
     journal = read_journal(folder)
     states = [e["state"] for e in journal.states] + ([state] if state else [])
     model = report_model(journal)

@@ -93,6 +93,8 @@ class ArtifactRecorder:
         self.folder = folder
         self.tier = str(getattr(tier, "value", tier))
         self.redactor = redactor or Redactor()
+        self.raw_nodeid = nodeid  # kept in memory only: `relabel` re-derives the name at finish
+        self.nodeid = self.redactor.ident(nodeid)  # what the journal, summary and report call the test
         if before_crops is None:  # issue 4: before and after crops in the standard and full tiers
             before_crops = self.tier in ("standard", "full")
         self.frame_format = frame_format
@@ -120,7 +122,7 @@ class ArtifactRecorder:
         self._last_observed: tuple[bytes, list[Box]] | None = None  # PNG and password boxes of the last screen
         self._writer = SerialWriter(inline=not background)
         self.journal.write("meta", {
-            "schema": JOURNAL_SCHEMA, "nodeid": self.redactor.text(nodeid), "tier": self.tier,
+            "schema": JOURNAL_SCHEMA, "nodeid": self.nodeid, "tier": self.tier,
             "worker": worker, "folder": folder.name, "started": round(time.time(), 3),
             **(extra_meta or {}),
         })

@@ -17,6 +17,7 @@ Three sources of what to hide:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,12 +28,19 @@ import numpy as np
 
 from pytest_guistate.core.geometry import Box
 
-__all__ = ["MIN_SECRET_LEN", "REDACTED", "Redaction", "Redactor", "fill_boxes", "fill_pixels", "local_boxes",
-           "scrub_repr"]
+__all__ = ["MIN_SECRET_LEN", "REDACTED", "Redaction", "Redactor", "fill_boxes", "fill_pixels", "id_placeholder",
+           "local_boxes", "scrub_repr"]
 
 REDACTED = "[redacted]"
 MIN_SECRET_LEN = 3  # shorter strings would scrub ordinary words ("a", "ok"); refused loudly
 _FILL_BGR = (40, 40, 40)  # solid dark grey: clearly a redaction, not a rendering glitch
+
+
+def id_placeholder(secret: str) -> str:
+    """What stands for a secret inside a test id: `redacted-` and 8 hex digits of its SHA-256, so two
+    ids that differ only in their secret keep distinct names, the same in every run. A digest of a
+    low-entropy value (a 4-digit PIN) can be guessed by trying them all: give such a parameter `ids=`."""
+    return "redacted-" + hashlib.sha256(secret.encode("utf-8")).hexdigest()[:8]
 
 
 def fill_boxes(image: bytes, boxes: Iterable[Box], *, origin: tuple[int, int] = (0, 0)) -> bytes:
@@ -178,6 +186,15 @@ class Redactor:
                 value = value.replace(secret, REDACTED)
         for pattern in self.patterns:
             value = pattern.sub(REDACTED, value)
+        return value
+
+    def ident(self, value: str) -> str:
+        """`value`, a test id or name that becomes a folder, file or report name, with every secret
+        and pattern match replaced by its `id_placeholder` (`text` would make ids collide)."""
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            value = value.replace(secret, id_placeholder(secret))
+        for pattern in self.patterns:
+            value = pattern.sub(lambda match: id_placeholder(match.group(0)), value)
         return value
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from typing import Any
@@ -138,6 +139,10 @@ def test_locator_strategies(feed: webdriver.Remote) -> None:
     assert feed.find_element("-ios class chain", "**/XCUIElementTypeCell[-1]").get_attribute("name") == "post_row"
     assert feed.find_element("xpath", "//XCUIElementTypeCell[3]//XCUIElementTypeButton").text == "Delete post by Carol"
     assert feed.find_element("xpath", "/AppiumAUT/XCUIElementTypeApplication").get_attribute("name") == "Feed"
+    assert feed.find_elements("xpath", "/AppiumAUT") == []  # the AUT root is no element a client can act on
+    for bad in ("//*[", "count(//*)", "//@label"):  # one wording with the Android persona (WDA's lead)
+        with pytest.raises(InvalidSelectorException, match=f'Cannot evaluate results for XPath expression "{re.escape(bad)}"'):
+            feed.find_element("xpath", bad)
     assert feed.find_element("accessibility id", "delete").get_attribute("bundleId") is None
     with pytest.raises(InvalidSelectorException, match="unknown attribute 'labl'"):
         feed.find_element("-ios predicate string", 'labl == "x"')

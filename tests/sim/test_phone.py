@@ -169,10 +169,12 @@ def test_find_xpath_maps_hits_to_nodes_and_refuses_non_elements() -> None:
     assert [n.key for n in hits] == [n.key for n in phone.root().walk() if n.cls == "android.widget.Button"]
     assert phone.find_xpath("/hierarchy")[0] is phone.root()
     assert "data-key" not in phone.page_source() and "feed/post" not in phone.page_source()
-    for bad in ("count(//*)", "//*[", "//@text"):
+    for bad, why in (("count(//*)", "selects a float"), ("//*[", "not valid XPath"), ("//@text", "non-element")):
         with pytest.raises(SimError) as info:
             phone.find_xpath(bad)
         assert info.value.w3c_error == "invalid selector"
+        assert info.value.message.startswith(f'Cannot evaluate results for XPath expression "{bad}": ')
+        assert why in info.value.message
 
 
 def test_password_is_never_exposed() -> None:

@@ -14,7 +14,7 @@ import pytest
 from appium import webdriver
 from appium.options.android import UiAutomator2Options
 from appium.webdriver.common.appiumby import AppiumBy
-from selenium.common.exceptions import NoSuchElementException
+from selenium.common.exceptions import InvalidSelectorException, NoSuchElementException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions import interaction
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
@@ -134,6 +134,8 @@ def test_find_strategies(driver: webdriver.Remote) -> None:
     row = driver.find_element(AppiumBy.XPATH, "//android.widget.LinearLayout[2]")
     assert row.find_element(AppiumBy.ID, "label").text == "beta"
     assert row.find_element(AppiumBy.XPATH, "./*[@resource-id='com.example.notes:id/label']").text == "beta"
+    with pytest.raises(InvalidSelectorException, match='Cannot evaluate results for XPath expression "./@text": '):
+        row.find_element(AppiumBy.XPATH, "./@text")  # scoped XPath: the same helper, the same wording
     assert [el.text for el in row.find_elements(AppiumBy.CLASS_NAME, "android.widget.TextView")] == ["beta"]
     assert driver.find_elements(AppiumBy.ID, "nothing-here") == []
 

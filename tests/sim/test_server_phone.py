@@ -66,7 +66,7 @@ def test_screen_source_and_locators(driver: webdriver.Remote) -> None:
     assert [el.id for el in by_xpath] == [el.id for el in found]
     assert driver.current_package == FEED
     assert driver.query_app_state(FEED) == AppState.RUNNING_IN_FOREGROUND
-    with pytest.raises(InvalidSelectorException):
+    with pytest.raises(InvalidSelectorException, match='Cannot evaluate results for XPath expression "count'):
         driver.find_element(AppiumBy.XPATH, "count(//*)")
 
 

@@ -16,6 +16,7 @@ from lxml import etree
 
 from pytest_guistate.devices.sim.errors import W3CError
 from pytest_guistate.devices.sim.model import SimNode
+from pytest_guistate.devices.sim.xml import xpath_nodes
 
 __all__ = ["STRATEGIES", "build_xml", "find_nodes"]
 
@@ -80,21 +81,7 @@ def _xpath(root: SimNode, scope: SimNode | None, expression: str, width: int, he
     context = hierarchy
     if scope is not None:
         context = next(element for element, node in by_element.items() if node.key == scope.key)
-    try:
-        result = context.xpath(expression)
-    except (etree.XPathError, ValueError) as exc:
-        raise W3CError("invalid selector", f"invalid XPath {expression!r}: {exc}") from exc
-    if not isinstance(result, list):
-        raise W3CError("invalid selector", f"XPath {expression!r} selects a {type(result).__name__}, not elements")
-    nodes = []
-    for item in result:
-        node = by_element.get(item) if isinstance(item, etree._Element) else None
-        if node is None:
-            if item is hierarchy:
-                continue  # a synthetic <hierarchy> root is not an element a client can act on
-            raise W3CError("invalid selector", f"XPath {expression!r} selects {item!r}, not elements")
-        nodes.append(node)
-    return nodes
+    return xpath_nodes(context, expression, by_element, skip=() if hierarchy in by_element else (hierarchy,))
 
 
 # new UiSelector().text("x").resourceId("y") ... : the single-selector subset, no child selectors.

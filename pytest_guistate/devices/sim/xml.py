@@ -9,12 +9,16 @@ attributes.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Mapping
+from typing import TypeVar
 
 from lxml import etree
 
 from pytest_guistate.devices.sim.model import SimError, SimNode
 
-__all__ = ["PageSource"]
+__all__ = ["PageSource", "xpath_nodes"]
+
+N = TypeVar("N")
 
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _FLAGS = ("checkable", "checked", "clickable", "enabled", "focusable", "focused", "long-clickable", "password",
@@ -57,20 +61,36 @@ class PageSource:
             self._add(element, child, child_index)
 
     def find_xpath(self, expression: str) -> list[SimNode]:
-        """Nodes matched by `expression` in document order; non-element results are an invalid selector."""
-        try:
-            result = self._doc.getroottree().xpath(expression)
-        except (etree.XPathError, TypeError, ValueError) as exc:
-            raise SimError("invalid selector", f"invalid XPath expression {expression!r}: {exc}") from exc
-        if not isinstance(result, list):
-            raise SimError("invalid selector", f"XPath {expression!r} does not select elements (got {result!r})")
-        nodes: list[SimNode] = []
-        for item in result:
-            node = self._nodes.get(item) if isinstance(item, etree._Element) else None
-            if node is None:
-                raise SimError("invalid selector", f"XPath {expression!r} selects non-element values ({item!r})")
-            nodes.append(node)
-        return nodes
+        """Nodes matched by `expression` in document order (SimError "invalid selector" otherwise)."""
+        return xpath_nodes(self._doc, expression, self._nodes)
+
+
+def xpath_nodes(context: etree._Element, expression: str, nodes: Mapping[etree._Element, N],
+                skip: Collection[etree._Element] = ()) -> list[N]:
+    """`expression` evaluated from `context`, each hit mapped back through `nodes`, document order.
+
+    One place for both personas' XPath: hits in `skip` (the iOS `AppiumAUT` root, a synthetic
+    `<hierarchy>`) are dropped; a syntax error, a non-node-set result or a hit that is no element
+    is an "invalid selector" worded like WDA's `Cannot evaluate results for XPath expression "…"`.
+    """
+    def refuse(why: str) -> SimError:
+        return SimError("invalid selector", f'Cannot evaluate results for XPath expression "{expression}": {why}')
+
+    try:
+        result = context.xpath(expression)
+    except (etree.XPathError, TypeError, ValueError) as exc:
+        raise refuse(f"it is not valid XPath ({exc})") from exc
+    if not isinstance(result, list):
+        raise refuse(f"it selects a {type(result).__name__} ({result!r}), not elements")
+    found: list[N] = []
+    for item in result:
+        if isinstance(item, etree._Element) and item in skip:
+            continue
+        node = nodes.get(item) if isinstance(item, etree._Element) else None
+        if node is None:
+            raise refuse(f"it selects non-element values ({item!r})")
+        found.append(node)
+    return found
 
 
 def _tag(cls: str) -> str:

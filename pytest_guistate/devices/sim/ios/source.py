@@ -13,7 +13,7 @@ import re
 from lxml import etree
 
 from pytest_guistate.devices.sim.ios.translate import AUT, IosNode, kids
-from pytest_guistate.devices.sim.model import SimError
+from pytest_guistate.devices.sim.xml import xpath_nodes
 
 __all__ = ["IosSource"]
 
@@ -27,6 +27,7 @@ class IosSource:
     def __init__(self, root: IosNode) -> None:
         self._nodes: dict[etree._Element, IosNode] = {}
         self._doc = self._add(None, root)
+        self._aut = {element for element, node in self._nodes.items() if node.cls == AUT}
         body = etree.tostring(self._doc, encoding="unicode", pretty_print=True)
         self.xml = '<?xml version="1.0" encoding="UTF-8"?>\n' + body
 
@@ -49,20 +50,7 @@ class IosSource:
 
     def find_xpath(self, expression: str, scope: IosNode | None = None) -> list[IosNode]:
         """Nodes matched by `expression` (from `scope` if given), document order; AppiumAUT never."""
-        context: etree._Element = self._doc
+        context = self._doc
         if scope is not None:
             context = next(element for element, node in self._nodes.items() if node.key == scope.key)
-        try:
-            result = context.xpath(expression) if scope is not None else self._doc.getroottree().xpath(expression)
-        except (etree.XPathError, TypeError, ValueError) as exc:
-            raise SimError("invalid selector", f"Invalid XPath expression {expression!r}: {exc}") from exc
-        if not isinstance(result, list):
-            raise SimError("invalid selector", f"XPath {expression!r} does not select elements (got {result!r})")
-        nodes: list[IosNode] = []
-        for item in result:
-            node = self._nodes.get(item) if isinstance(item, etree._Element) else None
-            if node is None:
-                raise SimError("invalid selector", f"XPath {expression!r} selects non-element values ({item!r})")
-            if node.cls != AUT:
-                nodes.append(node)
-        return nodes
+        return xpath_nodes(context, expression, self._nodes, self._aut)
