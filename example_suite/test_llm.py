@@ -14,10 +14,8 @@ from pytest_guistate import gone
 
 @pytest.mark.guistate(app="com.guistate.shopa")
 def test_actor_buys_in_the_cheaper_shop(device, guistate):
-    if device.platform == "ios":
-        # The actor switches apps with `back` to the launcher; an iPhone has no back key, and the
-        # actor has no home gesture yet (issue 11: a follow-up), so this cross-app task cannot start.
-        pytest.skip("cross-app actor task: the actor has no way home on iOS yet (issue 11)")
+    # Android leaves a shop with back to the launcher; an iPhone has no back key, so there the
+    # actor is offered `home` (SpringBoard) instead (issue 11). The same test runs on both.
     result = guistate.run(
         "Compare the price of Phone Case in ShopA and ShopB and buy it in the cheaper shop", max_steps=25
     )

@@ -36,7 +36,7 @@ from pytest_guistate.core.frame import Frame, FrameError, check_png
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation, TreeExpired
 from pytest_guistate.core.uitree import UITree, parse_page_source
-from pytest_guistate.devices import ios, web
+from pytest_guistate.devices import android, ios, web
 from pytest_guistate.devices.errors import (
     CapabilityUnavailable,
     DeviceError,
@@ -500,6 +500,14 @@ class Device:
         rect = self._call("rect", lambda: element.rect)
         x, y, w, h = (float(rect[k]) * self.scale for k in ("x", "y", "width", "height"))  # CSS px may be fractional
         return Box(round(x), round(y), round(x + w), round(y + h))
+
+    def home(self) -> None:
+        """The home screen, where app icons are: the HOME key on Android (`mobile: pressKey` 3), the
+        home button on iOS (`mobile: pressButton` home); the app left keeps its screen."""
+        if self.is_web:
+            raise CapabilityUnavailable(f"home() on {self.url}: a browser session has no home screen")
+        command, params = ios.HOME if self.platform == "ios" else android.HOME
+        self.mobile(command, params)
 
 
 def _package_of(tree: UITree | None) -> str:

@@ -7,20 +7,24 @@
 * There is no back key: back is the navigation bar's back button; where there is no navigation
   bar (a full-screen pushed view) an edge swipe; nothing at all is a clear error. The driver's
   own `back` silently does nothing when it finds no button, so it is not used.
+* Home is the home button, `mobile: pressButton` with `name: home` (SpringBoard comes to the front).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from appium.webdriver.common.appiumby import AppiumBy
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uitree import UINode, UITree
 
-__all__ = ["SECURE_FIELD", "back_target", "ios_locator", "ios_package", "is_ios", "predicate_literal"]
+__all__ = ["HOME", "SECURE_FIELD", "back_target", "ios_locator", "ios_package", "is_ios", "predicate_literal"]
 
 SECURE_FIELD = "XCUIElementTypeSecureTextField"
 _NAV_BAR = "XCUIElementTypeNavigationBar"
 _ALERT = "XCUIElementTypeAlert"
+HOME: tuple[str, dict[str, Any]] = ("pressButton", {"name": "home"})
 
 
 def is_ios(caps: dict[str, object]) -> bool:

@@ -9,7 +9,11 @@ action runs through `session.perform`, so stale screens are settled/refreshed by
 Idempotency (what may be repeated by the step loop): taps on controls whose label or resource id
 reads like delete/remove/buy/pay/checkout/confirm/order/send/submit/post/log in/add to cart/ok/yes,
 taps on toggles (checkable), taps on points with no known element, typing and back are
-non-idempotent; other taps, swipes, waits and refreshes are idempotent.
+non-idempotent; other taps, swipes, waits, refreshes and home are idempotent.
+
+The tools depend on the platform (`tools.actor_tools`): iOS has no back key, so there `back` is
+the navigation bar's back button or the edge swipe and `home` leaves the app (issue 11). A call
+of a tool the platform does not offer goes back to the model as an invalid answer naming it.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pytest_guistate.core.uitree import UINode, UITree
 from pytest_guistate.llm.actuator import Actuator, as_actuator
 from pytest_guistate.llm.client import LLMClient
 from pytest_guistate.llm.errors import LLMError, LLMRunFailed
-from pytest_guistate.llm.instructions import ACTOR_SYSTEM, system_blocks
+from pytest_guistate.llm.instructions import actor_system, system_blocks
 from pytest_guistate.llm.memory import CropMemory
 from pytest_guistate.llm.prompt import (
     ImageScale,
@@ -34,13 +38,12 @@ from pytest_guistate.llm.prompt import (
     section,
     shown_image,
 )
-from pytest_guistate.llm.tools import ACTOR_TOOLS, ToolInputError, validate
+from pytest_guistate.llm.tools import ToolInputError, actor_tools, unoffered, validate
 
 __all__ = ["ActorConfig", "RunResult", "Turn", "is_idempotent_tap", "run"]
 
 _NON_IDEMPOTENT = re.compile(r"\b(delete|remove|buy|purchase|pay|checkout|check out|confirm|order|send|submit|post|"
                              r"publish|transfer|log ?in|sign ?in|sign ?up|add to cart|add_to_cart|ok|yes)\b", re.IGNORECASE)
-_TOOLS = {t["name"]: t for t in ACTOR_TOOLS}
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,9 @@ class _Run:
         self.memory = CropMemory(config.crops, config.whole_frames)
         self.repairs = config.repairs
         self.last_error = ""
+        self.platform = actuator.platform
+        self.tools = actor_tools(self.platform)
+        self.schemas = {str(t["name"]): t["input_schema"] for t in self.tools}
 
     def result(self, success: bool, outcome: str, summary: str) -> RunResult:
         return RunResult(success, outcome, summary, self.turns, self.llm.ledger.totals())
@@ -203,6 +209,8 @@ class _Run:
             return self.perform(turn, f"swipe {data['direction']}", lambda: self.actuator.swipe(*start, *end), None, True)
         if name == "back":
             return self.perform(turn, "back", self.actuator.back, expect, False)
+        if name == "home":
+            return self.perform(turn, "home", self.actuator.home, expect, True)
         if name == "wait":
             seconds = min(float(data["seconds"]), self.config.max_wait_s)
             return self.perform(turn, f"wait {seconds:g}s", lambda: self.session.clock.sleep(seconds), None, True)
@@ -241,8 +249,8 @@ class _Run:
         observation = self.session.observe(settled=True)  # decide on a finished screen, not mid-load
         self.memory.frame(observation.frame)
         content, scale = self.prompt(observation)
-        system = system_blocks(ACTOR_SYSTEM, cache=self.config.cache)
-        message = self.llm.create("actor", system=system, tools=ACTOR_TOOLS, messages=[{"role": "user", "content": content}],
+        system = system_blocks(actor_system(self.platform), cache=self.config.cache)
+        message = self.llm.create("actor", system=system, tools=self.tools, messages=[{"role": "user", "content": content}],
                                   tool_choice={"type": "any"}, step=len(self.session.steps) + 1)
         uses = [b for b in message.content if b.type == "tool_use"]
         texts = " ".join(b.text for b in message.content if b.type == "text").strip()
@@ -257,9 +265,9 @@ class _Run:
         turn = Turn(index, use.name, dict(use.input) if isinstance(use.input, dict) else {"_raw": use.input})
         self.turns.append(turn)
         try:
-            if use.name not in _TOOLS:
-                raise ToolInputError(f"unknown tool {use.name!r}")
-            validate(turn.input, _TOOLS[use.name]["input_schema"], f"{use.name} input")
+            if use.name not in self.schemas:
+                raise ToolInputError(unoffered(use.name, self.platform))
+            validate(turn.input, self.schemas[use.name], f"{use.name} input")
         except ToolInputError as exc:
             return self.invalid(turn, "malformed_tool_input", str(exc))
         if use.name == "tap" and observation.tree is not None and "element_id" in turn.input:

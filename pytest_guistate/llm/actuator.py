@@ -1,6 +1,7 @@
 """`Actuator`: the few device verbs the actor needs, over either the Appium `Device` or the
 in-process `DirectScreen`. Both are wrapped so the actor code has one shape to call; every call is
-made inside `TaskSession.perform`, never on its own."""
+made inside `TaskSession.perform`, never on its own. `platform` (android, ios) decides which tools
+the actor is offered (`tools.actor_tools`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ __all__ = ["Actuator", "as_actuator"]
 
 @runtime_checkable
 class Actuator(Protocol):
+    platform: str
+
     def observe(self) -> Observation: ...
 
     def pull_to_refresh(self) -> bool: ...
@@ -25,12 +28,15 @@ class Actuator(Protocol):
 
     def back(self) -> None: ...
 
+    def home(self) -> None: ...
+
 
 class _DeviceActuator:
     """Over `pytest_guistate.devices.device.Device` (W3C actions, active element)."""
 
     def __init__(self, device: Any) -> None:
         self.device = device
+        self.platform = str(device.platform)
 
     def observe(self) -> Observation:
         return self.device.observe()  # type: ignore[no-any-return]
@@ -50,6 +56,9 @@ class _DeviceActuator:
     def back(self) -> None:
         self.device.back()
 
+    def home(self) -> None:
+        self.device.home()
+
 
 class _PhoneActuator:
     """Over `DirectScreen` (a `PhoneModel` in process): typing goes to the focused node's key."""
@@ -57,6 +66,7 @@ class _PhoneActuator:
     def __init__(self, screen: Any) -> None:
         self.screen = screen
         self.phone = screen.phone
+        self.platform = str(getattr(screen.phone, "platform", "android"))
 
     def observe(self) -> Observation:
         return self.screen.observe()  # type: ignore[no-any-return]
@@ -81,6 +91,9 @@ class _PhoneActuator:
     def back(self) -> None:
         self.screen.back()
 
+    def home(self) -> None:
+        self.screen.home()
+
 
 def as_actuator(target: Any) -> Actuator:
     """Wrap a `Device`, a `DirectScreen`, or pass through anything that already is an `Actuator`."""
@@ -91,4 +104,4 @@ def as_actuator(target: Any) -> Actuator:
     if hasattr(target, "phone") and hasattr(target, "tap"):
         return _PhoneActuator(target)
     raise TypeError(f"{type(target).__name__} is neither a Device, a DirectScreen nor an Actuator "
-                    "(observe, pull_to_refresh, tap_point, type_focused, swipe, back)")
+                    "(platform; observe, pull_to_refresh, tap_point, type_focused, swipe, back, home)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ACTOR_SYSTEM", "CHECK_SYSTEM", "UPDATER_SYSTEM", "system_blocks"]
+__all__ = ["ACTOR_SYSTEM", "CHECK_SYSTEM", "UPDATER_SYSTEM", "actor_system", "system_blocks"]
 
 ACTOR_SYSTEM = """You operate an Android phone to carry out one task for an end-to-end test.
 Each turn you get: <instruction> (the task), <screen> (the foreground app and the size of the screenshot you see),
@@ -43,6 +43,15 @@ CHECK_SYSTEM = """You judge one claim about the current screen of an Android app
 Answer through report_verdict: verdict pass or fail, evidence citing element ids from <elements> with the exact text
 you rely on (for a claim that something is absent, cite the container you looked in and give its region), and a one
 sentence explanation. Judge only what is on the screen now; if you cannot tell, answer fail and say why."""
+
+
+def actor_system(platform: str) -> str:
+    """The actor's prompt for `platform`: on iOS it says it is an iPhone (no back key, a home button;
+    the tools' descriptions say the rest), on Android it is `ACTOR_SYSTEM` unchanged (recorded cassettes match it)."""
+    if platform == "ios":
+        return ACTOR_SYSTEM.replace("You operate an Android phone",
+                                    "You operate an iPhone (no back key; home goes to the home screen)", 1)
+    return ACTOR_SYSTEM
 
 
 def system_blocks(text: str, *, cache: bool) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """The reference policy behind the reference server: deterministic, and it decides only from the
 prompt it is sent (instruction, elements with ids, task state, history), never from the sim.
 
-What it can do: delete a post by an author in a feed (scrolling to find it, refreshing instead of
+It reads the tools it is offered as a model does: where `home` is offered (an iPhone, which has
+no back key) it leaves an app with `home`, else with `back` to the launcher. What it can do: delete a post by an author in a feed (scrolling to find it, refreshing instead of
 re-tapping when the state says the effect is uncertain); log in with a user name and password;
 compare an item's price across two shops (search, read the price next to the item, remember it,
 optionally buy in the cheaper one); judge simple "X is visible / X is gone" claims citing element
@@ -34,6 +35,7 @@ class PromptView:
     history: list[str] = field(default_factory=list)
     screen: dict[str, Any] = field(default_factory=dict)
     sections: dict[str, str] = field(default_factory=dict)
+    tools: list[str] = field(default_factory=list)
 
     @property
     def app(self) -> str:
@@ -58,7 +60,8 @@ def read_prompt(body: dict[str, Any]) -> PromptView:
     content = messages[-1].get("content") if messages else []
     blocks = [content] if isinstance(content, str) else list(content or [])
     sections = parse_sections(blocks)
-    view = PromptView(sections=sections, instruction=sections.get("instruction", "").strip())
+    view = PromptView(sections=sections, instruction=sections.get("instruction", "").strip(),
+                      tools=[str(t.get("name")) for t in body.get("tools") or []])
     for key, attr in (("task_state", "state"), ("screen", "screen")):
         if sections.get(key):
             setattr(view, attr, json.loads(sections[key]))
@@ -169,13 +172,20 @@ def _price_near(v: PromptView, item: str) -> str | None:
     return None
 
 
+def _leave(v: PromptView) -> str:
+    """The tool that leaves an app: `home` where it is offered (iOS), else `back` (Android)."""
+    return "home" if "home" in v.tools else "back"
+
+
 def _goto_app(v: PromptView, label: str, why: str) -> tuple[str, dict[str, Any]] | None:
-    """None when already in the app; else a launcher tap or a back toward the launcher."""
+    """None when already in the app; else a launcher tap, or the way toward the launcher."""
     if label.lower().replace(" ", "") in v.app.lower():
         return None
     icon = next((e for e in v.elements if e.get("tap") and v.label(e).lower() == label.lower()), None)
     if icon is not None:
         return _call("tap", element_id=icon["id"], reason=f"open {label} {why}")
+    if _leave(v) == "home":
+        return _call("home", reason=f"go to the home screen to open {label}")
     return _call("back", reason=f"go back toward the launcher to open {label}")
 
 
@@ -193,7 +203,7 @@ def _compare(v: PromptView, item: str, shops: list[str], buy: bool) -> tuple[str
             others = [s for s in shops if s != shop and key[s] not in facts]
             remember = {key[shop]: price}
             if others or buy:
-                return _call("back", remember=remember, reason=f"{item} costs ${price} in {shop}; leave {shop}")
+                return _call(_leave(v), remember=remember, reason=f"{item} costs ${price} in {shop}; leave {shop}")
             return _call("done", success=True, remember=remember,
                          summary=_summary(item, {**facts, **remember}, key))
         return _search(v, item, shop)
@@ -211,14 +221,15 @@ def _compare(v: PromptView, item: str, shops: list[str], buy: bool) -> tuple[str
     if checkout is not None:
         return _call("tap", element_id=checkout["id"], reason=f"check out {item} in {cheaper}")
     if any('"Add to cart"' in line and "-> failed" not in line for line in v.history):
-        cart = next((e for e in v.elements if str(e.get("desc", "")).startswith("Cart")), None)
+        # the cart button: its content-desc on Android, its label (the element text) on iOS (issue 11)
+        cart = next((e for e in v.elements if v.label(e).startswith("Cart")), None)
         if cart is not None:
             return _call("tap", element_id=cart["id"], expect={"visible": "Checkout"}, reason="open the cart")
     add = next((e for e in tappable if re.fullmatch(r"buy|buy now|add to cart", v.label(e), re.IGNORECASE)), None)
     if add is not None and _has(v, item):
         return _call("tap", element_id=add["id"], reason=f"buy {item} in {cheaper}, the cheaper shop")
     rows = [e for e in tappable if not e.get("edit") and item.lower() in str(e.get("in", "")).lower()
-            and not re.fullmatch(r"search|go", v.label(e), re.IGNORECASE) and not str(e.get("desc", "")).startswith("Cart")]
+            and not re.fullmatch(r"search|go", v.label(e), re.IGNORECASE) and not v.label(e).startswith("Cart")]
     row = min(rows, key=lambda e: "row" not in str(e.get("rid", "")), default=None)
     if row is not None:
         return _call("tap", element_id=row["id"], reason=f"open {item} in {cheaper}")

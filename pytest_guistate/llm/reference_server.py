@@ -12,7 +12,8 @@ same prefix within the TTL read it (`cache_read_input_tokens`). `input_tokens` i
 Faults (issue 5), in priority order: a path prefix `/_fault/<spec>/v1/messages` (every request
 through that base URL), a request header `x-guistate-fault: <spec>`, then `script(...)` (one spec
 per request, in order). Specs: `429`, `529`, `500` (optionally `:retry=SECONDS`), `slow:SECONDS`,
-`malformed`, `max_tokens`, `refusal`, `hallucinate`.
+`malformed`, `max_tokens`, `refusal`, `hallucinate`, `unoffered` (the actor answers with a tool of another
+platform's set that this request does not offer: `home` on Android, as a model used to iPhones might).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from pytest_guistate.llm.tokens import request_segments, text_tokens
 
 __all__ = ["FAULTS", "ReferenceServer", "error_body", "serve"]
 
-FAULTS = ("429", "529", "500", "slow", "malformed", "max_tokens", "refusal", "hallucinate")
+FAULTS = ("429", "529", "500", "slow", "malformed", "max_tokens", "refusal", "hallucinate", "unoffered")
 _ERRORS = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
            429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
 REFUSAL_TEXT = "I can't help with operating this app for that request."
@@ -225,6 +226,9 @@ class ReferenceServer:
                 name, args = "tap", {"element_id": "9/9/9/9", "reason": "tap the button I remember"}
             elif fault == "malformed":
                 name, args = "tap", {"element_id": 42, "x": "left"}
+            elif fault == "unoffered":
+                name = next((n for n in ("home", "back") if n not in tools), "press_key")
+                args = {"reason": f"{name} is how I leave apps"}
         else:
             return [{"type": "text", "text": "The reference policy needs tools to answer."}], "end_turn"
         if fault == "malformed" and name != "tap":

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ACTOR_TOOLS", "CHECK_TOOL", "UPDATER_TOOL", "ToolInputError", "tool_names", "validate"]
+__all__ = ["ACTOR_TOOLS", "CHECK_TOOL", "IOS_ACTOR_TOOLS", "UPDATER_TOOL", "ToolInputError", "actor_tools",
+           "tool_names", "unoffered", "validate"]
 
 
 class ToolInputError(ValueError):
@@ -21,6 +22,7 @@ class ToolInputError(ValueError):
 _EXPECT = {"type": "object", "properties": {"visible": {"type": "string"}, "gone": {"type": "string"}}}
 _REMEMBER = {"type": "object", "additionalProperties": {"type": "string"}}
 _REASON = {"type": "string"}
+_MARKED = {"expect": _EXPECT, "remember": _REMEMBER}
 
 
 def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -43,7 +45,7 @@ ACTOR_TOOLS: list[dict[str, Any]] = [
           {"direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
            "element_id": {"type": "string"}}, ["direction"]),
     _tool("back", "Press the system back key (closes dialogs; at an app's root it returns to the launcher).",
-          {"expect": _EXPECT, "remember": _REMEMBER}, []),
+          _MARKED, []),
     _tool("wait", "Wait for a loading spinner or a delayed redraw, then look again.",
           {"seconds": {"type": "number", "minimum": 0.1, "maximum": 5}}, ["seconds"]),
     _tool("refresh", "Pull to refresh the list on screen; use it when the task state says the last effect is "
@@ -53,6 +55,44 @@ ACTOR_TOOLS: list[dict[str, Any]] = [
           {"success": {"type": "boolean"}, "summary": {"type": "string"}, "remember": _REMEMBER},
           ["success", "summary"]),
 ]
+
+# An iPhone has no back key and no launcher app (issue 11): `back` is the navigation bar's back
+# button or the edge swipe, and `home` (XCUITest's `pressButton` home) is the way to another app.
+# Android's list stays as it was: its order and names are part of every recorded cassette.
+_IOS_ONLY: dict[str, dict[str, Any]] = {
+    "back": _tool("back", "Go back one screen: tap the navigation bar's back button, or swipe from the left edge "
+                          "when there is no bar. iPhones have no back key: it does not close alerts (tap one of "
+                          "their buttons) and does nothing at an app's first screen; use home to leave an app.",
+                  _MARKED, []),
+    "home": _tool("home", "Go to the home screen (SpringBoard), whose icons open apps; the app you leave keeps its "
+                          "screen and is resumed when you tap its icon again.", _MARKED, []),
+}
+IOS_ACTOR_TOOLS: list[dict[str, Any]] = [
+    tool for t in ACTOR_TOOLS
+    for tool in ([_IOS_ONLY["back"], _IOS_ONLY["home"]] if t["name"] == "back" else [t])
+]
+_PLATFORM_TOOLS = {"android": ACTOR_TOOLS, "ios": IOS_ACTOR_TOOLS}
+# What to use instead of a tool another platform has (the actor's error names it).
+_INSTEAD = {("android", "home"): "Android goes home with back at an app's root, then taps the app's icon"}
+
+
+def actor_tools(platform: str) -> list[dict[str, Any]]:
+    """The actor's tool list on `platform` (android, ios); the same list every turn (prompt cache)."""
+    try:
+        return _PLATFORM_TOOLS[platform]
+    except KeyError:
+        raise ValueError(f"no actor tool set for platform {platform!r}; known: {sorted(_PLATFORM_TOOLS)}") from None
+
+
+def unoffered(name: str, platform: str) -> str:
+    """Why the tool `name` cannot be called on `platform`: the message the actor gets back."""
+    offered = tool_names(actor_tools(platform))
+    elsewhere = [p for p, tools in _PLATFORM_TOOLS.items() if p != platform and name in tool_names(tools)]
+    if not elsewhere:
+        return f"unknown tool {name!r}; the tools on {platform} are {offered}"
+    instead = _INSTEAD.get((platform, name), f"use one of {offered}")
+    return f"tool {name!r} exists on {', '.join(elsewhere)} only, not on this {platform} device: {instead}"
+
 
 _VIEW_SUMMARY = {
     "type": "object",

@@ -85,3 +85,8 @@ class DirectScreen:
     def back(self) -> None:
         self.action_count += 1
         self.phone.back()
+
+    def home(self) -> None:
+        """The HOME key (Android) or the home button (the iOS persona): the launcher / SpringBoard."""
+        self.action_count += 1
+        self.phone.press_home()

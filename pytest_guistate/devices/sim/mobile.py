@@ -216,16 +216,19 @@ def _current_package(session: SimSession, params: dict[str, Any]) -> str:
 
 # Android KeyEvent codes the simulated keyboard understands (KEYCODE_0..9, A..Z, SPACE).
 _KEY_CHARS = {7 + i: str(i) for i in range(10)} | {29 + i: chr(ord("a") + i) for i in range(26)} | {62: " "}
-KEYCODE_BACK = 4
+KEYCODE_HOME, KEYCODE_BACK = 3, 4
 
 
 def press_keycode(session: SimSession, keycode: int, metastate: int = 0) -> None:
     if keycode == KEYCODE_BACK:
         session.phone.back()
         return
+    if keycode == KEYCODE_HOME:
+        session.phone.press_home()
+        return
     char = _KEY_CHARS.get(keycode)
     if char is None:
-        raise W3CError("unsupported operation", f"keycode {keycode} is not supported (BACK=4, digits, letters, space)")
+        raise W3CError("unsupported operation", f"keycode {keycode} is not supported (HOME=3, BACK=4, digits, letters, space)")
     node = focused_node(session.phone.root())
     if node is None:
         raise W3CError("invalid element state", f"keycode {keycode}: no focused field to type into")

@@ -238,6 +238,11 @@ class Phone(PhoneInput, PhoneFrames):
         self._open(package)
         self._end()
 
+    def press_home(self) -> None:
+        """The HOME key (KEYCODE_HOME; the iOS persona's home button): the launcher comes to the front
+        and the app it leaves keeps its screen, as an Android launcher (and SpringBoard) do."""
+        self.activate_app(LAUNCHER)
+
     def terminate_app(self, package: str) -> bool:
         self._sync()
         if package == LAUNCHER or package not in self._apps:

@@ -234,7 +234,7 @@ def _active_app(session: SimSession, params: dict[str, Any]) -> dict[str, Any]:
 def _press_button(session: SimSession, params: dict[str, Any]) -> None:
     name = arg_str(params, "name").lower()
     if name == "home":
-        session.phone.press_home()  # type: ignore[attr-defined]
+        session.phone.press_home()
     elif name not in ("volumeup", "volumedown"):
         raise invalid_argument(f"The button name {name!r} is unknown; use home, volumeUp or volumeDown")
 

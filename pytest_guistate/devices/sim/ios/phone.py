@@ -150,7 +150,7 @@ class IosPhone:
             self.tap(*button.bounds.center)
 
     def press_home(self) -> None:
-        self.inner.activate_app(LAUNCHER)
+        self.inner.press_home()
 
     # -- apps ------------------------------------------------------------------------------
     @staticmethod
