@@ -133,9 +133,9 @@ class MemoryStore:
                                    check_same_thread=False)
         try:
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            self._open_schema()  # before WAL: a file that is not ours (or newer) is refused unchanged
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
-            self._open_schema()
             if check:
                 verdict = str(self._db.execute("PRAGMA quick_check").fetchone()[0])
                 if verdict != "ok":

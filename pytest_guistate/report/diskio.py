@@ -78,8 +78,8 @@ def probe_dir(path: Path) -> str | None:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
-        return f"cannot create files in {path}{where}: {describe_os_error(exc)}"
+        blocker = f" ({current})" if current != path and current.exists() and not current.is_dir() else ""
+        return f"cannot create files in {path}: {describe_os_error(exc)}{blocker}"
     finally:
         for folder in missing:
             with contextlib.suppress(OSError):

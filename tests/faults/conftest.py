@@ -101,7 +101,8 @@ class Outcome:
         calls = [r for r in self.result.reprec.getreports("pytest_runtest_logreport") if r.when == "call"]
         return float(calls[-1].duration)
 
-    def record(self, names: str | tuple[str, ...], message: str = "", suffix: str = "") -> None:
+    def record(self, names: str | tuple[str, ...], message: str = "", suffix: str = "",
+               kept: int | None = None) -> None:
         """With GUISTATE_FAULT_TABLE=path (benchmarks/fault_table.py), append this case's row."""
         table = os.environ.get("GUISTATE_FAULT_TABLE")
         if not table:
@@ -111,7 +112,8 @@ class Outcome:
                   if re.match(r"^E\s+[\w.]*(Error|Timeout|Gone|Detected|Failed|NotFound|Exception)\b", ln.strip())]
         line = message or next((e for e in errors if any(w in e for w in wanted)), errors[0] if errors else "(passed)")
         line = line[:160 - len(suffix)] + suffix
-        kept = len(self.finished_steps()) if self.folders() else 0
+        if kept is None:
+            kept = len(self.finished_steps()) if self.folders() else 0
         row = {"case": self.case, "seconds": round(self.elapsed_s, 2),
                "message": line, "steps_kept": kept}
         with open(table, "a", encoding="utf-8") as handle:
