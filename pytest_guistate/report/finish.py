@@ -53,7 +53,8 @@ class _Writes:
     error the test has not seen yet is handed back to be raised, later ones become warnings."""
 
     def __init__(self, recorder: ArtifactRecorder) -> None:
-        self.recorder, self.error = recorder, None  # type: ArtifactRecorder, ArtifactWriteError | None
+        self.recorder = recorder
+        self.error: ArtifactWriteError | None = None
 
     def run(self, fn: Callable[..., Any], *args: Any) -> None:
         try:
