@@ -81,7 +81,7 @@ def test_a_damaged_memory_store_is_set_aside_and_recreated_with_a_warning(run_in
 def test_two_workers_share_one_memory_store_and_one_summary(pytester, request) -> None:
     """`-n 2`: both workers learn into one SQLite file (WAL, busy timeout) that starts damaged, so both
     find it broken at once; it is set aside once, and the merged summary has every test."""
-    tests = 6
+    tests = 4
     pytester.makepyfile(test_inner=LEARN.format(tests=tests))
     (pytester.path / "mem.sqlite").write_bytes(b"not a database" * 100)
     started = time.monotonic()
