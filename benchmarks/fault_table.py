@@ -17,6 +17,41 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def enospc_row(tmp: Path) -> dict[str, object]:
+    """Disk full for real: the artifacts dir on a 16 KiB tmpfs. Needs mount permission (root in a container
+    that allows it); without it the row says so. The fault suite itself uses RLIMIT_FSIZE, which needs none."""
+    from tests.faults.test_disk import ROUNDS
+
+    (tmp / "test_inner.py").write_text(ROUNDS, encoding="utf-8")
+    out = tmp / "out"
+    out.mkdir()
+    row: dict[str, object] = {"case": "disk full for real (16 KiB tmpfs, benchmark only)", "seconds": 0.0,
+                              "steps_kept": 0}
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(out)], capture_output=True,
+                             text=True, check=False)
+    if mounted.returncode != 0:
+        row["message"] = f"not measured: mount -t tmpfs refused ({mounted.stderr.strip()[:80]})"
+        return row
+    try:
+        started = time.monotonic()
+        run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
+                              "--guistate-device=sim", "--guistate-memory=off", "--guistate-retain=on",
+                              "--guistate=light", "--guistate-artifacts=out", "test_inner.py"],
+                             cwd=tmp, capture_output=True, text=True, timeout=120, check=False)
+        row["seconds"] = round(time.monotonic() - started, 2)
+        errors = [ln.strip()[2:].strip() for ln in run.stdout.splitlines() if ln.startswith("E ")
+                  and "ArtifactWriteError" in ln]
+        outcome = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "?"
+        row["message"] = (errors[0].split("diskio.", 1)[-1][:140] if errors else "(no error)") + f" [{outcome}]"
+        journals = list(out.glob("*/journal.jsonl"))
+        row["steps_kept"] = sum(1 for j in journals for line in j.read_text("utf-8").splitlines()
+                                if json.loads(line)["type"] == "step")
+    finally:
+        subprocess.run(["umount", str(out)], capture_output=True, check=False)
+    return row
 
 
 def main() -> int:
@@ -31,6 +66,9 @@ def main() -> int:
                               "-p", "no:randomly"], cwd=ROOT, env=env, capture_output=True, text=True, check=False)
         wall = time.monotonic() - started
         rows = [json.loads(line) for line in table.read_text("utf-8").splitlines()] if table.exists() else []
+        disk = Path(tmp) / "enospc"
+        disk.mkdir()
+        rows.append(enospc_row(disk))
     print(f"tests/faults: {run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-300:]} "
           f"({wall:.0f} s wall, -n {args.workers}, load average {os.getloadavg()[0]:.1f})\n")
     print("| fault | time to fail (s) | message | steps kept |")

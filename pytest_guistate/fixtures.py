@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_guistate.config import SessionMode, get_config
+from pytest_guistate.core.errors import RecordingFailed
 from pytest_guistate.items import APPIUM_SESSION_KEY, SESSION_KEY, did_test_fail, marker_kwargs
 from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime
 from pytest_guistate.session_reuse import HeldSession, SessionInfo, SessionKeeper, session_mode, test_failed
@@ -290,5 +291,7 @@ def guistate(request: pytest.FixtureRequest, device: Any) -> Iterator[Any]:
     failed = did_test_fail(request.node)
     try:
         runtime.finish_session(request.node, session, failed=failed)
+    except RecordingFailed:
+        raise  # the disk refused the record (issue 14): an error of this test, not a warning
     except Exception as exc:
         warnings.warn(f"guistate: finishing the task record of {request.node.nodeid} failed: {exc}", stacklevel=1)

@@ -46,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     guistate_config = build_config(config)
     config.stash[CONFIG_KEY] = guistate_config
     config.stash[RUNTIME_KEY] = GuistateRuntime(config, guistate_config)
+    config.stash[RUNTIME_KEY].check_paths()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -7,6 +7,7 @@ kept in `item.stash`, never as attributes on items.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -64,6 +65,7 @@ class GuistateRuntime:
     _sim: SimServer | None = field(default=None, init=False)
     _summary_part: SummaryPart | None = field(default=None, init=False)
     _healer: Healer | None = field(default=None, init=False)
+    _summary_lock: int | None = field(default=None, init=False)  # fd of `<summary>.lock`, held for the run
     heal_lines: list[str] = field(default_factory=list, init=False)  # for the terminal summary
     finished_rows: list[dict[str, Any]] = field(default_factory=list, init=False)  # this process's tests, for the index
 
@@ -239,6 +241,8 @@ class GuistateRuntime:
             self._summary_part.add(done.summary)
         self.finished_rows.append(done.summary.to_dict())
         self.store_step_count(recording.test_id, len(session.steps))
+        if done.write_error is not None:  # the summary has the test; now say the disk refused its record
+            raise done.write_error
 
     def test_budget(self, item: pytest.Item) -> AbstractContextManager[None]:
         """The whole-test watchdog around the call phase (`budgets.py`)."""
@@ -283,8 +287,15 @@ class GuistateRuntime:
         if path is None:
             return
         if self.worker is None:
-            reset_parts(path)
+            reset_parts(path)  # after check_paths() took the summary's lock: only this run's parts are here
         self._summary_part = SummaryPart(path, self.worker)
+
+    def check_paths(self) -> None:
+        """Controller, at configure: unwritable dirs and a summary another run holds are usage errors (paths.py)."""
+        from pytest_guistate.paths import check_paths
+
+        if self.worker is None:
+            self._summary_lock = check_paths(self.settings)
 
     def write_summary(self) -> None:
         """Controller: merge every worker's part into the one summary file."""
@@ -316,15 +327,21 @@ class GuistateRuntime:
         if path is None:
             return None
         if self._healer is None:
+            from pytest_guistate.core.errors import GuistateWarning
             from pytest_guistate.memory.heal import Healer
-            from pytest_guistate.memory.store import MemoryStore
+            from pytest_guistate.memory.recover import open_store
 
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._healer = Healer(MemoryStore(path))
+            store, note = open_store(path)  # a damaged file is set aside, never deleted (issue 14)
+            if note:
+                warnings.warn(GuistateWarning(note), stacklevel=2)
+            self._healer = Healer(store)
         return self._healer
 
     def close(self) -> None:
         self.stop_sim()
+        if self._summary_lock is not None:
+            os.close(self._summary_lock)
+            self._summary_lock = None
         if self._healer is not None:
             self._healer.store.close()
             self._healer = None

@@ -17,6 +17,7 @@ __all__ = [
     "GuistateWarning",
     "MilestoneNotVisible",
     "ProgressIncomplete",
+    "RecordingFailed",
     "StepFailed",
 ]
 
@@ -27,6 +28,11 @@ class GuistateWarning(UserWarning):
 
 class GuistateError(Exception):
     """Misuse of the API (e.g. a step opened inside another step)."""
+
+
+class RecordingFailed(Exception):
+    """The test's record can no longer be written (disk full, file-size limit): the test stops here
+    rather than run on unrecorded. Unlike other listener errors it is raised, not warned (issue 14)."""
 
 
 class StepFailed(AssertionError):

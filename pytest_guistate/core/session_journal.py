@@ -15,7 +15,7 @@ from pytest_guistate.core.anchors import Anchor, AnchorType, LinkType
 from pytest_guistate.core.artifact_names import crop_name, frame_name
 from pytest_guistate.core.detect import is_system_alert, popup_title, route_change
 from pytest_guistate.core.detectors import run_detectors
-from pytest_guistate.core.errors import GuistateWarning
+from pytest_guistate.core.errors import GuistateWarning, RecordingFailed
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.core.records import StepRecord
@@ -96,6 +96,8 @@ class Journal:
                 continue
             try:
                 fn(arg)
+            except RecordingFailed:
+                raise  # nothing more can be recorded: the test must not run on without its record
             except Exception as exc:  # noqa: BLE001 - a reporter must not fail the test; say what is lost
                 warnings.warn(GuistateWarning(
                     f"guistate listener {type(listener).__name__}.{method} raised {type(exc).__name__}: {exc}; "

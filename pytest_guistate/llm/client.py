@@ -20,6 +20,7 @@ import anthropic
 
 from pytest_guistate.core import watchdog
 from pytest_guistate.llm.accounting import CallUsage, TokenLedger, price_for
+from pytest_guistate.llm.budgeted import within_budget
 from pytest_guistate.llm.cassette import (
     PURPOSE_HEADER,
     Cassette,
@@ -71,18 +72,24 @@ class LLMClient:
         headers = {PURPOSE_HEADER: purpose} if self.replay is not None else None
         started = time.monotonic()
         call = CallUsage(purpose=purpose, step=step, model=self.settings.model)
-        watchdog.check(f"the LLM {purpose} call")  # the test's wall-clock budget (issue 14)
-        left = watchdog.remaining()
-        per_call: dict[str, Any] = {"timeout": max(0.05, left)} if left is not None and left < self.settings.timeout_s else {}
+        where = f"the LLM {purpose} call"
+        watchdog.check(where)  # the test's wall-clock budget (issue 14)
         try:
-            raw = self.sdk.messages.with_raw_response.create(**params, extra_headers=headers, **per_call)
+            if watchdog.remaining() is None:
+                raw = self.sdk.messages.with_raw_response.create(**params, extra_headers=headers)
+                retries = raw.retries_taken
+            else:
+                raw, retries = within_budget(self.sdk, params, headers, self.settings, where)
             message = raw.parse()
         except anthropic.APIStatusError as exc:
             self._fail(call, params, exc, started)
             raise AssertionError("unreachable") from exc  # _fail always raises
+        except watchdog.TestTimeout as exc:  # the budget ended during the call or its retry wait
+            call.error, call.elapsed_s = f"TestTimeout: {exc}", time.monotonic() - started
+            self.ledger.add(call)
+            self.log.append(f"{purpose} step={step} {call.error}")
+            raise
         except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
-            if per_call:
-                watchdog.check(f"the LLM {purpose} call")  # the budget, not the model, ran out
             call.error = f"{type(exc).__name__}: {exc}"
             call.elapsed_s = time.monotonic() - started
             self.ledger.add(call)
@@ -95,7 +102,7 @@ class LLMClient:
         call.cache_creation_input_tokens = usage.cache_creation_input_tokens or 0
         call.cache_read_input_tokens = usage.cache_read_input_tokens or 0
         call.request_id = raw.request_id or ""
-        call.retries = raw.retries_taken
+        call.retries = retries
         call.stop_reason = str(message.stop_reason)
         call.elapsed_s = time.monotonic() - started
         self.ledger.add(call)

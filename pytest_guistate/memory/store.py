@@ -21,7 +21,7 @@ from typing import Any, Self
 
 from pytest_guistate.memory.rank import RankPolicy, retention
 
-__all__ = ["SCHEMA_VERSION", "MemorySchemaError", "MemoryStore", "NewPatch", "PatchEntry"]
+__all__ = ["SCHEMA_VERSION", "MemoryCorrupt", "MemorySchemaError", "MemoryStore", "NewPatch", "PatchEntry"]
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -50,6 +50,19 @@ _PATCH_COLUMNS = ("id, function, description, app, app_version, screen_w, screen
 
 class MemorySchemaError(RuntimeError):
     """The file is not a guistate memory store this plugin can read."""
+
+
+class MemoryCorrupt(MemorySchemaError):
+    """Damaged or someone else's: not SQLite, failing its integrity check, or an SQLite file without our
+    schema. Unlike a newer schema (refused, kept as is), the plugin may set it aside (`recover.py`)."""
+
+
+def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
+    """SQLITE_CORRUPT / SQLITE_NOTADB (and their extended codes); not a lock or a path problem."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    if name:
+        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    return not isinstance(exc, sqlite3.OperationalError)
 
 
 @dataclass(frozen=True)
@@ -108,22 +121,32 @@ class MemoryStore:
     """One memory file. `max_entries` caps the patches; over it, the lowest-ranked are evicted."""
 
     def __init__(self, path: str | Path, *, max_entries: int = 5000, policy: RankPolicy | None = None,
-                 clock: Callable[[], float] = time.time, busy_timeout_s: float = 30.0) -> None:
+                 clock: Callable[[], float] = time.time, busy_timeout_s: float = 30.0,
+                 check: bool = False) -> None:
         if max_entries < 1:
             raise ValueError(f"max_entries must be >= 1, got {max_entries}")
         self.path = Path(path)
         self.max_entries, self.policy, self.clock = max_entries, policy or RankPolicy(), clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(self.path), timeout=busy_timeout_s, isolation_level=None,
+                                   check_same_thread=False)
         try:
-            self._db = sqlite3.connect(str(self.path), timeout=busy_timeout_s, isolation_level=None,
-                                       check_same_thread=False)
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            self._open_schema()  # before WAL: a file that is not ours (or newer) is refused unchanged
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
-            self._open_schema()
+            if check:
+                verdict = str(self._db.execute("PRAGMA quick_check").fetchone()[0])
+                if verdict != "ok":
+                    raise MemoryCorrupt(f"{self.path} fails SQLite's quick_check: {verdict}")
         except sqlite3.DatabaseError as exc:
-            raise MemorySchemaError(f"{self.path} is not a usable guistate memory store: {exc}") from exc
+            self._db.close()
+            kind = MemoryCorrupt if _is_corruption(exc) else MemorySchemaError
+            raise kind(f"{self.path} is not a usable guistate memory store: {exc}") from exc
+        except MemorySchemaError:
+            self._db.close()
+            raise
 
     # -- schema ------------------------------------------------------------------------------
     def _open_schema(self) -> None:
@@ -135,7 +158,7 @@ class MemoryStore:
                     f"{self.path} has memory schema {version}, newer than this plugin's {SCHEMA_VERSION}: "
                     "upgrade pytest-guistate or point --guistate-memory at another file")
             if version == 0 and tables - {"sqlite_sequence"}:
-                raise MemorySchemaError(f"{self.path} is an SQLite file but not a guistate memory store "
+                raise MemoryCorrupt(f"{self.path} is an SQLite file but not a guistate memory store "
                                         f"(tables {sorted(tables)}, no schema version)")
             if version == 0:
                 for statement in _SCHEMA.split(";"):  # not executescript: it would COMMIT our lock away

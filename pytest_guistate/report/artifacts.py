@@ -78,11 +78,14 @@ def create_test_folder(root: Path, nodeid: str, *, worker: str | None = None, ma
         base = f"{base}@{worker}"
     for attempt in range(1, max_attempts + 1):
         folder = root / (base if attempt == 1 else f"{base}-attempt{attempt}")
-        try:
-            folder.mkdir()
-        except FileExistsError:
-            continue
-        return folder
+        for _ in range(3):
+            try:
+                folder.mkdir()
+                return folder
+            except FileExistsError:
+                break
+            except FileNotFoundError:  # another run sharing the root removed it while empty (discard_folder)
+                root.mkdir(parents=True, exist_ok=True)
     raise RuntimeError(f"{max_attempts} artifact folders for {nodeid!r} already exist under {root}")
 
 

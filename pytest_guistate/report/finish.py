@@ -8,11 +8,15 @@ the journal gets its `finish` line and is fsync'd first; the derived files follo
 from __future__ import annotations
 
 import json
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.report.artifacts import Retain, discard_folder, should_retain
+from pytest_guistate.report.diskio import ArtifactWriteError, write_file
 from pytest_guistate.report.html import (
     REPORT_NAME,
     TIMELINE_NAME,
@@ -42,6 +46,25 @@ class FinishedTest:
     timeline_svg: str  # the picture, also for Allure (text, not a file, so it survives deletion)
     anchors_json: str
     progress_text: str
+    write_error: ArtifactWriteError | None = None  # a refused write not yet raised in the test: raise it now
+
+
+class _Writes:
+    """Finishing goes on after a refused write (every file that still fits is written); the first
+    error the test has not seen yet is handed back to be raised, later ones become warnings."""
+
+    def __init__(self, recorder: ArtifactRecorder) -> None:
+        self.recorder = recorder
+        self.error: ArtifactWriteError | None = None
+
+    def run(self, fn: Callable[..., Any], *args: Any) -> None:
+        try:
+            fn(*args)
+        except ArtifactWriteError as exc:
+            if self.recorder.write_error is None and self.error is None:
+                self.error = self.recorder.write_error = exc
+            elif exc is not self.recorder.write_error:
+                warnings.warn(GuistateWarning(f"guistate: {exc}"), stacklevel=3)
 
 
 def _progress_text(state: dict[str, Any]) -> str:
@@ -67,19 +90,20 @@ def finalize(
 ) -> FinishedTest:
     """Close the journal, triage a failure, write state.json/anchors.json/report.html, apply retention."""
     failed = outcome in FAILED_OUTCOMES
-    recorder.flush_extra()
+    writes = _Writes(recorder)
+    writes.run(recorder.flush_extra)
     redact = recorder.redactor.scrub
     error_text = redact(error) if error else None
     state = recorder.state or {}
     anchors = recorder.anchors or {"anchors": recorder.anchor_list, "links": []}
     label = (triage(recorder.steps, anchors.get("anchors") or [], state, error_text, conflicts=recorder.conflicts)
              if failed else None)
-    recorder.journal.write("finish", {
+    writes.run(recorder.journal.write, "finish", {
         "outcome": outcome, "error": error_text, "state": state, "anchors": anchors,
         "triage": label.to_dict() if label else None, "llm_tokens": llm_tokens,
     })
     recorder.journal.close(sync=True)
-    recorder.close_writer()
+    writes.run(recorder.close_writer)
     folder = relabel(recorder, root=root, worker=worker)  # a secret learnt during the test leaves the name
     journal = read_journal(folder)
     states = [e["state"] for e in journal.states] + ([state] if state else [])
@@ -94,11 +118,14 @@ def finalize(
     )
     report = None
     if keep:
-        (folder / "state.json").write_text(json.dumps(state, indent=2, ensure_ascii=False), encoding="utf-8")
-        (folder / "anchors.json").write_text(anchors_json, encoding="utf-8")
-        (folder / TIMELINE_NAME).write_text(svg, encoding="utf-8")
+        writes.run(write_file, folder / "state.json", json.dumps(state, indent=2, ensure_ascii=False))
+        writes.run(write_file, folder / "anchors.json", anchors_json)
+        writes.run(write_file, folder / TIMELINE_NAME, svg)
         report = folder / REPORT_NAME
-        report.write_text(render_report(journal, model=model), encoding="utf-8")
+        writes.run(write_file, report, render_report(journal, model=model))
+        if not report.is_file():
+            report = None
     else:
         discard_folder(folder, root)
-    return FinishedTest(summary, label, folder if keep else None, report, svg, anchors_json, _progress_text(state))
+    return FinishedTest(summary, label, folder if keep else None, report, svg, anchors_json, _progress_text(state),
+                        writes.error)

@@ -19,6 +19,7 @@ import cv2
 import numpy as np
 
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.report.diskio import write_file
 from pytest_guistate.report.images import FrameFormat, decode, encode_frame, encode_pixels, frame_divisor, image_size
 from pytest_guistate.report.placement import Pending, digest
 from pytest_guistate.report.redact import fill_boxes, fill_pixels, local_boxes
@@ -149,8 +150,7 @@ class FrameStore:
         path = self.folder / target
         if path.exists():
             return target, 0
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        write_file(path, data)
         return target, len(data)
 
     def _encode(self, pending: Pending, size: tuple[int, int], fill: list[Box]) -> bytes:
@@ -202,7 +202,7 @@ class FrameStore:
                 out.append("")
                 continue
             data = encoded.tobytes()
-            (self.folder / target).write_bytes(data)
+            write_file(self.folder / target, data)
             out.append(target)
             total += len(data)
         return out, total

@@ -2,19 +2,22 @@
 
 Schema `guistate.journal/1` (docs/schema.md). One JSON object per line, `type` one of
 meta | goal | step | anchor | link | state | finish. Each line is written with a single
-`write` + `flush` on an unbuffered-at-the-line file, so a process killed mid-test leaves every
-finished line on disk (the OS owns the bytes once `flush` returns; `fsync` would only matter for
+`os.write` (no user-space buffer), so a process killed mid-test leaves every
+finished line on disk (the OS owns the bytes once `os.write` returns; `fsync` would only matter for
 a power cut, and costs ~ms per step on CI disks, so it is done once, at finish). A reader
 tolerates a torn last line (a kill during the write) and says so instead of failing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from pytest_guistate.report.diskio import ArtifactWriteError
 
 __all__ = ["EVENT_TYPES", "JOURNAL_NAME", "JOURNAL_SCHEMA", "Journal", "JournalError", "JournalWriter", "read_journal"]
 
@@ -28,36 +31,59 @@ class JournalError(ValueError):
 
 
 class JournalWriter:
-    """Appends events to `folder/journal.jsonl`; one line per event, flushed immediately."""
+    """Appends events to `folder/journal.jsonl`; one line per event, one `os.write`, no user-space buffer.
+
+    A write the disk refuses (full, quota, `ulimit -f`) truncates the file back to its last whole
+    line and raises `ArtifactWriteError` naming the path: the lines before stay readable, no torn
+    half-line is left, and later events are refused too, so the journal has no hole (issue 14).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file: IO[str] | None = path.open("a", encoding="utf-8", newline="\n")
+        try:
+            self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise ArtifactWriteError(path, exc) from exc
+        self._size = os.fstat(self._fd).st_size
         self.lines = 0
+        self.refused: ArtifactWriteError | None = None
 
     def write(self, event_type: str, payload: dict[str, Any]) -> None:
         if event_type not in EVENT_TYPES:
             raise ValueError(f"unknown journal event type {event_type!r}; known: {EVENT_TYPES}")
-        if self._file is None:
+        if self._fd is None:
             raise JournalError(f"journal {self.path} is closed; cannot write a {event_type!r} event")
+        if self.refused is not None:
+            raise self.refused  # no later line after a hole: the journal ends where the disk stopped it
         event = {"type": event_type, **payload}
-        line = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=_fallback)
-        self._file.write(line + "\n")
-        self._file.flush()
+        line = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=_fallback) + "\n"
+        data = memoryview(line.encode("utf-8"))
+        try:
+            while data:
+                data = data[os.write(self._fd, data):]
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # a device file (/dev/full) cannot be truncated
+                os.ftruncate(self._fd, self._size)
+            self.refused = ArtifactWriteError(self.path, exc, f"its {self.lines} complete line(s) before this "
+                                              f"{event_type!r} event are kept, and it takes no more")
+            raise self.refused from exc
+        self._size += len(line.encode("utf-8"))
         self.lines += 1
 
     def close(self, *, sync: bool = True) -> None:
-        if self._file is None:
+        if self._fd is None:
             return
-        self._file.flush()
-        if sync:
-            os.fsync(self._file.fileno())
-        self._file.close()
-        self._file = None
+        fd, self._fd = self._fd, None
+        try:
+            if sync:
+                with contextlib.suppress(OSError):  # fsync guards a power cut only; never a reason to fail
+                    os.fsync(fd)
+        finally:
+            os.close(fd)
 
     @property
     def closed(self) -> bool:
-        return self._file is None
+        return self._fd is None
 
 
 def _fallback(value: Any) -> Any:

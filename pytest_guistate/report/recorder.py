@@ -29,6 +29,7 @@ from pytest_guistate.core.artifact_names import CROPS_DIR, before_crop_name, cro
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.report.background import SerialWriter
+from pytest_guistate.report.diskio import ArtifactWriteError, write_file
 from pytest_guistate.report.frame_store import FrameStore
 from pytest_guistate.report.images import FrameFormat, image_size
 from pytest_guistate.report.journal import JOURNAL_NAME, JOURNAL_SCHEMA, JournalWriter
@@ -118,6 +119,7 @@ class ArtifactRecorder:
         self.conflicts: list[dict[str, Any]] = []  # every state-vs-screen conflict seen (focus resets per step)
         self.state: dict[str, Any] | None = None
         self.anchors: dict[str, Any] | None = None
+        self.write_error: ArtifactWriteError | None = None  # the first write the disk refused
         self.journal = JournalWriter(folder / JOURNAL_NAME)
         self._last_observed: tuple[bytes, list[Box]] | None = None  # PNG and password boxes of the last screen
         self._writer = SerialWriter(inline=not background)
@@ -152,10 +154,21 @@ class ArtifactRecorder:
         self._writer.submit(what, fn, *args, step=step)
 
     def _warn(self, errors: list[tuple[str, BaseException]]) -> None:
+        """Warn about what a job lost; a write the disk refused is raised instead, once (issue 14):
+        the test stops at its next event rather than run on with nothing recorded."""
+        first: ArtifactWriteError | None = None
         for what, exc in errors:
+            if isinstance(exc, ArtifactWriteError) and self.write_error is None and first is None:
+                first = exc
+                continue
+            if exc is self.write_error or exc is first:
+                continue  # the journal refusing again what it already refused: said once
             warnings.warn(GuistateWarning(
                 f"guistate listener {type(self).__name__}.{what} raised {type(exc).__name__}: {exc}; "
                 "its report will miss this event"), stacklevel=3)
+        if first is not None:
+            self.write_error = first
+            raise first
 
     # -- ArtifactSink ------------------------------------------------------------------------
     def put(self, name: str, data: bytes | Callable[[], bytes], media_type: str = "image/png") -> str:
@@ -362,8 +375,7 @@ class ArtifactRecorder:
         if path.exists():
             self._written[name] = target
             return target, 0
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        write_file(path, data)
         self._written[name] = target
         return target, len(data)
 

@@ -17,11 +17,18 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = [
     "SUMMARY_SCHEMA",
+    "SummaryBusy",
     "SummaryPart",
     "TestSummary",
     "junit_properties",
+    "lock_summary",
     "merge_parts",
     "parts_dir",
     "read_summary",
@@ -140,6 +147,33 @@ def junit_properties(summary: TestSummary) -> list[tuple[str, object]]:
 
 def parts_dir(summary_path: Path) -> Path:
     return summary_path.with_name(summary_path.name + ".parts")
+
+
+class SummaryBusy(RuntimeError):
+    """Another pytest run on this host is writing the same summary file."""
+
+
+def lock_summary(summary_path: Path) -> int | None:
+    """Controller, at session start: hold `<summary>.lock` for the run (the OS drops it at exit).
+
+    Two runs given one `--guistate-summary` would merge and delete each other's part files and the
+    last to finish would replace the other's summary; the second is refused instead (issue 14).
+    Returns the descriptor to keep open; raises `SummaryBusy` naming the holder."""
+    if fcntl is None:  # pragma: no cover - Windows: no lock, as before
+        return None
+    lock = summary_path.with_name(summary_path.name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 64).decode("ascii", "replace").strip() or "?"
+        os.close(fd)
+        raise SummaryBusy(f"{summary_path} is being written by another pytest run (pid {holder}) on this host; "
+                          "give each concurrent run its own --guistate-summary (the artifacts dir may be shared)") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode("ascii"))
+    return fd
 
 
 def reset_parts(summary_path: Path) -> None:

@@ -83,7 +83,8 @@ class Outcome:
     def finished_steps(self) -> list[str]:
         return [str(e["record"]["name"]) for e in self.journal() if e["type"] == "step"]  # type: ignore[index]
 
-    def assert_contract(self, *, bound_s: float, names: str | tuple[str, ...], steps: list[str]) -> None:
+    def assert_contract(self, *, bound_s: float, names: str | tuple[str, ...], steps: list[str],
+                        suffix: str = "") -> None:
         """Within its bound, the fault named, the finished steps on disk, no secret anywhere."""
         assert self.elapsed_s < bound_s, f"the case took {self.elapsed_s:.1f} s, beyond its {bound_s} s bound"
         for name in (names,) if isinstance(names, str) else names:
@@ -93,9 +94,15 @@ class Outcome:
             folder = self.folders()[0]
             assert (folder / "report.html").is_file(), "report.html was not built from the journal"
         self.assert_no_secret()
-        self.record(names)
+        self.record(names, suffix=suffix)
 
-    def record(self, names: str | tuple[str, ...], message: str = "") -> None:
+    def call_seconds(self) -> float:
+        """The inner test's call phase as pytest timed it (in-process runs only)."""
+        calls = [r for r in self.result.reprec.getreports("pytest_runtest_logreport") if r.when == "call"]
+        return float(calls[-1].duration)
+
+    def record(self, names: str | tuple[str, ...], message: str = "", suffix: str = "",
+               kept: int | None = None) -> None:
         """With GUISTATE_FAULT_TABLE=path (benchmarks/fault_table.py), append this case's row."""
         table = os.environ.get("GUISTATE_FAULT_TABLE")
         if not table:
@@ -104,9 +111,11 @@ class Outcome:
         errors = [re.sub(r"^E\s+(?:[\w.]+\.)?", "", ln.strip()) for ln in self.text.splitlines()
                   if re.match(r"^E\s+[\w.]*(Error|Timeout|Gone|Detected|Failed|NotFound|Exception)\b", ln.strip())]
         line = message or next((e for e in errors if any(w in e for w in wanted)), errors[0] if errors else "(passed)")
-        kept = len(self.finished_steps()) if self.folders() else 0
+        line = line[:160 - len(suffix)] + suffix
+        if kept is None:
+            kept = len(self.finished_steps()) if self.folders() else 0
         row = {"case": self.case, "seconds": round(self.elapsed_s, 2),
-               "message": line[:160], "steps_kept": kept}
+               "message": line, "steps_kept": kept}
         with open(table, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(row) + "\n")
 

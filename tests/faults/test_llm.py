@@ -36,7 +36,6 @@ def llm_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReferenceServer]:
 CASES = [
     # (fault, the script after one good turn, extra args, what the output names)
     ("429 with retry-after", ["429:retry=0.01"] * 3, (), ("api_error", "429", "rate_limit_error")),
-    ("slow beyond the budget", ["slow:20"], ("--guistate-test-timeout=4",), ("TestTimeout", "exceeded its 4 s budget")),
     ("malformed tool input", ["malformed", "malformed"], (), ("malformed_tool_input",)),
     ("refusal", ["refusal"], (), ("refusal", "answered without a tool call")),
 ]
@@ -64,3 +63,15 @@ def test_an_llm_fault_ends_the_run_naming_it(run_inner, llm_server: ReferenceSer
     for path in out.root.rglob("*"):
         if path.is_file():
             assert API_KEY.encode() not in path.read_bytes(), f"the API key reached {path}"
+
+
+def test_a_slow_llm_call_ends_at_the_budget_not_after_it(run_inner, llm_server: ReferenceServer) -> None:
+    """The request's timeout is what is left of the budget and no retry outlives it (issue 14: 7.6 s for 4 s)."""
+    llm_server.script("", "slow:20")
+    out = run_inner(RUN, "--guistate-device=sim", "--guistate-llm=anthropic", "--guistate-test-timeout=4")
+    out.result.assert_outcomes(failed=1)
+    assert len(llm_server.requests) == 2, "the slow request was retried past the budget"
+    budget_spent = "exceeded its 4 s budget (guistate_test_timeout) at the LLM actor call"
+    out.assert_contract(bound_s=60, names=("TestTimeout", budget_spent), steps=[],
+                        suffix=f" (call phase {out.call_seconds():.1f} s)")
+    assert len(out.finished_steps()) >= 1, "the step of the good turn was lost"

@@ -100,3 +100,22 @@ def test_budget_exceeded_stops_the_test_with_a_clear_failure(sim, llm) -> None:
     assert isinstance(info.value, AssertionError)
     assert info.value.used > 6000
     assert len(device.session.steps) >= 1
+
+
+def test_under_a_test_budget_429_529_500_are_still_retried_and_booked(sim, llm, server) -> None:
+    """With a budget the client makes the attempts itself (llm/budgeted.py): same retries, same accounting."""
+    from pytest_guistate.core import watchdog
+
+    device = sim(FEED)
+    server.script("429:retry=0.05", "529:retry=0.05", "", "500:retry=0.05")
+    client = llm(max_retries=2)
+    watchdog.arm(120, "budgeted")
+    try:
+        result = run(device.session, device.screen, TASK, llm=client, max_steps=10)
+    finally:
+        watchdog.disarm()
+    assert result.success
+    assert [r.status for r in server.requests[:5]] == [429, 529, 200, 500, 200]
+    assert client.ledger.totals()["retries"] == 3
+    assert server.requests[0].body == server.requests[2].body
+

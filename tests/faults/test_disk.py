@@ -1,0 +1,182 @@
+"""Disk faults (issue 14): a full disk, an output dir that cannot be written, two runs sharing one
+artifacts dir, and `-n 2` sharing the memory store and the summary.
+
+"Disk full" is simulated honestly and without privileges: the inner pytest runs in a subprocess
+with a file-size limit (`RLIMIT_FSIZE`, what `ulimit -f` sets; SIGXFSZ ignored so the write fails
+with EFBIG instead of killing the process), and the journal writer is driven against `/dev/full`
+for a real ENOSPC. We run as root, so a chmod'ed directory would still be writable: the
+unwritable directory is one whose parent is a regular file (ENOTDIR), which no user can write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_guistate.report.diskio import ArtifactWriteError, write_file
+from pytest_guistate.report.journal import JournalWriter
+
+from .conftest import Outcome
+
+ROUNDS = '''
+import pytest
+from pytest_guistate import gone
+
+SECRET = "hunter2-never-in-logs"
+
+
+@pytest.mark.guistate(app="com.guistate.feed", cycle_limit=0)
+def test_flow(device, guistate):
+    guistate.secret(SECRET)
+    guistate.goal("Open and cancel Bob's delete dialog, six times", plan=["done"])
+    for i in range(6):
+        with guistate.step(f"open the delete dialog {i}", expect="Delete post by Bob?"):
+            device.tap(desc="Delete post by Bob")
+        with guistate.step(f"cancel {i}", expect=gone("Delete post by Bob?")):
+            device.back()
+
+
+def test_after():
+    pass
+'''
+
+BASE = ("-p", "no:cacheprovider", "-p", "no:randomly", "--guistate-device=sim", "--guistate-memory=off",
+        "--guistate-retain=on", "--guistate-artifacts=out")
+
+
+def _limited(file_size: int):  # type: ignore[no-untyped-def]
+    def preexec() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG), no kill
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+    return preexec
+
+
+def run_subprocess(pytester: pytest.Pytester, request: pytest.FixtureRequest, *args: str,
+                   file_size: int | None = None, timeout: float = 90) -> Outcome:
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "pytest", *BASE, *args], cwd=pytester.path, capture_output=True,
+                          text=True, timeout=timeout, check=False,
+                          preexec_fn=_limited(file_size) if file_size else None)
+    result = pytest.RunResult(done.returncode, done.stdout.splitlines(), done.stderr.splitlines(),
+                              time.monotonic() - started)
+    return Outcome(result, time.monotonic() - started, pytester.path / "out", request.node.name)
+
+
+def test_a_file_size_limit_fails_the_test_naming_the_journal_and_keeps_its_whole_lines(pytester, request) -> None:
+    pytester.makepyfile(test_inner=ROUNDS)
+    limit = 8000  # a dozen journal lines: a few steps fit, the six rounds do not
+    out = run_subprocess(pytester, request, "--guistate=light", "test_inner.py", file_size=limit)
+    out.result.assert_outcomes(failed=1, passed=1)  # the run goes on: the next test passes
+    assert out.elapsed_s < 90
+    assert "ArtifactWriteError: cannot write out/test_inner.py-test_flow/journal.jsonl: File too large [EFBIG]: " \
+           "the file-size limit (ulimit -f) was reached" in out.text
+    journal = out.folders()[0] / "journal.jsonl"
+    raw = journal.read_bytes()
+    assert len(raw) <= limit and raw.endswith(b"\n"), "a torn line was left behind"
+    events = [json.loads(line) for line in raw.decode("utf-8").splitlines()]  # every line whole
+    assert events[0]["type"] == "meta"
+    steps = [e["record"]["name"] for e in events if e["type"] == "step"]
+    assert steps[:2] == ["open the delete dialog 0", "cancel 0"], "finished steps were lost"
+    assert f"its {len(events)} complete line(s)" in out.text
+    out.assert_no_secret()
+    out.record(("ArtifactWriteError",))
+
+
+def test_the_journal_on_a_full_device_raises_enospc_naming_it() -> None:
+    """/dev/full: every write is ENOSPC, as on a full disk; a device file cannot be truncated (tolerated)."""
+    journal = JournalWriter(Path("/dev/full"))
+    with pytest.raises(ArtifactWriteError, match=r"cannot write /dev/full: No space left on device \[ENOSPC\]: "
+                                                 r"the disk is full; its 0 complete line\(s\) before this 'meta'"):
+        journal.write("meta", {"schema": "guistate.journal/1"})
+    with pytest.raises(ArtifactWriteError):  # and it takes no more: no hole in a journal
+        journal.write("goal", {"goal": "g"})
+    journal.close()
+    with pytest.raises(ArtifactWriteError, match=r"cannot write /dev/full: No space left on device"):
+        write_file(Path("/dev/full"), b"\x89PNG crop")
+    assert Path("/dev/full").is_char_device(), "write_file must never unlink what it could not write"
+
+
+@pytest.mark.parametrize(("target", "names"), [
+    ("blocker/out", ("--guistate-artifacts: cannot create files in blocker/out: Not a directory [ENOTDIR]: a "
+                     "parent of it is a file, not a directory (blocker)")),
+    ("blocker", ("--guistate-artifacts: cannot create files in blocker: File exists [EEXIST]: it exists and is "
+                 "not a directory")),
+], ids=["parent is a file", "dir is a file"])
+def test_an_artifacts_dir_that_cannot_be_written_is_a_usage_error_at_start(run_inner, pytester, target: str,
+                                                                            names: str) -> None:
+    pytester.path.joinpath("blocker").write_text("a regular file\n", encoding="utf-8")
+    out = run_inner("def test_never_runs():\n    raise AssertionError('ran')\n", f"--guistate-artifacts={target}")
+    assert out.result.ret == pytest.ExitCode.USAGE_ERROR
+    assert names in out.text
+    assert "ran" not in out.result.stdout.str(), "a test ran although the artifacts dir is unusable"
+    out.record((), message=f"UsageError: {names}")
+
+
+TWO_RUNS = '''
+import os
+import time
+from pathlib import Path
+
+import pytest
+from pytest_guistate import gone
+
+
+@pytest.mark.guistate(app="com.guistate.feed")
+def test_shared(device, guistate):
+    Path(os.environ["RUN"] + ".started").touch()
+    deadline = time.monotonic() + 30
+    while not all(Path(n + ".started").exists() for n in ("A", "B")) and time.monotonic() < deadline:
+        time.sleep(0.05)  # both runs are inside this test at once
+    guistate.goal("Open and cancel Bob's delete dialog", plan=["dialog open", "dialog closed"])
+    with guistate.step("open the delete dialog", expect="Delete post by Bob?"):
+        device.tap(desc="Delete post by Bob")
+    guistate.milestone("dialog open")
+    with guistate.step("cancel the dialog", expect=gone("Delete post by Bob?")):
+        device.back()
+    guistate.milestone("dialog closed")
+'''
+
+
+def test_two_runs_share_one_artifacts_dir_and_a_shared_summary_is_refused(pytester, request) -> None:
+    pytester.makepyfile(test_inner=TWO_RUNS)
+    started = time.monotonic()
+
+    def launch(run: str, summary: str) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-m", "pytest", *BASE, f"--guistate-summary={summary}", "-q"],
+                                cwd=pytester.path, env={**os.environ, "RUN": run}, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+
+    first = launch("A", "a.json")
+    deadline = time.monotonic() + 60
+    while not (pytester.path / "A.started").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    refused = subprocess.run([sys.executable, "-m", "pytest", *BASE, "--guistate-summary=a.json"],
+                             cwd=pytester.path, capture_output=True, text=True, timeout=60, check=False)
+    second = launch("B", "b.json")
+    texts = [p.communicate(timeout=90)[0] for p in (first, second)]
+    elapsed = time.monotonic() - started
+    assert refused.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "--guistate-summary: a.json is being written by another pytest run (pid " in refused.stderr
+    assert [p.returncode for p in (first, second)] == [0, 0], texts
+    folders = sorted(p.name for p in (pytester.path / "out").iterdir())
+    assert folders == ["test_inner.py-test_shared", "test_inner.py-test_shared-attempt2"]
+    for folder in folders:  # one whole journal per run, never interleaved
+        events = [json.loads(line) for line in (pytester.path / "out" / folder / "journal.jsonl").read_text(
+            "utf-8").splitlines()]
+        assert [e["type"] for e in events].count("meta") == 1 and events[-1]["type"] == "finish"
+        assert [e["record"]["name"] for e in events if e["type"] == "step"] == ["open the delete dialog",
+                                                                                 "cancel the dialog"]
+    summaries = [json.loads((pytester.path / name).read_text("utf-8")) for name in ("a.json", "b.json")]
+    assert [s["totals"]["tests"] for s in summaries] == [1, 1]
+    assert {s["tests"][0]["artifacts"].rsplit("/", 1)[-1] for s in summaries} == set(folders)
+    Outcome(pytest.RunResult(0, [], [], elapsed), elapsed, pytester.path / "out", request.node.name).record(
+        (), kept=2, message="2 folders (-attempt2), whole journals, a.json + b.json; a third run on a.json: "
+                            "UsageError: a.json is being written by another pytest run (pid N)")
