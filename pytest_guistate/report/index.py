@@ -10,6 +10,7 @@ folder's journal wins over a summary row for the same test. Jinja2 autoescaped l
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -139,5 +140,8 @@ def write_index(root: Path, extra: Iterable[IndexRow] = (), *, title: str = "") 
         rows=rows, totals=totals, problems=problems, title=title or root.name)
     root.mkdir(parents=True, exist_ok=True)
     target = root / INDEX_NAME
-    target.write_text(html, encoding="utf-8")
+    # two runs sharing the dir each write it (from every folder there): replaced whole, never torn
+    partial = target.with_name(f".{INDEX_NAME}.{os.getpid()}.tmp")
+    partial.write_text(html, encoding="utf-8")
+    os.replace(partial, target)
     return target

@@ -166,8 +166,11 @@ def test_two_runs_share_one_artifacts_dir_and_a_shared_summary_is_refused(pytest
     assert refused.returncode == pytest.ExitCode.USAGE_ERROR
     assert "--guistate-summary: a.json is being written by another pytest run (pid " in refused.stderr
     assert [p.returncode for p in (first, second)] == [0, 0], texts
-    folders = sorted(p.name for p in (pytester.path / "out").iterdir())
+    folders = sorted(p.name for p in (pytester.path / "out").iterdir() if p.is_dir())
     assert folders == ["test_inner.py-test_shared", "test_inner.py-test_shared-attempt2"]
+    assert sorted(p.name for p in (pytester.path / "out").iterdir() if p.is_file()) == ["index.html"]
+    index = (pytester.path / "out" / "index.html").read_text("utf-8")
+    assert all(f'href="{name}/report.html"' in index for name in folders), "the index lists both runs' tests"
     for folder in folders:  # one whole journal per run, never interleaved
         events = [json.loads(line) for line in (pytester.path / "out" / folder / "journal.jsonl").read_text(
             "utf-8").splitlines()]
