@@ -26,8 +26,15 @@ import numpy as np
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle_types import OracleConfig
+from pytest_guistate.core.uitree import UITree
 
-__all__ = ["ChangeMasks", "RawRegion", "change_masks", "colour_difference", "find_regions", "merge_boxes", "to_small"]
+__all__ = [
+    "ChangeMasks", "RawRegion", "StatusBars", "change_masks", "colour_difference", "find_regions", "merge_boxes",
+    "status_bar_boxes", "to_small",
+]
+
+_STATUS_BAR_FRACTION = 0.03  # top 3% of the screen when the tree does not say where the bar is
+_SYSTEM_UI_MAX_FRACTION = 0.1  # a systemui node taller than this is the notification shade, not a bar
 
 
 @dataclass
@@ -171,3 +178,34 @@ def merge_boxes(boxes: Sequence[Box], gap: int) -> list[Box]:
                 result.append(box)
         pending = result
     return pending
+
+
+def status_bar_boxes(tree: UITree | None, width: int, height: int) -> list[Box]:
+    """System bars from the tree (status_bar ids, com.android.systemui), else the top 3%."""
+    boxes: list[Box] = []
+    if tree is not None:
+        for node in tree.nodes():
+            if node.bounds is None or node.bounds.is_empty:
+                continue
+            is_bar = node.resource_id.endswith("status_bar") or node.package == "com.android.systemui"
+            if is_bar and node.bounds.height <= _SYSTEM_UI_MAX_FRACTION * height:
+                boxes.append(node.bounds.clamp(width, height))
+    if not boxes:
+        boxes.append(Box(0, 0, width, max(1, round(height * _STATUS_BAR_FRACTION))))
+    return merge_boxes(boxes, 0)
+
+
+class StatusBars:
+    """The status-bar mask per screen size, learnt from the last tree read at that size (light
+    tier, issue 12): the bar does not move between steps, so no page source is fetched per step
+    for it. A size never seen with a tree gets the top band; a new size (rotation) learns anew."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[int, int], list[Box]] = {}
+
+    def boxes(self, tree: UITree | None, width: int, height: int) -> list[Box]:
+        """From `tree` when given (and remembered for this size), else what this size last had."""
+        if tree is not None:
+            self._known[(width, height)] = status_bar_boxes(tree, width, height)
+        known = self._known.get((width, height))
+        return list(known) if known is not None else status_bar_boxes(None, width, height)
