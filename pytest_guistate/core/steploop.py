@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from pytest_guistate.core.checks import Check, CheckResult
 from pytest_guistate.core.detect import refreshable_list
+from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation, Screen, TreeExpired
 from pytest_guistate.core.oracle import VisualOracle
@@ -30,6 +31,7 @@ from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.records import Attempt, StepRecord
 from pytest_guistate.core.settle import Clock, SettlePolicy, settle
 from pytest_guistate.core.tiers import TierPolicy
+from pytest_guistate.core.uitree import UITree
 
 __all__ = ["VERDICTS", "Judgement", "SessionHooks", "StepLoop", "Verification"]
 
@@ -88,6 +90,20 @@ class Verification:
         if expect is not None:
             return self.judgement.expect_result is not None and not self.judgement.expect_result.ok
         return self.judgement.verdict == "no_change"
+
+
+@dataclass
+class _KnownBars:
+    """The oracle for settle polls of a step that reads no trees: the status bar from `StatusBars`."""
+
+    oracle: VisualOracle
+    bars: StatusBars
+
+    def compare(self, before: Frame, after: Frame, tree: UITree | None = None, *, ignore: Sequence[Box] = (),
+                unstable: Sequence[Box] = ()) -> Transition:
+        width, height = after.size
+        return self.oracle.compare(before, after, tree, ignore=ignore, unstable=unstable,
+                                   status_bars=self.bars.boxes(tree, width, height))
 
 
 class StepLoop:
@@ -249,8 +265,9 @@ class StepLoop:
         started = self.clock.monotonic() if started is None else started
         trees = record.reads_trees
         until = (lambda obs: self.judge(before, obs, expect, unstable=unstable, trees=trees).met) if wait else None
-        result = settle(self.screen, self.oracle, start, self.settle_policy, self.clock, ignore=self.ignore,
-                        observe=self._observe, until=until, stop_when_stable=not wait)
+        oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
+        result = settle(self.screen, oracle, start, self.settle_policy, self.clock, ignore=self.ignore,
+                        observe=self._observe, until=until, stop_when_stable=not wait, trees=trees)
         # a settled screen has no flicker left: judge without probe regions; a screen that never
         # settled keeps flickering, so the probe's regions still apply
         judgement = self.judge(before, result.observation, expect, unstable=() if result.stable else unstable,
