@@ -354,7 +354,12 @@ class TaskSession(ProgressVerbs):
         refreshers = [("step refresh", refresh), ("session refresh", self._refresh)]
         verification = self.loop.verify(record, before, after, check, refreshers, stage=stage)
         if not verification.met:
-            self.loop.complete(before, verification, trees=record.reads_trees)  # light: the failure report needs the tree now
+            self.loop.complete(before, verification, trees=record.reads_trees)  # light: the report needs the tree now
+        if self._last is not None and self._last[0] is verification.after:
+            # the reuse window counts from here: the after-screen was just judged (its tree read if
+            # anything needed it), as when the recorder fetched every tree inside observe()
+            observation, epoch, _, actions = self._last
+            self._last = (observation, epoch, self.clock.monotonic(), actions)
         if verification.judgement.transition is not None:
             self.last_transition = verification.judgement.transition
         if record.attempts and not record.attempts[0].met and not record.episode:
