@@ -15,6 +15,8 @@ expect, so each step reads the tree):
   light/standard/full x eager|on-demand   `TaskSession.perform(..., expect=...)` over `Device` with the
               plugin's `ArtifactRecorder`; eager = page source right after each screenshot (before
               tree on demand), on-demand = fetched when read.
+  light/standard/full no-expect   the same taps with no expect (on demand): the plugin's own share,
+              to compare with bare+shot (at light such a step fetches no page source, issue 12).
   Columns: ms/step, page sources/step, ratio to bare+shot (the plugin's per-step share) and to bare.
 With `--appium URL`, the same against a real Appium server (chromium driver, headless Chromium, the
 web Feed; the page source there is a DOM walk).
@@ -98,21 +100,21 @@ def plugin_session(scenario: Scenario, driver: Any, tier: str, on_demand: bool,
     return device, session, recorder
 
 
-def run_pairs(scenario: Scenario, device: Device, session: TaskSession, pairs: int) -> None:
+def run_pairs(scenario: Scenario, device: Device, session: TaskSession, pairs: int, expect: bool = True) -> None:
     open_tap, cancel_tap = scenario.device_taps
     for i in range(pairs):
         session.perform(f"open dialog {i}", lambda: device.tap(**open_tap),  # type: ignore[arg-type]
-                        expect=visible("Delete post?"))
+                        expect=visible("Delete post?") if expect else None)
         session.perform(f"cancel {i}", lambda: device.tap(**cancel_tap),  # type: ignore[arg-type]
-                        expect=gone("Delete post?"))
+                        expect=gone("Delete post?") if expect else None)
 
 
 def plugin_steps(scenario: Scenario, driver: Any, pairs: int, tier: str, on_demand: bool,
-                 root: Path) -> tuple[float, int]:
+                 root: Path, expect: bool = True) -> tuple[float, int]:
     """Seconds for `2 * pairs` steps and the page sources they fetched."""
     device, session, recorder = plugin_session(scenario, driver, tier, on_demand, root)
     started = time.perf_counter()
-    run_pairs(scenario, device, session, pairs)
+    run_pairs(scenario, device, session, pairs, expect)
     recorder.drain()
     elapsed = time.perf_counter() - started
     recorder.close_writer()
@@ -123,7 +125,8 @@ def per_step(scenario: Scenario, pairs: int, rounds: int, root: Path) -> None:
     steps = 2 * pairs
     ms: dict[str, list[float]] = defaultdict(list)
     sources: dict[str, list[float]] = defaultdict(list)
-    modes = ["bare", "bare+shot", "bare+check", *[f"{t} {m}" for t in TIERS for m in ("eager", "on-demand")]]
+    modes = ["bare", "bare+shot", "bare+check", *[f"{t} {m}" for t in TIERS for m in ("eager", "on-demand")],
+             *[f"{t} no-expect" for t in TIERS]]
     driver = scenario.open()  # one session: its start is the per-test part's business
     try:
         plugin_steps(scenario, driver, 1, "light", True, root / "warm")  # fonts, OpenCV, connections
@@ -135,7 +138,8 @@ def per_step(scenario: Scenario, pairs: int, rounds: int, root: Path) -> None:
                     sources[mode].append(0.0)
                     continue
                 tier, tree = mode.split()
-                elapsed, calls = plugin_steps(scenario, driver, pairs, tier, tree == "on-demand", root / f"r{r}")
+                elapsed, calls = plugin_steps(scenario, driver, pairs, tier, tree != "eager", root / f"r{r}",
+                                              expect=tree != "no-expect")
                 ms[mode].append(elapsed / steps * 1000)
                 sources[mode].append(calls / steps)
     finally:
@@ -153,15 +157,16 @@ def per_step(scenario: Scenario, pairs: int, rounds: int, root: Path) -> None:
 def per_test(scenario: Scenario, steps: int, root: Path) -> None:
     """A whole test: new session, `steps` taps (open/cancel alternating), quit."""
     results: dict[str, float] = {}
-    for mode in ("bare+shot", "light", "standard"):
+    for mode in ("bare+shot", "light", "light no-expect", "standard"):
         started = time.perf_counter()
         driver = scenario.open()
         try:
             if mode == "bare+shot":
                 bare_steps(scenario, driver, steps // 2, True)
             else:
-                device, session, recorder = plugin_session(scenario, driver, mode, True, root / "test")
-                run_pairs(scenario, device, session, steps // 2)
+                tier = mode.split()[0]
+                device, session, recorder = plugin_session(scenario, driver, tier, True, root / "test")
+                run_pairs(scenario, device, session, steps // 2, expect=not mode.endswith("no-expect"))
                 recorder.drain()
                 recorder.close_writer()
         finally:

@@ -101,6 +101,12 @@ class CycleGuard:
         if done != self._progress:  # the plan advanced: whatever came before is no loop
             self._progress, self._keys, self._steps, self._pngs = done, [], [], []
             self._anchored, self.warning = False, ""
+        if not record.reads_trees and not verification.after.tree_fetched:
+            # light, no check: no page source is read for this screen (tiers.py), and pixels alone would
+            # call similar-looking screens a loop; an unread screen breaks the chain instead
+            self._keys, self._steps, self._pngs = [], [], []
+            self._anchored, self.warning = False, ""
+            return
         try:
             key = screen_key(verification.after, session.oracle.config.scale_divisor)
         except (FrameError, AttributeError):

@@ -1,6 +1,7 @@
 """Cheap detectors on two observations: did the app or screen change, did a pop-up appear?
 
-They feed STATE_CHANGE and EXCEPTION anchors. Both use the accessibility tree, not pixels: a
+They feed STATE_CHANGE and EXCEPTION anchors. Both use the accessibility tree, not pixels (but
+at light, where no page source is fetched for them, a large changed pixel fraction): a
 list refresh repaints most of the screen but keeps its structure, while navigating to another
 screen replaces the set of view ids; a dialog shows up as a new Dialog/alert node.
 """
@@ -8,6 +9,7 @@ screen replaces the set of view ids; a dialog shows up as a new Dialog/alert nod
 from __future__ import annotations
 
 from pytest_guistate.core.observation import Observation
+from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.uitree import UINode, UITree
 
 __all__ = ["is_system_alert", "popup_title", "refreshable_list", "route_change"]
@@ -24,12 +26,23 @@ def _signature(tree: UITree) -> set[str]:
     return ids if len(ids) >= 3 else {f"{n.cls}@{n.depth}" for n in tree.nodes()}
 
 
-def route_change(before: Observation | None, after: Observation, *, similarity: float = 0.5) -> str | None:
-    """Why the screen counts as a different one ("app a -> b", "screen structure changed"), or None."""
+def route_change(before: Observation | None, after: Observation, *, similarity: float = 0.5,
+                 known_only: bool = False, transition: Transition | None = None,
+                 changed_fraction: float = 0.5) -> str | None:
+    """Why the screen counts as a different one ("app a -> b", "screen structure changed"), or None.
+
+    `known_only` (light tier): fetch no page source; packages and trees only when already read,
+    else the pixels: `changed_fraction` or more of the screen strictly changed (`transition`)."""
     if before is None:
         return None
-    if before.package and after.package and before.package != after.package:
-        return f"app {before.package} -> {after.package}"
+    package = (lambda obs: obs.known_package) if known_only else (lambda obs: obs.package)
+    a_app, b_app = package(before), package(after)
+    if a_app and b_app and a_app != b_app:
+        return f"app {a_app} -> {b_app}"
+    if known_only and not (before.tree_fetched and after.tree_fetched):
+        if transition is not None and transition.diff_ratio >= changed_fraction:
+            return f"screen changed ({transition.diff_ratio:.0%} of the pixels)"
+        return None
     if before.tree is None or after.tree is None:
         return None
     a, b = _signature(before.tree), _signature(after.tree)

@@ -36,7 +36,8 @@ class Observation:
     """The screen at one moment: what the oracle compares and what checks are evaluated on.
 
     `tree` is given (eager) or fetched on first read through `fetch_tree` (on demand); `package`
-    is given, or derived from the tree by `package_of` when first read.
+    is given, or derived from the tree by `package_of` when first read. `tree_current` (from the
+    screen) says, without fetching, whether the tree may still be fetched (`tree_available`).
     """
 
     def __init__(
@@ -48,6 +49,7 @@ class Observation:
         *,
         fetch_tree: TreeFetch | None = None,
         package_of: Callable[[UITree | None], str] | None = None,
+        tree_current: Callable[[], bool] | None = None,
     ) -> None:
         self.frame = frame
         self.timestamp = time.time() if timestamp is None else timestamp
@@ -56,12 +58,29 @@ class Observation:
         self._package = package
         self._package_of = package_of
         self._lock = threading.Lock()
+        self._current = tree_current
         self.tree_at: float | None = None if fetch_tree is not None else self.timestamp  # wall clock of the fetch
 
     @property
     def tree_fetched(self) -> bool:
         """True once the tree is known (given, or fetched) - reading `.tree` then costs nothing."""
         return self._fetch is None
+
+    @property
+    def tree_available(self) -> bool | None:
+        """Whether reading `.tree` would succeed, asked without fetching it: True when known, else
+        what the screen's `tree_current` says (False: it would raise `TreeExpired`); None when the
+        screen gave no way to tell."""
+        if self._fetch is None:
+            return True
+        return None if self._current is None else self._current()
+
+    @property
+    def known_package(self) -> str:
+        """The package when it costs no page source (given, or the tree is already known), else ""."""
+        if self._package or self.tree_fetched:
+            return self.package
+        return ""
 
     @property
     def tree(self) -> UITree | None:

@@ -29,44 +29,23 @@ import cv2
 from pytest_guistate.core.frame import Frame, FrameError, png_size, size_change_text
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle_dim import DIM_FRACTION, compensate, dim_gain, find_overlay
-from pytest_guistate.core.oracle_mask import ChangeMasks, RawRegion, change_masks, find_regions, merge_boxes, to_small
+from pytest_guistate.core.oracle_mask import (
+    ChangeMasks,
+    RawRegion,
+    change_masks,
+    find_regions,
+    merge_boxes,
+    status_bar_boxes,
+    to_small,
+)
 from pytest_guistate.core.oracle_snap import SnappedRegion, grow_unstable, snap_regions
 from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transition, Verdict
 from pytest_guistate.core.uitree import UINode, UITree
 
 __all__ = ["Crop", "OracleConfig", "Region", "Transition", "VisualOracle", "status_bar_boxes"]
 
-_STATUS_BAR_FRACTION = 0.03  # top 3% of the screen when the tree does not say where the bar is
-_IOS_STATUS_BAR_FRACTION = 0.065  # iOS: top 6.5% (see status_bar_boxes)
-_SYSTEM_UI_MAX_FRACTION = 0.1  # a systemui node taller than this is the notification shade, not a bar
 _UNSTABLE_GROWTH = 4  # a probe box grows to a tree node at most this many times its size
 _EDITABLE_HINTS = ("EditText", "TextField", "AutoCompleteTextView", "SearchView")
-
-
-def status_bar_boxes(tree: UITree | None, width: int, height: int) -> list[Box]:
-    """System bars from the tree (status_bar ids, com.android.systemui, an iOS StatusBar), else
-    the top 3% -- on iOS, whose app sources list no status bar, the band above the navigation bar
-    or the top 6.5% (47 pt of 844 with a notch, 54 of 852 with a Dynamic Island)."""
-    boxes: list[Box] = []
-    if tree is not None:
-        for node in tree.nodes():
-            if node.bounds is None or node.bounds.is_empty:
-                continue
-            is_bar = (node.resource_id.endswith("status_bar") or node.package == "com.android.systemui"
-                      or (node.platform == "ios" and node.kind == "StatusBar"))
-            if is_bar and node.bounds.height <= _SYSTEM_UI_MAX_FRACTION * height:
-                boxes.append(node.bounds.clamp(width, height))
-    if not boxes:
-        boxes.append(Box(0, 0, width, max(1, _top_band(tree, height))))
-    return merge_boxes(boxes, 0)
-
-
-def _top_band(tree: UITree | None, height: int) -> int:
-    if tree is None or tree.platform != "ios":
-        return round(height * _STATUS_BAR_FRACTION)
-    bars = [n.bounds.top for n in tree.nodes() if n.kind == "NavigationBar" and n.displayed and n.bounds is not None
-            and 0 < n.bounds.top <= _SYSTEM_UI_MAX_FRACTION * height]
-    return min(bars) if bars else round(height * _IOS_STATUS_BAR_FRACTION)
 
 
 class VisualOracle:
@@ -86,15 +65,17 @@ class VisualOracle:
         ignore: Sequence[Box] = (),
         unstable: Sequence[Box] = (),
         before_tree: Callable[[], UITree | None] | None = None,
+        status_bars: Sequence[Box] | None = None,
     ) -> Transition:
         """Judge one transition. `tree` is the UI tree of the AFTER screen (snapping, cursors);
-        `before_tree` gives the before-screen's, read only for a global dim / undim (oracle_dim.py)."""
+        `before_tree` gives the before-screen's, read only for a global dim / undim (oracle_dim.py);
+        `status_bars` replaces the bars found in `tree` (light tier: `StatusBars`, no page source)."""
         started = time.perf_counter()
         if before.same_bytes(after):
-            return self._identical(after, tree, ignore, unstable, started)
+            return self._identical(after, tree, ignore, unstable, started, status_bars)
         width, height = self._check_sizes(before, after)
         screen = Box(0, 0, width, height)
-        ignored = self._ignores(tree, width, height, ignore)
+        ignored = self._ignores(tree, width, height, ignore, status_bars)
         masks = self._masks(before, after, ignored)
         raw_regions = find_regions(masks, self.config)
         trusted, untrusted = self._split_unstable(unstable, screen)
@@ -191,7 +172,8 @@ class VisualOracle:
     # -- steps ------------------------------------------------------------------------------
 
     def _identical(
-        self, after: Frame, tree: UITree | None, ignore: Sequence[Box], unstable: Sequence[Box], started: float
+        self, after: Frame, tree: UITree | None, ignore: Sequence[Box], unstable: Sequence[Box], started: float,
+        status_bars: Sequence[Box] | None = None,
     ) -> Transition:
         """Identical bytes: nothing is decoded; the fallback crop *is* the after PNG."""
         try:
@@ -200,7 +182,7 @@ class VisualOracle:
             size = None
         if size is None and tree is not None and tree.width and tree.height:
             size = (tree.width, tree.height)
-        ignored = self._ignores(tree, size[0], size[1], ignore) if size else list(ignore)
+        ignored = self._ignores(tree, size[0], size[1], ignore, status_bars) if size else list(ignore)
         crops: list[Crop] = []
         if self.config.full_screen_fallback_crop and size is not None:
             crops.append(Crop(Box(0, 0, size[0], size[1]), after.png, -1))
@@ -222,8 +204,10 @@ class VisualOracle:
             raise FrameError(size_change_text(before, after))
         return after.size
 
-    def _ignores(self, tree: UITree | None, width: int, height: int, extra: Sequence[Box]) -> list[Box]:
-        boxes = status_bar_boxes(tree, width, height) if self.config.ignore_status_bar else []
+    def _ignores(self, tree: UITree | None, width: int, height: int, extra: Sequence[Box],
+                 status_bars: Sequence[Box] | None = None) -> list[Box]:
+        bars = status_bar_boxes(tree, width, height) if status_bars is None else list(status_bars)
+        boxes = bars if self.config.ignore_status_bar else []
         return boxes + [box.clamp(width, height) for box in extra if not box.clamp(width, height).is_empty]
 
     def _masks(self, before: Frame, after: Frame, ignored: Sequence[Box]) -> ChangeMasks:

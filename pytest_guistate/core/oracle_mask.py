@@ -26,8 +26,16 @@ import numpy as np
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle_types import OracleConfig
+from pytest_guistate.core.uitree import UITree
 
-__all__ = ["ChangeMasks", "RawRegion", "change_masks", "colour_difference", "find_regions", "merge_boxes", "to_small"]
+__all__ = [
+    "ChangeMasks", "RawRegion", "StatusBars", "change_masks", "colour_difference", "find_regions", "merge_boxes",
+    "status_bar_boxes", "to_small",
+]
+
+_STATUS_BAR_FRACTION = 0.03  # top 3% of the screen when the tree does not say where the bar is
+_IOS_STATUS_BAR_FRACTION = 0.065  # iOS: top 6.5% (see status_bar_boxes)
+_SYSTEM_UI_MAX_FRACTION = 0.1  # a systemui node taller than this is the notification shade, not a bar
 
 
 @dataclass
@@ -171,3 +179,50 @@ def merge_boxes(boxes: Sequence[Box], gap: int) -> list[Box]:
                 result.append(box)
         pending = result
     return pending
+
+
+def status_bar_boxes(tree: UITree | None, width: int, height: int, platform: str = "") -> list[Box]:
+    """System bars from the tree (status_bar ids, com.android.systemui, an iOS StatusBar), else
+    the top 3% -- on iOS, whose app sources list no status bar, the band above the navigation bar
+    or the top 6.5% (47 pt of 844 with a notch, 54 of 852 with a Dynamic Island). `platform`
+    names the phone when there is no tree to say it."""
+    boxes: list[Box] = []
+    if tree is not None:
+        for node in tree.nodes():
+            if node.bounds is None or node.bounds.is_empty:
+                continue
+            is_bar = (node.resource_id.endswith("status_bar") or node.package == "com.android.systemui"
+                      or (node.platform == "ios" and node.kind == "StatusBar"))
+            if is_bar and node.bounds.height <= _SYSTEM_UI_MAX_FRACTION * height:
+                boxes.append(node.bounds.clamp(width, height))
+    if not boxes:
+        boxes.append(Box(0, 0, width, max(1, _top_band(tree, height, platform))))
+    return merge_boxes(boxes, 0)
+
+
+def _top_band(tree: UITree | None, height: int, platform: str = "") -> int:
+    if (tree.platform if tree is not None else platform) != "ios":
+        return round(height * _STATUS_BAR_FRACTION)
+    if tree is None:
+        return round(height * _IOS_STATUS_BAR_FRACTION)
+    bars = [n.bounds.top for n in tree.nodes() if n.kind == "NavigationBar" and n.displayed and n.bounds is not None
+            and 0 < n.bounds.top <= _SYSTEM_UI_MAX_FRACTION * height]
+    return min(bars) if bars else round(height * _IOS_STATUS_BAR_FRACTION)
+
+
+class StatusBars:
+    """The status-bar mask per screen size, learnt from the last tree read at that size (light
+    tier, issue 12): the bar does not move between steps, so no page source is fetched per step
+    for it. A size never seen with a tree gets the platform's top band; a new size (rotation)
+    learns anew."""
+
+    def __init__(self, platform: str = "") -> None:
+        self.platform = platform  # "ios": the taller band of a notch / Dynamic Island before any tree
+        self._known: dict[tuple[int, int], list[Box]] = {}
+
+    def boxes(self, tree: UITree | None, width: int, height: int) -> list[Box]:
+        """From `tree` when given (and remembered for this size), else what this size last had."""
+        if tree is not None:
+            self._known[(width, height)] = status_bar_boxes(tree, width, height)
+        known = self._known.get((width, height))
+        return list(known) if known is not None else status_bar_boxes(None, width, height, self.platform)

@@ -83,6 +83,8 @@ class StepRecord:
     # screen does not count them
     page_sources: int | None = None
     page_sources_at_start: int | None = field(default=None, repr=False)
+    # whether this step reads its trees (light tier: only with a check, `TaskSession._reads_trees`)
+    reads_trees: bool = field(default=True, repr=False)
 
     @property
     def duration_s(self) -> float | None:

@@ -52,7 +52,11 @@ _OUTCOME_BY_STAGE = {"initial": "ok", "settle": "settled", "wait": "settled", "r
 
 def _tree_still_readable(observation: Observation) -> bool:
     """False when the tree was never read and the screen has moved on (someone else observed it
-    since): such an observation cannot serve as a before-screen, take a new one."""
+    since): such an observation cannot serve as a before-screen, take a new one. Asked without
+    fetching where the screen can tell: a step reads the tree before acting if it needs it."""
+    available = observation.tree_available
+    if available is not None:
+        return available
     try:
         _ = observation.tree
     except TreeExpired:
@@ -209,7 +213,7 @@ class TaskSession(ProgressVerbs):
         try:
             before = self._before(record)
             handle.before = before
-            self._note_action(name)
+            self._note_action(name, read_tree=record.reads_trees)
             record.actions = 1
             try:
                 yield handle
@@ -245,7 +249,7 @@ class TaskSession(ProgressVerbs):
             before = self._before(record)
             attempt_before = before
             for attempt in range(max_retries + 1):
-                self._note_action(name)
+                self._note_action(name, read_tree=record.reads_trees)
                 record.actions += 1
                 try:
                     action()
@@ -296,7 +300,8 @@ class TaskSession(ProgressVerbs):
         watchdog.check(f"the start of step {len(self._steps) + 1} {name!r}")  # the test's wall-clock budget
         record = StepRecord(len(self._steps) + 1, name, kind, check.description if check else None, idempotent,
                             started=self.clock.monotonic(),
-                            page_sources_at_start=getattr(self.screen, "page_source_calls", None))
+                            page_sources_at_start=getattr(self.screen, "page_source_calls", None),
+                            reads_trees=self._reads_trees(check))
         self._steps.append(record)
         self._open_step = record
         return record
@@ -323,16 +328,27 @@ class TaskSession(ProgressVerbs):
         last = self._last[0] if self._last else None
         before = self._fresh()
         record.reused_before = before is last
-        record.package_before = before.package
+        record.package_before = before.package if record.reads_trees else before.known_package
         self.frames.pin(before.frame)
         return before
 
-    def _note_action(self, what: str) -> None:
+    def _note_action(self, what: str, *, read_tree: bool = True) -> None:
         """Before any action: the newest observation's tree is read now, while it is still that
-        frame's (it is this step's before-screen, which the journal and triage read afterwards)."""
-        if self._last is not None:
+        frame's (it is this step's before-screen, which the journal and triage read afterwards).
+        `read_tree=False`: a light step nothing will read it for (`_reads_trees`)."""
+        if self._last is not None and read_tree:
             _ = self._last[0].tree
         self._epoch += 1
+
+    def _reads_trees(self, check: Check | None) -> bool:
+        """Whether this step reads its trees: always with `step_trees` (standard, full); at light
+        only when a check will (the expect, the current or latest milestone's check through the
+        offline updater, or any other updater), and then the before-tree too (triage, routes)."""
+        if self.policy.step_trees or check is not None or not isinstance(self.updater, OfflineUpdater):
+            return True
+        state = self._state
+        names = [state.current, state.completed[-1] if state.completed else None]
+        return any(m is not None and m.check is not None for m in map(state.milestone, filter(None, names)))
 
     def _verify(self, record: StepRecord, before: Observation | None, check: Check | None,
                 refresh: Callable[[], object] | None, stage: str) -> Verification | None:
@@ -341,6 +357,13 @@ class TaskSession(ProgressVerbs):
         after = self._observe("after")
         refreshers = [("step refresh", refresh), ("session refresh", self._refresh)]
         verification = self.loop.verify(record, before, after, check, refreshers, stage=stage)
+        if not verification.met:
+            self.loop.complete(before, verification, trees=record.reads_trees)  # light: the report needs the tree now
+        if self._last is not None and self._last[0] is verification.after:
+            # the reuse window counts from here: the after-screen was just judged (its tree read if
+            # anything needed it), as when the recorder fetched every tree inside observe()
+            observation, epoch, _, actions = self._last
+            self._last = (observation, epoch, self.clock.monotonic(), actions)
         if verification.judgement.transition is not None:
             self.last_transition = verification.judgement.transition
         if record.attempts and not record.attempts[0].met and not record.episode:

@@ -166,15 +166,19 @@ class Journal:
         record.ended = session.clock.monotonic()
         if verification is not None:
             record.verdict = verification.judgement.verdict
+        trees = record.reads_trees  # else (light, no check) only what was read: no page source for the journal
         if after is not None:
-            record.package_after = after.package
+            record.package_after = after.package if trees else after.known_package
         if transition is not None:
             record.transition = transition.to_dict()
             record.regions = [region.to_dict() for region in transition.regions]
         failed = record.outcome == "failed"
         self._store_artifacts(record, before, after, transition, failed)
-        app = after.package if after is not None else record.package_before
-        route = route_change(before, after) if after is not None else None
+        app = record.package_after if after is not None else record.package_before
+        route = None
+        if after is not None:
+            route = route_change(before, after) if trees else route_change(before, after, known_only=True,
+                                                                          transition=transition)
         record.route_changed = route is not None
         self._update(record, before, after, transition, app)  # SUBGOALs first: the timeline reads in order
         self._step_anchors(record, before, after, failed, app, route, transition)
@@ -208,7 +212,7 @@ class Journal:
                                      app=app, crops=record.crops[:1], data={"reason": why, "from": record.package_before})
                 if anchor is not None:
                     record.anchors.append(anchor.id)
-            title = popup_title(before, after)
+            title = popup_title(before, after) if self.session.policy.anchors else None  # only anchors use it
             if title is not None:
                 if is_system_alert(title) or not record.confirmed:
                     self._exception(f"pop-up {title!r}", record, app=app, crops=record.crops[:1],

@@ -91,7 +91,9 @@ class ProgressVerbs:
                         f"The screen wins: not completed.\n{progress_text(self.progress)}", name, result.evidence)
                 return False
         state.complete(name, "declared", step_index)
-        self.journal.subgoal(name, "declared", step_index, self._last[0].package if self._last else "")
+        last = self._last[0] if self._last else None
+        app = "" if last is None else last.package if self.policy.anchors else last.known_package
+        self.journal.subgoal(name, "declared", step_index, app)
         state.focus.next_focus = f"continue with: {state.current}" if state.current else "all milestones complete"
         self.journal.emit_state(state)
         return True

@@ -108,6 +108,7 @@ def settle(
     until: Callable[[Observation], bool] | None = None,
     observe: Callable[[str], Observation] | None = None,
     stop_when_stable: bool = True,
+    trees: bool = True,
 ) -> SettleResult:
     """Poll `screen` from `start` until stable, `until(obs)` holds, or the timeout.
 
@@ -115,6 +116,7 @@ def settle(
     `observe(source)` replaces `screen.observe()` (the session uses it to track frames).
     `stop_when_stable=False` waits for `until` (or the timeout) even on a still screen: used when
     no refresh can follow, so an effect that lands late (a delayed redraw) is still caught.
+    `trees=False` (light, a step no check reads): compare the pixels with only a tree already read.
     """
     began = clock.monotonic()
     deadline = began + policy.timeout_s
@@ -130,7 +132,8 @@ def settle(
         if previous.frame.same_bytes(current.frame):
             run += 1
         else:
-            verdict = oracle.compare(previous.frame, current.frame, current.tree, ignore=ignore(current),
+            tree = current.tree if trees or current.tree_fetched else None
+            verdict = oracle.compare(previous.frame, current.frame, tree, ignore=ignore(current),
                                      unstable=unstable).verdict
             run = run + 1 if verdict == "no_change" else 1
         previous = current

@@ -9,6 +9,10 @@ this loop returns (`Verification.proven_no_effect`).
 
 "Met" means: the expect check passes; with no expect and transition gating on, the oracle saw a
 visible change vs the before-frame; with gating off (tier light/off), met.
+
+Without `step_trees` (light) the oracle reads no page source of its own: the expect runs first
+(what it read, the oracle uses), the status bar comes from `StatusBars`, and `complete` snaps
+an unmet look's regions once its tree is read (see `tiers.py`).
 """
 
 from __future__ import annotations
@@ -19,13 +23,16 @@ from dataclasses import dataclass, field
 from pytest_guistate.core.checks import Check, CheckResult
 from pytest_guistate.core.detect import refreshable_list
 from pytest_guistate.core.detectors import DetectFn
+from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.observation import Observation, Screen
+from pytest_guistate.core.observation import Observation, Screen, TreeExpired
 from pytest_guistate.core.oracle import VisualOracle
+from pytest_guistate.core.oracle_mask import StatusBars
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.records import Attempt, StepRecord
 from pytest_guistate.core.settle import Clock, SettlePolicy, settle
 from pytest_guistate.core.tiers import TierPolicy
+from pytest_guistate.core.uitree import UITree
 
 __all__ = ["VERDICTS", "Judgement", "SessionHooks", "StepLoop", "Verification"]
 
@@ -89,6 +96,20 @@ class Verification:
         return self.judgement.verdict == "no_change"
 
 
+@dataclass
+class _KnownBars:
+    """The oracle for settle polls of a step that reads no trees: the status bar from `StatusBars`."""
+
+    oracle: VisualOracle
+    bars: StatusBars
+
+    def compare(self, before: Frame, after: Frame, tree: UITree | None = None, *, ignore: Sequence[Box] = (),
+                unstable: Sequence[Box] = ()) -> Transition:
+        width, height = after.size
+        return self.oracle.compare(before, after, tree, ignore=ignore, unstable=unstable,
+                                   status_bars=self.bars.boxes(tree, width, height))
+
+
 class StepLoop:
     """Judging and recovery for the session; holds no per-test state of its own."""
 
@@ -114,6 +135,8 @@ class StepLoop:
         self._observe = observe
         self._note_action = note_action
         self.probe = probe
+        # light: the bar learnt from the trees that were read
+        self.status_bars = StatusBars(str(getattr(screen, "platform", "") or ""))
 
     def ignore(self, observation: Observation) -> list[Box]:
         if self.hooks.extra_ignore_regions is None:
@@ -125,15 +148,16 @@ class StepLoop:
         return boxes
 
     def judge(
-        self, before: Observation | None, after: Observation, expect: Check | None, *, unstable: Sequence[Box] = ()
+        self, before: Observation | None, after: Observation, expect: Check | None, *, unstable: Sequence[Box] = (),
+        trees: bool = True,
     ) -> Judgement:
+        """`trees=False` (a light step no check reads the trees of): the oracle fetches no page source."""
         transition: Transition | None = None
         verdict: str | None = None
+        lazy = not trees
+        expect_result = expect(after) if expect is not None and lazy else None  # its tree serves the oracle
         if self.policy.compare and before is not None:
-            transition = self.oracle.compare(
-                before.frame, after.frame, after.tree, ignore=self.ignore(after), unstable=unstable,
-                before_tree=lambda: before.tree,  # read only when the whole screen dimmed / undimmed
-            )
+            transition = self._compare(before, after, unstable, lazy and not after.tree_fetched)
             verdict = transition.verdict
             if self.hooks.transition_check is not None:
                 override = self.hooks.transition_check(before, after, transition, expect)
@@ -141,7 +165,8 @@ class StepLoop:
                     if override not in VERDICTS:
                         raise ValueError(f"transition_check hook returned {override!r}; expected one of {VERDICTS}")
                     verdict = override
-        expect_result = expect(after) if expect is not None else None
+        if expect is not None and not lazy:
+            expect_result = expect(after)
         if expect_result is not None:
             met = expect_result.ok
         elif self.policy.gate_transitions:
@@ -149,6 +174,39 @@ class StepLoop:
         else:
             met = True
         return Judgement(met, verdict, transition, expect_result)
+
+    def _compare(self, before: Observation, after: Observation, unstable: Sequence[Box], pixels_only: bool) -> Transition:
+        """The oracle on one pair; `pixels_only`: without the after-tree (not read: light tier)."""
+        if self.policy.step_trees:
+            return self.oracle.compare(
+                before.frame, after.frame, after.tree, ignore=self.ignore(after), unstable=unstable,
+                before_tree=lambda: before.tree,  # read only when the whole screen dimmed / undimmed
+            )
+        tree = None if pixels_only else after.tree
+        width, height = after.frame.size
+        return self.oracle.compare(before.frame, after.frame, tree, ignore=self.ignore(after), unstable=unstable,
+                                   before_tree=lambda: _tree_if_known(before),
+                                   status_bars=self.status_bars.boxes(tree, width, height))
+
+    def complete(self, before: Observation | None, verification: Verification, *, trees: bool) -> None:
+        """Light tier, an unmet look: read its after-tree now, while that screen is current (a
+        failure report needs it: redaction, crops snapped to containers) and, when the oracle
+        judged by pixels alone and found regions, judge again with the tree. Verdict overrides
+        of the hook are kept as they were."""
+        after, judgement = verification.after, verification.judgement
+        if trees or after.tree_fetched or after.tree_available is False:
+            return
+        try:
+            _ = after.tree
+        except TreeExpired:
+            return  # the screen moved on: the recorder fills the whole frame rather than guess
+        transition = judgement.transition
+        if before is None or transition is None or not transition.regions:
+            return
+        snapped = self._compare(before, after, verification.unstable, False)
+        if judgement.verdict == transition.verdict:
+            judgement.verdict = snapped.verdict
+        judgement.transition = snapped
 
     def _probe(self, before: Observation, after: Observation, judgement: Judgement) -> tuple[list[Box], Observation]:
         """Stability probe, only when a small no-expect change decides the step: one more frame
@@ -178,13 +236,14 @@ class StepLoop:
     ) -> Verification:
         """Judge `after`; settle and refresh while unmet. Appends an `Attempt` per look to `record`."""
         started = self.clock.monotonic()
-        judgement = self.judge(before, after, expect)
+        trees = record.reads_trees
+        judgement = self.judge(before, after, expect, trees=trees)
         unstable: list[Box] = []
         latest = after  # the newest frame: settling continues from it
         if judgement.met and before is not None:
             unstable, latest = self._probe(before, after, judgement)
             if unstable:
-                judgement = self.judge(before, after, expect, unstable=unstable)
+                judgement = self.judge(before, after, expect, unstable=unstable, trees=trees)
         self._attempt(record, stage, judgement, started)
         if judgement.met:
             return Verification(True, stage, after, judgement, unstable=unstable)
@@ -212,12 +271,15 @@ class StepLoop:
         unstable: list[Box], stage: str, *, wait: bool, refreshed_by: str = "", started: float | None = None,
     ) -> Verification:
         started = self.clock.monotonic() if started is None else started
-        until = (lambda obs: self.judge(before, obs, expect, unstable=unstable).met) if wait else None
-        result = settle(self.screen, self.oracle, start, self.settle_policy, self.clock, ignore=self.ignore,
-                        observe=self._observe, until=until, stop_when_stable=not wait)
+        trees = record.reads_trees
+        until = (lambda obs: self.judge(before, obs, expect, unstable=unstable, trees=trees).met) if wait else None
+        oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
+        result = settle(self.screen, oracle, start, self.settle_policy, self.clock, ignore=self.ignore,
+                        observe=self._observe, until=until, stop_when_stable=not wait, trees=trees)
         # a settled screen has no flicker left: judge without probe regions; a screen that never
         # settled keeps flickering, so the probe's regions still apply
-        judgement = self.judge(before, result.observation, expect, unstable=() if result.stable else unstable)
+        judgement = self.judge(before, result.observation, expect, unstable=() if result.stable else unstable,
+                               trees=trees)
         self._attempt(record, stage, judgement, started, polls=result.polls, refreshed_by=refreshed_by)
         return Verification(judgement.met, stage, result.observation, judgement, refreshed_by=refreshed_by,
                             unstable=unstable)
@@ -254,3 +316,13 @@ class StepLoop:
             refreshed_by=refreshed_by,
             elapsed_s=self.clock.monotonic() - started,
         ))
+
+
+def _tree_if_known(observation: Observation) -> UITree | None:
+    """A light step's before-tree for the dim test: only if read already or still fetchable."""
+    if observation.tree_fetched:
+        return observation.tree
+    try:
+        return observation.tree
+    except TreeExpired:
+        return None  # the screen moved on: the dim is then divided out by pixels alone

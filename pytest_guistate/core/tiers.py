@@ -24,11 +24,21 @@ What each tier does (the session reads only the `TierPolicy` fields, never the t
 | keep_step_crops    |  -  |   -   |   yes    | yes  |  (light keeps crops of failed steps)
 | keep_frames        |  -  |   -   |    -     | yes  |  (PNG bytes, never decoded pixels)
 | state_snapshots    |  -  |   -   |    -     | yes  |
+| step_trees         |  -  |   -   |   yes    | yes  |  (light: a page source only when read, below)
 
 `off`: the session still works; verbs are no-ops except the action itself and `expect` /
 milestone checks (an unmet expect is polled until the screen settles, then fails). No oracle,
 no refresh, no retry, no anchors, no crops: the plugin takes no action of its own, so `off` is
 the way to rule the plugin out when a test misbehaves.
+
+`step_trees` off (light, off; issue 12, "light records less"): a step with no check (no
+`expect=`, no milestone check pending, the offline updater) fetches no page source at all. The
+oracle masks the status bar from the boxes learnt from the last tree read on that screen size
+(`StatusBars`), compares pixels only and keeps the raw regions; the route detector uses what is
+known without a page source (packages, trees already read, else a large changed pixel fraction);
+the journal's packages are the known ones ("" when none was read). A step with a check reads
+the trees as before (the check needs them). An unmet step reads its after-tree while that screen
+is current and snaps its regions to containers then, so a failure report is what it was.
 """
 
 from __future__ import annotations
@@ -70,6 +80,7 @@ class TierPolicy:
     keep_step_crops: bool  # store every step's crops (else only failed steps' crops)
     keep_frames: bool  # store every step's before/after PNG bytes
     state_snapshots: bool  # keep a TaskState snapshot per step
+    step_trees: bool = True  # read every step's trees (snapping, detectors, packages) even with no check
     frames_window: int = 4  # max frames the session keeps decoded; older ones release pixels
     max_plan_length: int = 12  # over-decomposition ceiling (TSR's photo-sorting case)
 
@@ -113,6 +124,7 @@ class TierPolicy:
             keep_step_crops=crops,
             keep_frames=frames,
             state_snapshots=snapshots,
+            step_trees=tier in (Tier.STANDARD, Tier.FULL),
             frames_window=frames_window,
             max_plan_length=max_plan_length,
         )

@@ -169,7 +169,9 @@ class Device:
             frame.prefetch()  # overlaps the page-source request (or the caller's next steps)
         self._shots += 1
         if self.tree_on_demand:
-            observation = Observation(frame=frame, fetch_tree=self._tree_while_current(), package_of=_package_of)
+            shot, inputs = self._shots, self.action_count
+            observation = Observation(frame=frame, fetch_tree=self._tree_while_current(), package_of=_package_of,
+                                      tree_current=lambda: (self._shots, self.action_count) == (shot, inputs))
         else:
             tree = self.ui_tree()
             observation = Observation(frame=frame, tree=tree, package=_package_of(tree))

@@ -28,6 +28,7 @@ from typing import Any
 from pytest_guistate.core.artifact_names import CROPS_DIR, before_crop_name, crop_region
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.observation import TreeExpired
 from pytest_guistate.report.background import SerialWriter
 from pytest_guistate.report.diskio import ArtifactWriteError, write_file
 from pytest_guistate.report.frame_store import FrameStore
@@ -37,6 +38,7 @@ from pytest_guistate.report.placement import (
     Pending,
     RecordingScreen,
     crop_boxes,
+    digest,
     fill_pending,
     find_origin,
     frame_role,
@@ -122,6 +124,9 @@ class ArtifactRecorder:
         self.write_error: ArtifactWriteError | None = None  # the first write the disk refused
         self.journal = JournalWriter(folder / JOURNAL_NAME)
         self._last_observed: tuple[bytes, list[Box]] | None = None  # PNG and password boxes of the last screen
+        self.defer_redaction = self.tier in ("light", "off")  # no page source per step for redaction (issue 12)
+        self._deferred: list[Any] = []  # observations whose tree is not read yet (light)
+        self._unknown: dict[str, None] = {}  # digests (oldest first) of screens that moved on before their tree was read
         self._writer = SerialWriter(inline=not background)
         self.journal.write("meta", {
             "schema": JOURNAL_SCHEMA, "nodeid": self.nodeid, "tier": self.tier,
@@ -178,6 +183,7 @@ class ArtifactRecorder:
             data = bytes(data)
         elif not callable(data):
             raise TypeError(f"artifact {name!r} must be bytes or a callable producing them, got {type(data).__name__}")
+        self._settle_deferred(resolve=True)  # password boxes of the screens it may show, known first
         self._submit(f"put({name})", self._put, name, data, media_type)
         return name
 
@@ -189,6 +195,8 @@ class ArtifactRecorder:
             data = bytes(data)
         frame, key = self.frames.find(data)
         boxes = self._screen_boxes.get(key)
+        if boxes is None and key in self._unknown:  # a screen whose tree nobody can read any more
+            boxes = [Box(0, 0, *image_size(data))]
         if boxes is None:  # not a frame we saw: a crop of the latest screens (after-frame, probe)
             boxes = [b for recent in list(self._screen_boxes.values())[-3:] for b in recent]
         self._pending[name] = Pending(data, media_type, [*self.redactor.regions, *boxes], frame, key)
@@ -198,23 +206,56 @@ class ArtifactRecorder:
         """Remember the password boxes of an observed screen, keyed by its PNG bytes.
 
         The session does not call this itself: wrap its screen in `RecordingScreen` so every
-        `observe()` passes through here before any frame of that screen can be put."""
+        `observe()` passes through here before any frame of that screen can be put. At light
+        (`defer_redaction`) a screen whose tree is not read yet and can still be read later waits:
+        its boxes are taken when something is put (the tree is fetched then, while current), or
+        once its tree was read; a screen that moved on unread is remembered as unknown, and its
+        bytes, if ever put, are filled whole (never an unredacted frame)."""
         frame = getattr(observation, "frame", None)
         if frame is None:
             return
+        self._settle_deferred(resolve=False)
         last = self._last_observed
         if not getattr(observation, "tree_fetched", True) and last is not None and last[0] == frame.png:
             boxes = list(last[1])  # the same pixels as the screen before: its password boxes (no page source)
             tree = None  # the viewer keeps the previous screen's tree: the same pixels
+        elif (self.defer_redaction and not getattr(observation, "tree_fetched", True)
+              and getattr(observation, "tree_available", None) is not None):
+            self._deferred.append(observation)
+            if self.screen_size is None:
+                self.screen_size = image_size(frame.png)
+            return
         else:
             # password fields + the redact hook's (DESIGN §8); reads the tree, fetched now if on demand:
             # never write unredacted
             boxes = self.redactor.screen_boxes(observation)
             tree = getattr(observation, "tree", None)  # already fetched above
+        self._note_observed(frame, boxes, tree)
+
+    def _note_observed(self, frame: Any, boxes: list[Box], tree: Any) -> None:
         self._last_observed = (frame.png, boxes)
         if self.screen_size is None:
             self.screen_size = image_size(frame.png)
         self._submit("on_observation", self._observed, frame, boxes, tree)
+
+    def _settle_deferred(self, *, resolve: bool) -> None:
+        """Deferred screens (light): boxes from a tree already read, or (`resolve`, before a put)
+        fetched now while still current; a screen that moved on unread becomes unknown."""
+        waiting, self._deferred = self._deferred, []
+        for observation in waiting:
+            if not observation.tree_fetched and observation.tree_available and not resolve:
+                self._deferred.append(observation)
+                continue
+            try:
+                tree = observation.tree if observation.tree_fetched or observation.tree_available else None
+            except TreeExpired:
+                tree = None
+            if tree is None and not observation.tree_fetched:
+                self._unknown[digest(observation.frame.png)] = None
+                while len(self._unknown) > 64:
+                    self._unknown.pop(next(iter(self._unknown)))
+                continue
+            self._note_observed(observation.frame, self.redactor.screen_boxes(observation), tree)
 
     def _observed(self, frame: Any, boxes: list[Box], tree: Any = None) -> None:
         if tree is not None:

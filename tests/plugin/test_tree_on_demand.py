@@ -1,5 +1,8 @@
 """Tree on demand changes nothing but the number of page sources (issue 12).
 
+(At light, one thing more by design: a step that no check reads the trees of fetches none, so
+its packages stay unknown; `test_light_records_less.py` covers that rule.)
+
 The same inner tests run twice through the plugin - once with the page source fetched right after
 every screenshot (`device.tree_on_demand = False`, the old way) and once on demand - and their
 journals must be equal once timings and the page-source counter are taken out, their artifacts
@@ -121,6 +124,13 @@ def test_same_journal_and_artifacts_with_and_without_tree_on_demand(
     eager = _run(inner, monkeypatch, "eager", tier, pytester.path / "eager")
     lazy = _run(inner, monkeypatch, "on_demand", tier, pytester.path / "lazy")
     assert sorted(lazy[0]) == sorted(eager[0]) and len(eager[0]) == 4
+    if tier == "light":  # light records less: a step that no check reads the trees of leaves its packages unknown
+        unchecked = "test_inner.py-test_no_visible_effect_refreshes_the_list"
+        for journal in (eager[0][unchecked], lazy[0][unchecked]):
+            for event in (e for e in journal if e["type"] == "step"):
+                if journal is lazy[0][unchecked]:
+                    assert event["record"]["package_before"] == event["record"]["package_after"] == ""
+                event["record"]["package_before"] = event["record"]["package_after"] = ""
     for test in eager[0]:
         assert lazy[0][test] == eager[0][test], f"{test}: the journal differs between eager and on-demand trees"
     assert sorted(lazy[1]) == sorted(eager[1]) and lazy[1] == eager[1]  # images byte for byte, state, anchors
