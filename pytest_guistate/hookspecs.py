@@ -15,9 +15,9 @@ if TYPE_CHECKING:
     from pytest_guistate.core.detectors import DetectedAnchor
     from pytest_guistate.core.geometry import Box
     from pytest_guistate.core.observation import Observation, Screen
-    from pytest_guistate.devices.device import Device
     from pytest_guistate.core.oracle_types import Transition
     from pytest_guistate.core.records import StepRecord
+    from pytest_guistate.devices.device import Device
     from pytest_guistate.report.redact import Redaction
 
 

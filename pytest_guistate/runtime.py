@@ -11,8 +11,8 @@ import os
 import re
 import sys
 import time
-from contextlib import AbstractContextManager
 import warnings
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 

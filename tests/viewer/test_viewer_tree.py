@@ -9,7 +9,15 @@ from scenario import PASSWORD, run_failing
 
 from pytest_guistate.core.uitree import parse_page_source
 from pytest_guistate.report.journal import read_journal
-from pytest_guistate.report.viewer_tree import MAX_DEPTH, MAX_NODES, MAX_TEXT, compact_tree, highlight, intern_trees, tree_key
+from pytest_guistate.report.viewer_tree import (
+    MAX_DEPTH,
+    MAX_NODES,
+    MAX_TEXT,
+    compact_tree,
+    highlight,
+    intern_trees,
+    tree_key,
+)
 
 
 def _page(rows: int, text: str = "row") -> str:
