@@ -90,7 +90,7 @@ class LLMClient:
             self.log.append(f"{purpose} step={step} {call.error}")
             raise
         except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
-            call.error = f"{type(exc).__name__}: {exc}"
+            call.error = f"{type(exc).__name__}: {exc}{_transport_cause(exc)}"
             call.elapsed_s = time.monotonic() - started
             self.ledger.add(call)
             self.log.append(f"{purpose} step={step} {call.error}")
@@ -181,3 +181,12 @@ def make_client(settings: LLMSettings, *, cassette_path: Path | None = None,
             raise LLMConfigError("--guistate-llm=record needs a cassette path for the test")
         recording = Cassette(cassette_path)
     return LLMClient(settings, sdk, ledger, recording, None, secrets=(key,), scrub=scrub)
+
+
+def _transport_cause(exc: BaseException) -> str:
+    """What the HTTP layer raised under an SDK connection error (e.g. a ReadTimeout the SDK did not
+    classify as a timeout): named, so the message says what really happened."""
+    cause = exc.__cause__
+    if cause is None or isinstance(exc, anthropic.APITimeoutError):
+        return ""
+    return f" (cause: {type(cause).__name__}: {cause})"
