@@ -362,7 +362,7 @@ class Device:
         """The element's app and privacy from the element itself: two small requests instead of a
         page source. Only UiAutomator2 (and the sim) name a package per element."""
         if self.is_web or self.platform == "ios":
-            return ElementFacts("", self._typed_secret or self._is_password(element))
+            return ElementFacts("", self._typed_secret)  # no app to learn under: nothing asked
         package = self._call("package attribute", lambda: element.get_attribute("package"))
         return ElementFacts(str(package or ""), self._typed_secret or self._is_password(element))
 

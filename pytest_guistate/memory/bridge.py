@@ -88,13 +88,15 @@ class MemoryBridge:
             return screen
         elif screen is not None and facts is not None:
             known = facts()
-            if known.private:
-                self.unlearned.append(f"{locator}: may show a secret and its screen's tree is not read")
+            if not known.package or known.private:
+                why = "may show a secret" if known.package else "names no app without a page source"
+                self.unlearned.append(f"{locator}: {why} and its screen's tree is not read")
                 return None
             return Observation(screen.frame, tree=None, package=known.package, timestamp=screen.timestamp)
         if step.reads_trees:
             return self.session.observe()
-        self.unlearned.append(f"{locator}: no current screen known and this step reads no trees")
+        why = "not in the tree of the screen known" if screen is not None and screen.tree_fetched else "no current screen known"
+        self.unlearned.append(f"{locator}: {why} and this step reads no trees")
         return None
 
     def heal(self, kind: str, value: str, function: str | None) -> tuple[tuple[int, int] | None, str]:
