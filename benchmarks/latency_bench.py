@@ -1,7 +1,7 @@
 """What a step and a test cost under realistic driver latency (issues 11 and 12).
 
 Run: `python benchmarks/latency_bench.py [--profiles none,uiautomator2,xcuitest] [--pairs 2] [--rounds 1]
-[--steps 4] [--skip-test]`.
+[--steps 4] [--skip-test] [--memory off|on]`.
 
 The embedded HTTP sim serves the Feed with a latency profile (`guistate:latency`): `none` (the
 sim's own speed), `uiautomator2`, `xcuitest` (estimates, docs/latency.md). The xcuitest profile runs
@@ -22,6 +22,10 @@ With `--appium URL`, the same against a real Appium server (chromium driver, hea
 web Feed; the page source there is a DOM walk).
 Per test - a new session, `--steps` taps, quit: a bare client (tap + screenshot) against the
 plugin at light and standard (on demand); the session start is in both.
+
+`--memory on`: the plugin rows run with the cross-run memory on (a fresh store per run, as the plugin's
+default `.guistate/memory.sqlite` would be), so each located tap also teaches the memory its element's
+look; the line after the table says how many looks were learnt.
 
 Ratios are against baselines measured in the same run; timing only, nothing here is a pass/fail
 criterion. The delays are real sleeps (the server's phones run on the real clock here).
@@ -47,6 +51,8 @@ from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim.server import SimServer
 from pytest_guistate.devices.web_feed import FeedServer
+from pytest_guistate.memory import Healer, MemoryStore
+from pytest_guistate.memory.bridge import MemoryBridge
 from pytest_guistate.report.artifacts import create_test_folder
 from pytest_guistate.report.recorder import ArtifactRecorder, RecordingScreen
 
@@ -56,6 +62,8 @@ from scale_bench import Scenario, web_scenario
 FEED = "com.guistate.feed"
 OPEN_DESC, CANCEL_ID = "Delete post by Bob", "android:id/button2"
 TIERS = ("light", "standard", "full")
+MEMORY = {"on": False, "looks": 0}  # --memory on: plugin rows learn into a fresh store; looks learnt so far
+STORES: list[MemoryStore] = []
 
 
 def caps(profile: str) -> dict[str, Any]:
@@ -96,8 +104,22 @@ def plugin_session(scenario: Scenario, driver: Any, tier: str, on_demand: bool,
     session = TaskSession(RecordingScreen(device, recorder), policy=TierPolicy.for_tier(tier), listeners=[recorder],
                           artifacts=recorder, name=nodeid)
     recorder.bind(session)
+    if MEMORY["on"]:
+        store = MemoryStore(root / f"memory-{time.monotonic_ns()}.sqlite")
+        bridge = MemoryBridge(Healer(store), session, nodeid)
+        device.memory = bridge
+        session.journal.listeners.insert(0, bridge)  # as the plugin places it: before the recorder
+        STORES.append(store)
     session.goal("open and cancel the delete dialog", plan=[])
     return device, session, recorder
+
+
+def close_memory() -> None:
+    """Count what the open stores learnt, close them."""
+    while STORES:
+        store = STORES.pop()
+        MEMORY["looks"] += len(store.patches())
+        store.close()
 
 
 def run_pairs(scenario: Scenario, device: Device, session: TaskSession, pairs: int, expect: bool = True) -> None:
@@ -118,6 +140,7 @@ def plugin_steps(scenario: Scenario, driver: Any, pairs: int, tier: str, on_dema
     recorder.drain()
     elapsed = time.perf_counter() - started
     recorder.close_writer()
+    close_memory()
     return elapsed, device.page_source_calls
 
 
@@ -152,6 +175,8 @@ def per_step(scenario: Scenario, pairs: int, rounds: int, root: Path) -> None:
         print(f"  {mode:>18}  {med[mode]:8.1f}  {statistics.median(sources[mode]):12.2f}  "
               f"{med[mode] / med['bare+shot']:9.2f}x  {med[mode] / med['bare+check']:10.2f}x  "
               f"{med[mode] / med['bare']:5.2f}x")
+    if MEMORY["on"]:
+        print(f"  memory on: {MEMORY['looks']} looks learnt so far (2 per plugin run when every tap teaches)")
 
 
 def per_test(scenario: Scenario, steps: int, root: Path) -> None:
@@ -169,6 +194,7 @@ def per_test(scenario: Scenario, steps: int, root: Path) -> None:
                 run_pairs(scenario, device, session, steps // 2, expect=not mode.endswith("no-expect"))
                 recorder.drain()
                 recorder.close_writer()
+                close_memory()
         finally:
             driver.quit()
         results[mode] = time.perf_counter() - started
@@ -186,7 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--appium", metavar="URL", default=None,
                         help="also measure against a real Appium server (chromium driver, headless Chromium, "
                              "the web Feed; `bash .ci/appium.sh start` prints one)")
+    parser.add_argument("--memory", choices=("off", "on"), default="off",
+                        help="run the plugin rows with the cross-run memory on (a fresh store per run)")
     args = parser.parse_args(argv)
+    MEMORY["on"] = args.memory == "on"
     if args.pairs < 1 or args.rounds < 1 or args.steps < 2:
         parser.error("--pairs and --rounds must be >= 1, --steps >= 2")
     print("the xcuitest profile runs on the sim's Android persona: its delays, not an iOS page source")

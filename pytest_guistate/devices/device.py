@@ -17,6 +17,7 @@ import base64
 import binascii
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from appium.webdriver.common.appiumby import AppiumBy
@@ -46,15 +47,30 @@ from pytest_guistate.devices.errors import (
 )
 
 
-class LocatorMemory(Protocol):
-    """What `tap` needs from the cross-run memory (the plugin's `MemoryBridge`)."""
+@dataclass(frozen=True)
+class ElementFacts:
+    """What the memory needs of a tapped element when no tree of its screen is read: its app
+    ("" when the driver has no per-element package, e.g. XCUITest, a web context) and whether its
+    pixels may show a secret (a password field, or any screen after a password was typed here)."""
 
-    def found(self, kind: str, value: str, box: Box, function: str | None) -> None: ...
+    package: str
+    private: bool
+
+
+class LocatorMemory(Protocol):
+    """What `tap` needs from the cross-run memory (the plugin's `MemoryBridge`).
+
+    `screen`: the device's newest observation when it still shows the screen the element was
+    found on (no input, no newer screenshot, the locator did not wait for the element to appear),
+    else None; `facts` asks the element itself (no page source), for a screen whose tree is unread."""
+
+    def found(self, kind: str, value: str, box: Box, function: str | None, *,
+              screen: Observation | None = None, facts: Callable[[], ElementFacts] | None = None) -> None: ...
 
     def heal(self, kind: str, value: str, function: str | None) -> tuple[tuple[int, int] | None, str]: ...
 
 
-__all__ = ["CapabilityUnavailable", "Device", "DeviceError", "ElementNotFound"]
+__all__ = ["CapabilityUnavailable", "Device", "DeviceError", "ElementFacts", "ElementNotFound"]
 
 
 def _one_locator(**locators: str | None) -> tuple[str, str]:
@@ -94,6 +110,8 @@ class Device:
         # tell a still-fresh observation from one an input outside any step has made stale
         self.action_count = 0
         self._shots = 0  # observations taken
+        self._waited = False  # the last find() polled: its element appeared after the newest screenshot
+        self._typed_secret = False  # a password was typed in this session: any screen may show it
         self._newest: tuple[Observation, int, int] | None = None  # with the shot and input counts it was taken at
 
     @property
@@ -232,6 +250,7 @@ class Device:
         """Find one element by exactly one locator; `ElementNotFound` lists what is on screen."""
         by, value = self._locator(text=text, desc=desc, id=id, xpath=xpath)
         deadline = time.monotonic() + timeout
+        self._waited = False
         while True:
             try:
                 if self.is_web:
@@ -248,6 +267,7 @@ class Device:
                 raise DeviceError(f"find {by}={value!r} failed on {self.url}: {exc.msg}") from exc
             if time.monotonic() >= deadline:
                 break
+            self._waited = True
             time.sleep(0.1)
         hint = ""
         if self.platform == "ios" and id is not None and ":id/" in id:
@@ -326,8 +346,25 @@ class Device:
             return
         if self.memory is not None:
             kind, value = _one_locator(text=text, desc=desc, id=id, xpath=xpath)
-            self.memory.found(kind, value, self.box_of(element), function)
+            self.memory.found(kind, value, self.box_of(element), function, screen=self._still_shown(),
+                              facts=lambda: self._element_facts(element))
         self._act("click", element.click)
+
+    def _still_shown(self) -> Observation | None:
+        """The newest observation while it still shows the screen the last find() searched: no
+        input and no newer screenshot since, and the element was there at once (not waited for)."""
+        if self._newest is None or self._waited:
+            return None
+        observation, shot, inputs = self._newest
+        return observation if (shot, inputs) == (self._shots, self.action_count) else None
+
+    def _element_facts(self, element: WebElement) -> ElementFacts:
+        """The element's app and privacy from the element itself: two small requests instead of a
+        page source. Only UiAutomator2 (and the sim) name a package per element."""
+        if self.is_web or self.platform == "ios":
+            return ElementFacts("", self._typed_secret)  # no app to learn under: nothing asked
+        package = self._call("package attribute", lambda: element.get_attribute("package"))
+        return ElementFacts(str(package or ""), self._typed_secret or self._is_password(element))
 
     def long_press(self, x: int, y: int, *, duration_ms: int = 800) -> None:
         self._pointer([(x, y)], hold_ms=duration_ms)
@@ -340,8 +377,10 @@ class Device:
         """Type into a field found by its text (`into`), id, desc or xpath, else the focused one; clears nothing."""
         located = into or id or desc or xpath
         element = self.find(into, id=id, desc=desc, xpath=xpath) if located else self._focused()
-        if self.on_secret is not None and self._is_password(element):
-            self.on_secret(text)  # registered before it is typed, so no frame or record can carry it
+        if (self.on_secret is not None or self.memory is not None) and self._is_password(element):
+            self._typed_secret = True
+            if self.on_secret is not None:
+                self.on_secret(text)  # registered before it is typed, so no frame or record can carry it
         self._act("send keys", lambda: element.send_keys(text))
 
     def _is_password(self, element: WebElement) -> bool:

@@ -6,12 +6,21 @@ a session listener placed before the recorder): a successful step teaches the el
 from the *before*-frame and confirms a heal; a failed step after a heal is a "false heal
 prevented". Healing only happens inside a step with an `expect=`, because the expected effect is
 what accepts a heal (issue 7: tools that heal by clicking a neighbour pass falsely).
+
+Learning costs no screenshot of its own (issue 12, "tree on demand"): the element's look comes
+from the device's newest observation while it still shows the screen the element was found on
+(the step's before-screen, `_screen_for`). Its tree is used when already read (standard, full, a
+step with a check); at a step that reads no trees (light) it is not fetched: the element itself
+says its app and whether it is a password field (`ElementFacts`). Only when no current screen is
+known (the locator waited for the element, or an input came between) is a fresh one taken, and
+never at a step that reads no trees. A heal always observes the screen now, tree included.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_guistate.core.anchors import AnchorType
 from pytest_guistate.core.artifact_names import crop_name
@@ -19,6 +28,9 @@ from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.memory.heal import Healer, HealResult
 from pytest_guistate.memory.locator import Locator
+
+if TYPE_CHECKING:
+    from pytest_guistate.devices.device import ElementFacts
 
 __all__ = ["MemoryBridge"]
 
@@ -48,15 +60,44 @@ class MemoryBridge:
     nodeid: str
     app_version: str = ""
     heals: list[dict[str, Any]] = field(default_factory=list)  # for the summary and the terminal
+    unlearned: list[str] = field(default_factory=list)  # why a located tap taught nothing (tree-less light steps)
     _found: list[_Found] = field(default_factory=list)
     _healed: list[_Healed] = field(default_factory=list)
 
     # -- called by Device --------------------------------------------------------------------
-    def found(self, kind: str, value: str, box: Box, function: str | None) -> None:
+    def found(self, kind: str, value: str, box: Box, function: str | None, *,
+              screen: Observation | None = None, facts: Callable[[], ElementFacts] | None = None) -> None:
         step = self.session.current_step
         if step is None:
             return  # outside a step nothing confirms the action worked: nothing to learn
-        self._found.append(_Found(step.index, self.session.observe(), Locator(kind, value), box, function))
+        locator = Locator(kind, value)
+        before = self._screen_for(step, box, screen, facts, locator)
+        if before is not None:
+            self._found.append(_Found(step.index, before, locator, box, function))
+
+    def _screen_for(self, step: Any, box: Box, screen: Observation | None,
+                    facts: Callable[[], ElementFacts] | None, locator: Locator) -> Observation | None:
+        """The screen to learn the element's look from, its tree read now (the tap comes next)."""
+        if screen is not None and screen.tree_fetched:
+            tree = screen.tree
+            if tree is None or any(n.bounds == box for n in tree.nodes()):
+                return screen  # the before-screen, read anyway: no request at all
+            # the element is not in that tree: the screen changed since, look again (below)
+        elif screen is not None and step.reads_trees:
+            _ = screen.tree  # a page source, but no screenshot
+            return screen
+        elif screen is not None and facts is not None:
+            known = facts()
+            if not known.package or known.private:
+                why = "may show a secret" if known.package else "names no app without a page source"
+                self.unlearned.append(f"{locator}: {why} and its screen's tree is not read")
+                return None
+            return Observation(screen.frame, tree=None, package=known.package, timestamp=screen.timestamp)
+        if step.reads_trees:
+            return self.session.observe()
+        why = "not in the tree of the screen known" if screen is not None and screen.tree_fetched else "no current screen known"
+        self.unlearned.append(f"{locator}: {why} and this step reads no trees")
+        return None
 
     def heal(self, kind: str, value: str, function: str | None) -> tuple[tuple[int, int] | None, str]:
         step = self.session.current_step
