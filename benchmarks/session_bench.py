@@ -15,7 +15,9 @@ delete dialog, cancel it" (sim: Bob's post; Chromium: the web Feed's first post,
   bare new          the tap + screenshot body with a new session per test (start and quit per test);
   test|worker light|standard [expect]   the plugin's `device` + `guistate` fixtures, each step a
                     `guistate.perform(...)` (with `expect=visible/gone("Delete post?")` in the expect
-                    rows), `--guistate-session=test|worker`, `--guistate=light|standard`.
+                    rows), `--guistate-session=test|worker`, `--guistate=light|standard`, all with
+                    `--guistate-memory=off`; `worker light +memory` with the cross-run memory on (the
+                    default), which reads the before-tree of every located tap to learn it.
 The sim variants share one SimServer (the plugin's embedded sim is pointed at it), so its request log
 gives, per variant, the page sources per step and the latency delay (`delay_ms`) per test by command:
 wall ms minus delay ms is what the client side (Appium client, plugin) adds. Ratios are against the
@@ -105,6 +107,9 @@ def test_body(driver, n):
 '''
 
 PLUGIN = '''
+import json
+from pathlib import Path
+
 import pytest
 from pytest_guistate import gone, visible
 
@@ -112,8 +117,16 @@ PAGE, EXPECT = {page!r}, {expect!r}
 OPEN, CANCEL = {device_taps!r}
 
 
+@pytest.fixture
+def count(device, request):
+    before = device.page_source_calls  # a reused session's Device counts across tests
+    yield  # torn down after `guistate`: the test's finish is counted too
+    with open(Path(request.config.rootpath) / "sources.txt", "a", encoding="utf-8") as out:
+        out.write(f"{{device.page_source_calls - before}}\\n")
+
+
 {marker}@pytest.mark.parametrize("n", range({tests}))
-def test_body(device, guistate, n):
+def test_body(count, device, guistate, n):
     if PAGE:
         device.open_url(PAGE)
         device.find(xpath="//*[@data-testid='post_row']")
@@ -165,31 +178,24 @@ class PerTest:
             self.failed.append(f"{report.nodeid} {report.when}: {report.longreprtext[-600:]}")
 
 
-def journal_sources(artifacts: Path) -> tuple[int, int]:
-    """(page sources inside steps, steps) summed over the journals the run wrote."""
-    sources = steps = 0
-    for journal in artifacts.rglob("journal.jsonl"):
-        for line in journal.read_text(encoding="utf-8").splitlines():
-            event = json.loads(line)
-            record = event.get("record") if event.get("type") == "step" else None
-            if isinstance(record, dict) and isinstance(record.get("page_sources"), int):
-                sources += record["page_sources"]
-                steps += 1
-    return sources, steps
+def page_sources(folder: Path) -> list[int]:
+    """`Device.page_source_calls` at the end of each plugin test (its steps and its finish)."""
+    path = folder / "sources.txt"
+    return [int(line) for line in path.read_text(encoding="utf-8").split()] if path.exists() else []
 
 
-def run_inner(source: str, args: list[str]) -> tuple[list[float], list[float], tuple[int, int]]:
+def run_inner(source: str, args: list[str]) -> tuple[list[float], list[float], list[int]]:
     with tempfile.TemporaryDirectory(prefix="session-bench-") as tmp:
         path = Path(tmp) / f"test_bench_{next(_RUNS)}.py"  # a new module name per in-process run
         path.write_text(source, encoding="utf-8")
         artifacts = Path(tmp) / "artifacts"
         timer = PerTest()
         code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--guistate-memory=off",
-                            "--guistate-retain=on", f"--guistate-artifacts={artifacts}",
+                            f"--guistate-artifacts={artifacts}",
                             "--rootdir", tmp, str(path), *args], plugins=[timer])
         if code != 0 or timer.failed:
             raise SystemExit(f"inner run failed ({code}): {timer.failed[:2]}")
-        return timer.ms, timer.fixture_ms, journal_sources(artifacts)
+        return timer.ms, timer.fixture_ms, page_sources(Path(tmp))
 
 
 def kind(method: str, path: str) -> str:
@@ -224,6 +230,9 @@ def variants(args: argparse.Namespace, url: str, caps: dict[str, Any], page: str
                                        tests=args.tests, pairs=args.pairs)
                 out[f"{mode} {tier}{' expect' if expect else ''}"] = (
                     source, [f"--guistate-session={mode}", f"--guistate={tier}", *device_args])
+    # the cross-run memory (on by default; off above) learns each located tap from its before-tree
+    memory = Path(tempfile.gettempdir()) / f"session-bench-memory-{os.getpid()}.sqlite"
+    out["worker light +memory"] = (out["worker light"][0], [*out["worker light"][1], f"--guistate-memory={memory}"])
     wanted = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else []
     return {name: value for name, value in out.items() if not wanted or name in wanted or name.startswith("bare")}
 
@@ -233,18 +242,17 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
     table = variants(args, url, caps, page, profile)
     samples: dict[str, list[float]] = defaultdict(list)
     fixture: dict[str, list[float]] = defaultdict(list)
-    in_steps: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    sources: dict[str, list[int]] = defaultdict(list)
     delays: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     load = os.getloadavg()[0]
     for _ in range(args.rounds):
         for name, (source, extra) in table.items():
             mark = len(sim.request_log()) if sim is not None else 0
-            whole, phases, (sources, steps) = run_inner(source, extra)
+            whole, phases, calls = run_inner(source, extra)
             samples[name].extend(whole)
             fixture[name].extend(phases)
-            in_steps[name][0] += sources
-            in_steps[name][1] += steps
+            sources[name].extend(calls)
             for rec in (sim.request_log()[mark:] if sim is not None else []):
                 delays[name][kind(rec.method, rec.path)] += rec.delay_ms
                 counts[name][kind(rec.method, rec.path)] += 1
@@ -259,7 +267,7 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
     print(head)
     for name, values in samples.items():
         med = statistics.median(values)
-        src_steps = in_steps[name][0] / in_steps[name][1] if in_steps[name][1] else 0.0
+        src_steps = statistics.fmean(sources[name]) / steps if sources[name] else 0.0
         line = (f"  {name:22s} {med:9.0f} {values[0]:8.0f} {statistics.fmean(values):8.0f} {med / base:10.2f}x "
                 f"{med / check_base:7.2f}x {statistics.median(fixture[name]):8.0f} {src_steps:8.2f}")
         if sim is not None:
