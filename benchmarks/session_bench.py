@@ -1,23 +1,28 @@
 """Per-test cost of `--guistate-session=worker` vs `test` against a bare client that reuses its
-session (issue 12), on the embedded sim and, with `--appium URL`, on real Appium + Chromium.
+session (issue 12), under the sim's latency profiles and on real Appium + Chromium.
 
-Run: `python benchmarks/session_bench.py [--tests 20] [--rounds 3] [--appium URL]`.
+Run: `python benchmarks/session_bench.py [--profiles uiautomator2,xcuitest] [--appium URL] [--tests 4]
+[--pairs 2] [--rounds 1] [--variants NAME,...]`.
 
-Every variant is an in-process pytest run of `--tests` identical tests, timed per test
-(setup + call + teardown, `pytest_runtest_protocol`); the table shows the median ms per test, and
-the median of setup + teardown alone (where the session handling and the reset run):
-  bare reuse    a session-scoped raw Appium-client fixture (no plugin fixture): the test resets
-                the app itself (sim: `mobile: guistateReset`; Chromium: delete cookies, clear
-                storage, load the start page) and runs the body with raw client calls;
-  bare new      the same with a new session per test (what `test` mode costs at the least);
-  worker        the plugin's `device` fixture, `--guistate-session=worker` (its reset), the bare
-                body through `device.driver`: the session layer's own cost;
-  test          the same with `--guistate-session=test` (a new session per test);
-  worker Device / test Device   the body through `Device` calls (`tap`, `screenshot`) instead;
-  worker +gs / test +gs         and with the `guistate` fixture too (journal, light tier).
-Body: sim — tap "Delete post by Carol" (the dialog opens), one screenshot; Chromium — open the
-web Feed, tap Delete, one screenshot. Rounds interleave the variants. Timing only: nothing here is
-a pass/fail criterion; the issue's target is worker <= 1.1x bare reuse.
+Every variant is an in-process pytest run of `--tests` identical tests, timed per test (setup + call +
+teardown, `pytest_runtest_protocol`). A test is a short scripted one: `2 * --pairs` steps, "open the
+delete dialog, cancel it" (sim: Bob's post; Chromium: the web Feed's first post, loaded first):
+  bare reuse        a session-scoped raw Appium client: the test resets the app itself (sim:
+                    `mobile: guistateReset`, which costs one app launch under a profile; Chromium:
+                    cookies, storage, `data:,`), then find + click + screenshot per step - the baseline;
+  bare reuse+check  the same plus a find per step checking the step's expectation (the baseline of
+                    the `expect` rows: what a careful script does);
+  bare new          the tap + screenshot body with a new session per test (start and quit per test);
+  test|worker light|standard [expect]   the plugin's `device` + `guistate` fixtures, each step a
+                    `guistate.perform(...)` (with `expect=visible/gone("Delete post?")` in the expect
+                    rows), `--guistate-session=test|worker`, `--guistate=light|standard`, all with
+                    `--guistate-memory=off`; `worker light +memory` with the cross-run memory on (the
+                    default), which reads the before-tree of every located tap to learn it.
+The sim variants share one SimServer (the plugin's embedded sim is pointed at it), so its request log
+gives, per variant, the page sources per step and the latency delay (`delay_ms`) per test by command:
+wall ms minus delay ms is what the client side (Appium client, plugin) adds. Ratios are against the
+baselines of the same run. Timing only: nothing here is a pass/fail criterion; issue 12's target is
+worker <= 1.1x bare reuse per test.
 """
 
 from __future__ import annotations
@@ -29,17 +34,26 @@ import os
 import statistics
 import tempfile
 import time
+from collections import defaultdict
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_guistate import runtime
 from pytest_guistate.devices import capabilities
+from pytest_guistate.devices.sim.server import SimServer
 from pytest_guistate.devices.web_feed import FeedServer
 
-SIM_CAPS = {"platformName": "Android", "appium:automationName": "UiAutomator2",
-            "appium:appPackage": "com.guistate.feed", "guistate:clock": "frozen"}
+FEED = "com.guistate.feed"
+SIM_TAPS = ("ACCESSIBILITY_ID", "Delete post by Bob", "ID", "android:id/button2")
+SIM_DEVICE_TAPS = ({"desc": "Delete post by Bob"}, {"id": "android:id/button2"})
+WEB_FIRST_DELETE = "(//*[@data-testid='delete'])[1]"
+WEB_TAPS = ("XPATH", WEB_FIRST_DELETE, "XPATH", "//*[@data-testid='cancel_delete']")
+WEB_DEVICE_TAPS = ({"xpath": WEB_FIRST_DELETE}, {"id": "cancel_delete"})
+SIM_CHECK = "//*[@text='Delete post?']"
+WEB_CHECK = "//*[contains(text(), 'Delete post?')]"
 
 BARE = '''
 import pytest
@@ -47,7 +61,8 @@ from appium import webdriver
 from appium.options.common import AppiumOptions
 from appium.webdriver.common.appiumby import AppiumBy
 
-URL, CAPS, PAGE, REUSE = {url!r}, {caps!r}, {page!r}, {reuse!r}
+URL, CAPS, PAGE, REUSE, CHECK = {url!r}, {caps!r}, {page!r}, {reuse!r}, {check!r}
+OPEN_BY, OPEN, CANCEL_BY, CANCEL = {taps!r}
 
 
 def open_driver():
@@ -82,38 +97,44 @@ def driver(kept):
 def test_body(driver, n):
     if PAGE:
         driver.get(PAGE)
-        driver.find_element(AppiumBy.XPATH, "//button[normalize-space()='Delete']").click()
-    else:
-        driver.find_element(AppiumBy.ACCESSIBILITY_ID, "Delete post by Carol").click()
-    driver.get_screenshot_as_base64()
+        driver.find_element(AppiumBy.XPATH, "//*[@data-testid='post_row']")
+    for _ in range({pairs}):
+        for by, value in ((OPEN_BY, OPEN), (CANCEL_BY, CANCEL)):
+            driver.find_element(getattr(AppiumBy, by), value).click()
+            driver.get_screenshot_as_png()
+            if CHECK:
+                driver.find_elements(AppiumBy.XPATH, CHECK)
 '''
 
 PLUGIN = '''
+import json
+from pathlib import Path
+
 import pytest
-from appium.webdriver.common.appiumby import AppiumBy
+from pytest_guistate import gone, visible
 
-PAGE, RAW = {page!r}, {raw!r}
+PAGE, EXPECT = {page!r}, {expect!r}
+OPEN, CANCEL = {device_taps!r}
 
 
-@pytest.mark.parametrize("n", range({tests}))
-def test_body({fixtures}, n):
-    if RAW:  # the bare client's own calls through device.driver: only the fixture and reset differ
-        driver = device.driver
-        if PAGE:
-            driver.get(PAGE)
-            driver.find_element(AppiumBy.XPATH, "//button[normalize-space()='Delete']").click()
-        else:
-            driver.find_element(AppiumBy.ACCESSIBILITY_ID, "Delete post by Carol").click()
-        driver.get_screenshot_as_base64()
-        return
+@pytest.fixture
+def count(device, request):
+    before = device.page_source_calls  # a reused session's Device counts across tests
+    yield  # torn down after `guistate`: the test's finish is counted too
+    with open(Path(request.config.rootpath) / "sources.txt", "a", encoding="utf-8") as out:
+        out.write(f"{{device.page_source_calls - before}}\\n")
+
+
+{marker}@pytest.mark.parametrize("n", range({tests}))
+def test_body(count, device, guistate, n):
     if PAGE:
         device.open_url(PAGE)
-        device.tap("Delete")
-    else:
-        device.tap(desc="Delete post by Carol")
-    device.screenshot()
+        device.find(xpath="//*[@data-testid='post_row']")
+    guistate.goal("open and cancel the delete dialog", plan=[])
+    for i in range({pairs}):
+        guistate.perform(f"open {{i}}", lambda: device.tap(**OPEN), expect=visible("Delete post?") if EXPECT else None)
+        guistate.perform(f"cancel {{i}}", lambda: device.tap(**CANCEL), expect=gone("Delete post?") if EXPECT else None)
 '''
-
 
 _RUNS = itertools.count()
 
@@ -154,73 +175,151 @@ class PerTest:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.failed:
-            self.failed.append(f"{report.nodeid} {report.when}: {report.longreprtext[-400:]}")
+            self.failed.append(f"{report.nodeid} {report.when}: {report.longreprtext[-600:]}")
 
 
-def run_inner(source: str, args: list[str]) -> tuple[list[float], list[float]]:
+def page_sources(folder: Path) -> list[int]:
+    """`Device.page_source_calls` at the end of each plugin test (its steps and its finish)."""
+    path = folder / "sources.txt"
+    return [int(line) for line in path.read_text(encoding="utf-8").split()] if path.exists() else []
+
+
+def run_inner(source: str, args: list[str]) -> tuple[list[float], list[float], list[int]]:
     with tempfile.TemporaryDirectory(prefix="session-bench-") as tmp:
         path = Path(tmp) / f"test_bench_{next(_RUNS)}.py"  # a new module name per in-process run
         path.write_text(source, encoding="utf-8")
+        artifacts = Path(tmp) / "artifacts"
         timer = PerTest()
         code = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--guistate-memory=off",
-                            "--guistate-retain=off", f"--guistate-artifacts={Path(tmp) / 'artifacts'}",
+                            f"--guistate-artifacts={artifacts}",
                             "--rootdir", tmp, str(path), *args], plugins=[timer])
         if code != 0 or timer.failed:
             raise SystemExit(f"inner run failed ({code}): {timer.failed[:2]}")
-        return timer.ms, timer.fixture_ms
+        return timer.ms, timer.fixture_ms, page_sources(Path(tmp))
+
+
+def kind(method: str, path: str) -> str:
+    """The request-log entry's command, coarsely (what the delay table groups by)."""
+    if path == "/session":
+        return "session"
+    tail = path.split("/", 3)[3] if path.count("/") >= 3 else ""
+    if method == "DELETE" and not tail:
+        return "quit"
+    last = tail.rsplit("/", 1)[-1]
+    return {"sync": "execute", "elements": "element", "source": "source", "screenshot": "screenshot",
+            "click": "click", "element": "element"}.get(last, "other")
+
+
+def variants(args: argparse.Namespace, url: str, caps: dict[str, Any], page: str,
+             profile: str) -> dict[str, tuple[str, list[str]]]:
+    web = bool(page)
+    taps, device_taps, check = (WEB_TAPS, WEB_DEVICE_TAPS, WEB_CHECK) if web else (SIM_TAPS, SIM_DEVICE_TAPS, SIM_CHECK)
+    common = {"url": url, "caps": caps, "page": page, "tests": args.tests, "pairs": args.pairs, "taps": taps}
+    out = {
+        "bare reuse": (BARE.format(reuse=True, check="", **common), []),
+        "bare reuse+check": (BARE.format(reuse=True, check=check, **common), []),
+        "bare new": (BARE.format(reuse=False, check="", **common), []),
+    }
+    marker = "" if web else (f"@pytest.mark.guistate(app={FEED!r}, caps={{'guistate:clock': 'frozen', "
+                             f"'guistate:seed': 11, 'guistate:latency': {profile!r}}})\n")
+    device_args = [f"--guistate-device={url}", f"--guistate-caps={args.caps_file}"] if web else []
+    for mode in ("worker", "test"):
+        for tier in ("light", "standard"):
+            for expect in (False, True):
+                source = PLUGIN.format(page=page, expect=expect, device_taps=device_taps, marker=marker,
+                                       tests=args.tests, pairs=args.pairs)
+                out[f"{mode} {tier}{' expect' if expect else ''}"] = (
+                    source, [f"--guistate-session={mode}", f"--guistate={tier}", *device_args])
+    # the cross-run memory (on by default; off above) learns each located tap from its before-tree
+    memory = Path(tempfile.gettempdir()) / f"session-bench-memory-{os.getpid()}.sqlite"
+    out["worker light +memory"] = (out["worker light"][0], [*out["worker light"][1], f"--guistate-memory={memory}"])
+    wanted = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else []
+    return {name: value for name, value in out.items() if not wanted or name in wanted or name.startswith("bare")}
+
+
+def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any], page: str, profile: str,
+            sim: SimServer | None) -> None:
+    table = variants(args, url, caps, page, profile)
+    samples: dict[str, list[float]] = defaultdict(list)
+    fixture: dict[str, list[float]] = defaultdict(list)
+    sources: dict[str, list[int]] = defaultdict(list)
+    delays: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    load = os.getloadavg()[0]
+    for _ in range(args.rounds):
+        for name, (source, extra) in table.items():
+            mark = len(sim.request_log()) if sim is not None else 0
+            whole, phases, calls = run_inner(source, extra)
+            samples[name].extend(whole)
+            fixture[name].extend(phases)
+            sources[name].extend(calls)
+            for rec in (sim.request_log()[mark:] if sim is not None else []):
+                delays[name][kind(rec.method, rec.path)] += rec.delay_ms
+                counts[name][kind(rec.method, rec.path)] += 1
+    tests, steps = args.tests * args.rounds, 2 * args.pairs
+    print(f"\nper test on {where}: {args.tests} tests x {args.rounds} round(s), {steps} steps each; "
+          f"load {load:.1f} -> {os.getloadavg()[0]:.1f}")
+    base, check_base = statistics.median(samples["bare reuse"]), statistics.median(samples["bare reuse+check"])
+    head = f"  {'variant':22s} {'median ms':>9s} {'first':>8s} {'mean':>8s} {'/bare reuse':>11s} {'/+check':>8s} " \
+           f"{'setup+td':>8s} {'src/step':>8s}"
+    if sim is not None:
+        head += f" {'src/test':>8s} {'delay ms/test':>13s} {'client ms':>9s}"
+    print(head)
+    for name, values in samples.items():
+        med = statistics.median(values)
+        src_steps = statistics.fmean(sources[name]) / steps if sources[name] else 0.0
+        line = (f"  {name:22s} {med:9.0f} {values[0]:8.0f} {statistics.fmean(values):8.0f} {med / base:10.2f}x "
+                f"{med / check_base:7.2f}x {statistics.median(fixture[name]):8.0f} {src_steps:8.2f}")
+        if sim is not None:
+            delay = sum(delays[name].values()) / tests
+            line += f" {counts[name]['source'] / tests:8.2f} {delay:13.0f} {statistics.fmean(values) - delay:9.0f}"
+        print(line)
+    if sim is not None:
+        print("  delay ms per test by command (mean over the variant's tests, session starts included):")
+        kinds = ("session", "quit", "execute", "element", "click", "screenshot", "source", "other")
+        print("  " + f"{'variant':22s} " + " ".join(f"{k:>10s}" for k in kinds))
+        for name in samples:
+            print("  " + f"{name:22s} " + " ".join(f"{delays[name][k] / tests:10.0f}" for k in kinds))
+        print("  requests per test by command:")
+        for name in samples:
+            print("  " + f"{name:22s} " + " ".join(f"{counts[name][k] / tests:10.2f}" for k in kinds))
+    print("  median: per test (for worker the first test also opens the session: column 'first'); "
+          "target worker <= 1.10x bare reuse")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tests", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--appium", metavar="URL", help="a real Appium 3 server (chromium driver) instead of the sim")
+    parser.add_argument("--profiles", default="uiautomator2,xcuitest", help="sim latency profiles ('' for none)")
+    parser.add_argument("--appium", metavar="URL", help="also a real Appium 3 server (chromium driver)")
+    parser.add_argument("--tests", type=int, default=4)
+    parser.add_argument("--pairs", type=int, default=2, help="open/cancel pairs per test (steps = 2 x pairs)")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--variants", default="", help="plugin variants to run (comma-separated; bare ones always)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, FeedServer() as feed:
+    if args.tests < 2 or args.pairs < 1 or args.rounds < 1:
+        parser.error("--tests >= 2, --pairs and --rounds >= 1")
+    with tempfile.TemporaryDirectory() as tmp:
+        profiles = [p for p in args.profiles.split(",") if p]
+        if profiles:
+            sim = SimServer(host="127.0.0.1", port=0, request_log_size=200_000).start()
+            # the plugin's embedded sim is this server, so its request log covers every variant
+            runtime.GuistateRuntime.sim_url = lambda self: sim.url  # type: ignore[method-assign]
+            runtime.GuistateRuntime.stop_sim = lambda self: None  # type: ignore[method-assign]
+            try:
+                for profile in profiles:
+                    caps = {"platformName": "Android", "appium:automationName": "UiAutomator2",
+                            "appium:appPackage": FEED, "guistate:clock": "frozen", "guistate:seed": 11,
+                            "guistate:latency": profile}
+                    measure(args, f"the sim, latency profile {profile}", sim.url, caps, "", profile, sim)
+            finally:
+                sim.stop()
         if args.appium:
-            caps, url, page = capabilities.chromium(), args.appium, feed.page_url()
-            caps_file = Path(tmp) / "caps.json"
-            caps_file.write_text(json.dumps(caps), encoding="utf-8")
-            device_args = [f"--guistate-device={url}", f"--guistate-caps={caps_file}"]
-            where = f"real Appium + headless Chromium at {url}"
-        else:
-            from pytest_guistate.devices.sim.server import SimServer
-
-            bare_sim = SimServer().start()
-            caps, url, page = SIM_CAPS, bare_sim.url, ""
-            device_args = []
-            where = "the embedded sim (in-process HTTP server)"
-        plugin_marker = "" if args.appium else "@pytest.mark.guistate(app='com.guistate.feed', caps={'guistate:clock': 'frozen'})\n"
-        variants = {
-            "bare reuse": (BARE.format(url=url, caps=caps, page=page, reuse=True, tests=args.tests), []),
-            "bare new": (BARE.format(url=url, caps=caps, page=page, reuse=False, tests=args.tests), []),
-        }
-        for mode in ("worker", "test"):
-            for suffix, fixtures, raw in (("", "device", True), (" Device", "device", False),
-                                          (" +gs", "device, guistate", False)):
-                source = PLUGIN.format(page=page, tests=args.tests, fixtures=fixtures, raw=raw)
-                source = source.replace("@pytest.mark.parametrize", plugin_marker + "@pytest.mark.parametrize")
-                variants[mode + suffix] = (source, [f"--guistate-session={mode}", "--guistate=light", *device_args])
-        samples: dict[str, list[float]] = {name: [] for name in variants}
-        fixture: dict[str, list[float]] = {name: [] for name in variants}
-        load = os.getloadavg()[0]
-        for _ in range(args.rounds):
-            for name, (source, extra) in variants.items():
-                whole, phases = run_inner(source, extra)
-                samples[name].extend(whole)
-                fixture[name].extend(phases)
-        if not args.appium:
-            bare_sim.stop()
-    print(f"\nper-test ms on {where}: {args.tests} tests x {args.rounds} rounds, "
-          f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}")
-    base = statistics.median(samples["bare reuse"])
-    print(f"{'variant':14s} {'median':>9s} {'mean':>9s} {'vs bare reuse':>14s} {'setup+teardown':>15s}")
-    for name, values in samples.items():
-        med = statistics.median(values)
-        print(f"{name:14s} {med:9.1f} {statistics.fmean(values):9.1f} {med / base:13.2f}x "
-              f"{statistics.median(fixture[name]):14.1f}")
-    print("target: worker <= 1.10x bare reuse (median per test; the mean includes the one session start);")
-    print("the Device rows add the device layer's own per-call cost (web locators: a reachability script)")
+            with FeedServer() as feed:
+                caps = capabilities.chromium()
+                args.caps_file = Path(tmp) / "caps.json"
+                args.caps_file.write_text(json.dumps(caps), encoding="utf-8")
+                measure(args, f"real Appium + headless Chromium at {args.appium}", args.appium, caps,
+                        feed.page_url(delay_ms=0), "", None)
 
 
 if __name__ == "__main__":

@@ -265,8 +265,11 @@ class Journal:
     def finish(self, outcome: str, error: BaseException | None) -> None:
         session = self.session
         detail = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}" if error else ""
+        last = session._last[0] if session._last else None
+        # no page source at the end only to name the app of an anchor that is not recorded (light)
+        app = "" if last is None else last.package if session.policy.anchors else last.known_package
         anchor = self.anchor(AnchorType.FINISH, f"test {outcome}", step_index=len(session.steps) or None,
-                             detail=detail, app=session._last[0].package if session._last else "",
+                             detail=detail, app=app,
                              data={"outcome": outcome, "progress": session.progress.to_dict()})
         if anchor is not None:
             for subgoal in self._subgoals.values():

@@ -142,3 +142,18 @@ def test_bad_profile_refuses_the_session_naming_the_key(server: SimServer, value
     with pytest.raises(SessionNotCreatedException, match=named):
         _open(server, value)
     assert set(server.session_ids()) == before  # the refused session is not left open
+
+
+def test_app_starts_and_the_sims_reset_cost_an_app_launch(server: SimServer) -> None:
+    """A reused session's reset is not free on a real driver: `mobile: guistateReset` (the sim's
+    terminate + relaunch) and the app `mobile:` scripts cost the profile's `app`; other scripts `execute`."""
+    drv = _open(server, {"app": 777, "execute": 11})
+    try:
+        drv.execute_script("mobile: clearApp", {"appId": "com.guistate.feed"})
+        drv.execute_script("mobile: activateApp", {"appId": "com.guistate.feed"})
+        drv.execute_script("mobile: guistateReset", {})
+        drv.execute_script("mobile: terminateApp", {"appId": "com.guistate.feed"})
+        delays = _delays(server, drv)
+    finally:
+        drv.quit()
+    assert delays["sync"] == [11.0, 777.0, 777.0, 777.0]

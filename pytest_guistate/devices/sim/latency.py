@@ -107,6 +107,13 @@ def parse_profile(value: Any) -> LatencyProfile:
     return LatencyProfile(f"custom({base_name})" if base_name != "none" else "custom", costs)
 
 
+# `mobile:` scripts that start or stop an app cost what the app routes cost. The sim's own reset
+# (`guistateReset`, a fresh phone between two tests of a reused session) stands for a real driver's
+# terminate + relaunch, which is not free: it costs one app launch (docs/latency.md).
+_APP_SCRIPTS = frozenset({"mobile: activateApp", "mobile: terminateApp", "mobile: launchApp", "mobile: removeApp",
+                          "mobile: installApp", "mobile: guistateReset"})
+
+
 def command_kind(method: str, template: str, body: Mapping[str, Any]) -> str:
     """The cost class of a request, from its route template (e.g. "/session/{sid}/source")."""
     if template == "/session":
@@ -131,7 +138,9 @@ def command_kind(method: str, template: str, body: Mapping[str, Any]) -> str:
     if tail in ("/appium/device/activate_app", "/appium/device/terminate_app"):
         return "app"
     if tail.startswith("/execute"):
-        script = str(body.get("script", ""))
+        script = str(body.get("script", "")).strip()
+        if script in _APP_SCRIPTS:
+            return "app"
         return FREE if script.startswith("mobile: guistate") else "execute"
     return "other"
 
