@@ -319,10 +319,6 @@ class StepLoop:
 
 
 def _tree_if_known(observation: Observation) -> UITree | None:
-    """A light step's before-tree for the dim test: only if read already or still fetchable."""
-    if observation.tree_fetched:
-        return observation.tree
-    try:
-        return observation.tree
-    except TreeExpired:
-        return None  # the screen moved on: the dim is then divided out by pixels alone
+    """A light step's before-tree for the dim test, only if already read: a pixels-only step
+    fetches no page source (and the before-screen has usually moved on by now)."""
+    return observation.tree if observation.tree_fetched else None
