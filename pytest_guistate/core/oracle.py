@@ -269,7 +269,7 @@ class VisualOracle:
             if any(other.contains(box) for other in taken):
                 continue
             taken.append(box)
-            crops.append(Crop(box, None, index, pixels=after.bgr[box.top : box.bottom, box.left : box.right].copy()))
+            crops.append(Crop(box, None, index, source=after))  # cut when first used
         if not regions and self.config.full_screen_fallback_crop:
             crops.append(Crop(screen, after.png, -1))  # the after PNG is already the whole screen
         return crops

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 import cv2
 import numpy as np
 
 from pytest_guistate.core.geometry import Box
 
-__all__ = ["Crop", "OracleConfig", "Region", "Transition", "Verdict"]
+__all__ = ["Crop", "OracleConfig", "PixelSource", "Region", "Transition", "Verdict"]
 
 Verdict = Literal["changed", "no_change", "uncertain"]
 
@@ -90,13 +90,30 @@ class Region:
         }
 
 
+class PixelSource(Protocol):
+    """What a crop is cut from: the after `Frame` (its PNG bytes, and its pixels while decoded)."""
+
+    png: bytes
+    released: bool  # its pixels were dropped by the session: decode for yourself, keep nothing on it
+
+    @property
+    def bgr(self) -> np.ndarray: ...
+
+    def decoded(self) -> np.ndarray | None: ...
+
+
 class Crop:
-    """A region of the AFTER frame, PNG-encoded on first access of `png` (or `encode()`).
+    """A region of the AFTER frame, cut and PNG-encoded on first use (`pixels`, `png`, `encode()`).
 
-    A report writer may encode it on its own thread while the step loop reads it: the lock
-    makes the encode happen once and `pixels` never sees a half-done swap."""
+    Cut lazily from the frame: a crop of a dialog's dimmed screen is a copy of most of a 1080x2400
+    frame (~6 ms, more than the rest of the comparison), and a light tier that passes never looks
+    at it. Frames are immutable (their pixels are read-only by contract), so cutting later gives
+    the same pixels; a frame the session released is decoded here, never through `Frame.bgr`
+    (that would keep pixels alive outside the session's frame window).
+    A report writer may encode it on its own thread while the step loop reads it: the lock makes
+    the encode happen once and `pixels` never sees a half-done swap."""
 
-    __slots__ = ("_lock", "_pixels", "_png", "box", "region_index")
+    __slots__ = ("_lock", "_pixels", "_png", "_source", "box", "region_index")
 
     def __init__(
         self,
@@ -105,13 +122,15 @@ class Crop:
         region_index: int = -1,
         *,
         pixels: np.ndarray | None = None,
+        source: PixelSource | None = None,
     ) -> None:
-        if png is None and pixels is None:
-            raise ValueError("a Crop needs either PNG bytes or pixels to encode")
+        if png is None and pixels is None and source is None:
+            raise ValueError("a Crop needs PNG bytes, pixels or a frame to cut them from")
         self.box = box
         self.region_index = region_index  # -1: the full-screen fallback, not tied to a region
         self._png = png
         self._pixels = pixels
+        self._source = source if png is None and pixels is None else None
         self._lock = threading.Lock()
 
     @property
@@ -119,28 +138,46 @@ class Crop:
         return self.encode()
 
     def encode(self) -> bytes:
-        """The PNG bytes (encoded once; the pixels are dropped then: crops are what outlives a run).
-        A bound `crop.encode` is what the step loop hands an artifact sink to encode later."""
+        """The PNG bytes (encoded once; the pixels and the frame are dropped then: crops are what
+        outlives a run). A bound `crop.encode` is what the step loop hands an artifact sink to
+        encode later."""
         with self._lock:
             if self._png is None:
-                assert self._pixels is not None
-                ok, encoded = cv2.imencode(".png", self._pixels)
+                pixels = self._pixels if self._pixels is not None else self._cut()
+                ok, encoded = cv2.imencode(".png", pixels)
                 if not ok:
                     raise ValueError(f"OpenCV could not encode the crop {self.box.as_list()} as PNG")
                 self._png = encoded.tobytes()
                 self._pixels = None
+                self._source = None
             return self._png
 
     @property
     def pixels(self) -> np.ndarray:
-        """BGR pixels of the crop (decoded from the PNG if already encoded)."""
+        """BGR pixels of the crop (read-only: they may be a view of the frame's)."""
         pixels = self._pixels  # one read: an encode on another thread may drop it
         if pixels is not None:
             return pixels
+        source = self._source
+        if source is not None:
+            return self._cut(source)
         image = cv2.imdecode(np.frombuffer(self.png, np.uint8), cv2.IMREAD_COLOR)
         if image is None:
             raise ValueError(f"crop {self.box.as_list()} holds bytes OpenCV cannot decode")
         return image
+
+    def _cut(self, source: PixelSource | None = None) -> np.ndarray:
+        source = source or self._source
+        assert source is not None, "a crop without bytes or pixels has a source"
+        frame = source.decoded()
+        if frame is None and not source.released:
+            frame = source.bgr  # still in the session's frame window: decoded once for all its crops
+        elif frame is None:
+            frame = cv2.imdecode(np.frombuffer(source.png, np.uint8), cv2.IMREAD_COLOR)
+            if frame is None:
+                raise ValueError(f"crop {self.box.as_list()}: its frame holds bytes OpenCV cannot decode")
+        box = self.box
+        return frame[box.top:box.bottom, box.left:box.right]
 
     def to_dict(self) -> dict[str, object]:
         return {"box": self.box.as_list(), "region_index": self.region_index}

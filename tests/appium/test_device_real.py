@@ -16,6 +16,7 @@ from pytest_guistate.core.uitree import UINode, UITree
 from pytest_guistate.devices.device import (
     CapabilityUnavailable,
     Device,
+    DeviceError,
     ElementNotFound,
 )
 from pytest_guistate.devices.web_feed import FeedServer
@@ -153,3 +154,22 @@ def test_missing_capabilities_fail_with_a_clear_message(device: Device, feed_ser
     device.open_url("about:blank")
     with pytest.raises(CapabilityUnavailable, match="exposes no window.__guistate"):
         device.action_log()
+
+
+
+def test_a_web_find_is_the_reachable_match_and_names_a_bad_xpath(device: Device, feed_server: FeedServer) -> None:
+    """The page evaluates the XPath and ranks the matches in one script: the same answers as the
+    driver's own find (a row's button under the dialog is not picked; a bad expression is an
+    invalid locator, named)."""
+    device.open_url(feed_server.page_url())
+    assert device.find("Delete").get_attribute("data-testid") == "delete"  # the first row's, before the dialog
+    device.tap("Delete")
+    assert device.exists(id="dialog")
+    # the rows' Delete buttons are still in the DOM, under the scrim: the dialog's button is the one a tap reaches
+    assert device.find("Delete").get_attribute("data-testid") == "confirm_delete"
+    with pytest.raises(DeviceError, match=r"locator xpath='//\*\[' is not valid"):
+        device.find(xpath="//*[")
+    with pytest.raises(DeviceError, match="selects a #text node, not an element"):
+        device.find(xpath="//body//text()")
+    with pytest.raises(ElementNotFound, match="no element with xpath="):
+        device.find(xpath="//*[@data-testid='no-such-thing']")

@@ -92,3 +92,48 @@ def test_a_forked_child_decodes_ahead_with_its_own_thread() -> None:
     answer = os.read(read, 16)
     os.close(read)
     assert os.WIFEXITED(status) and answer == b"480"
+
+
+@pytest.mark.parametrize("size", [(2402, 1082), (480, 270), (2, 2)], ids=["chromium-pixel7", "small", "tiny"])
+@pytest.mark.parametrize("content", ["noise", "smooth"])
+def test_the_reduced_decode_equals_the_full_decode_downscaled(size: tuple[int, int], content: str) -> None:
+    """`small(2)` of an even-sized PNG comes straight from OpenCV's reduced decode: the oracle's
+    thresholds were tuned on INTER_AREA halves, so the two must be bit-identical."""
+    rng = np.random.default_rng(7)
+    image = rng.integers(0, 256, (*size, 3), dtype=np.uint8)
+    if content == "smooth":
+        image = cv2.GaussianBlur(image, (0, 0), 3)
+    png = cv2.imencode(".png", image)[1].tobytes()
+    reduced, full = Frame(png), Frame(png)
+    expected = cv2.resize(full.bgr, (size[1] // 2, size[0] // 2), interpolation=cv2.INTER_AREA)
+    assert np.array_equal(reduced.small(2), expected)
+    assert not reduced.has_pixels  # the full image was not decoded for it
+    ahead = Frame(png)
+    ahead.prefetch()
+    assert np.array_equal(ahead.small(2), expected) and not ahead.has_pixels
+    assert np.array_equal(ahead.bgr, full.bgr)  # full size when asked
+
+
+def test_an_odd_sized_frame_is_halved_from_its_full_decode() -> None:
+    """The reduced decode rounds an odd side up, INTER_AREA down: odd sizes take the full decode."""
+    image = np.random.default_rng(3).integers(0, 256, (101, 61, 3), dtype=np.uint8)
+    frame = Frame(cv2.imencode(".png", image)[1].tobytes())
+    assert frame.small(2).shape == (50, 30, 3)
+    assert np.array_equal(frame.small(2), cv2.resize(image, (30, 50), interpolation=cv2.INTER_AREA))
+    assert frame.has_pixels
+
+
+def test_comparing_two_frames_decodes_only_their_halves() -> None:
+    before, after = Frame(_png(1)), Frame(_png(2))
+    transition = VisualOracle().compare(before, after)
+    assert transition.verdict == "changed"
+    assert not before.has_pixels and not after.has_pixels  # crops are cut when used
+    assert transition.crops[0].png  # ... and then decode the after-frame once
+    assert after.has_pixels and not before.has_pixels
+
+
+def test_a_corrupt_frame_still_names_itself_through_small() -> None:
+    bad = Frame(b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + b"\x00\x00\x01\x00\x00\x00\x01\x00" + b"junk" * 10,
+                source="step 2 after")
+    with pytest.raises(FrameError, match=r"corrupt screenshot \(step 2 after\)"):
+        bad.small(2)
