@@ -104,6 +104,7 @@ def plugin_session(scenario: Scenario, driver: Any, tier: str, on_demand: bool,
     session = TaskSession(RecordingScreen(device, recorder), policy=TierPolicy.for_tier(tier), listeners=[recorder],
                           artifacts=recorder, name=nodeid)
     recorder.bind(session)
+    session.cycles.limit = 0  # open/cancel is a deliberate A-B loop: the cycle guard (issue 14) would stop it
     if MEMORY["on"]:
         store = MemoryStore(root / f"memory-{time.monotonic_ns()}.sqlite")
         bridge = MemoryBridge(Healer(store), session, nodeid)

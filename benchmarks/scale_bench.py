@@ -201,6 +201,7 @@ def plugin_run(scenario: Scenario, driver: Any, pairs: int, tier: str, folder_ro
     session = TaskSession(RecordingScreen(device, recorder), policy=TierPolicy.for_tier(tier), listeners=[recorder],
                           artifacts=recorder, name=nodeid)
     recorder.bind(session)
+    session.cycles.limit = 0  # open/cancel is a deliberate A-B loop: the cycle guard (issue 14) would stop it
     if tally is not None:
         for method, bucket in (("screenshot", "screenshot (HTTP + base64)"), ("ui_tree", "page source + parse"),
                                ("tap", "tap (find + click)")):
