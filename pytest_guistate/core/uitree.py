@@ -140,12 +140,13 @@ class UITree:
 
         On iOS an Alert / Sheet takes the touches: WebDriverAgent still lists the screen beneath
         it (Android's dump holds only the dialog's window), so then only the modal's nodes count;
-        and a table lists rows beyond the screen, so a node must also overlap the screen."""
+        and a table lists rows beyond the screen, so a node must also overlap the screen (on
+        Android too: a source given without visible-bounds clipping lists views past the edge)."""
         nodes = [n for n in self.nodes() if n.is_actionable]
+        screen = self.screen_box
+        if screen is not None:
+            nodes = [n for n in nodes if screen.intersects(n.bounds)]  # type: ignore[arg-type]
         if self.platform == IOS:
-            screen = self.screen_box
-            if screen is not None:
-                nodes = [n for n in nodes if screen.intersects(n.bounds)]  # type: ignore[arg-type]
             modal = self.modal()
             if modal is not None and modal.bounds is not None:
                 nodes = [n for n in nodes if modal.bounds.contains(n.bounds)]  # type: ignore[arg-type]

@@ -64,3 +64,20 @@ def test_a_mac2_source_names_by_title_and_reaches_its_window() -> None:
     button = next(n for n in tree.nodes() if n.kind == "Button")
     assert (button.label, button.content_desc, button.text) == ("Sign in", "_NS:17", "Sign in")
     assert tree.actionable() == [button]
+
+
+TABS = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
+<hierarchy index="0" class="hierarchy" rotation="0" width="1080" height="2340">
+  <android.widget.HorizontalScrollView index="0" class="android.widget.HorizontalScrollView" scrollable="true" bounds="[0,84][1080,230]" displayed="true">
+    <android.widget.LinearLayout index="0" class="android.widget.LinearLayout" bounds="[0,84][1620,230]" displayed="true">
+      <android.widget.TextView index="0" class="android.widget.TextView" text="News" clickable="true" bounds="[0,84][540,230]" displayed="true"/>
+      <android.widget.TextView index="1" class="android.widget.TextView" text="Sport" clickable="true" bounds="[540,84][1080,230]" displayed="true"/>
+      <android.widget.TextView index="2" class="android.widget.TextView" text="Weather" clickable="true" bounds="[1080,84][1620,230]" displayed="true"/>
+    </android.widget.LinearLayout>
+  </android.widget.HorizontalScrollView>
+</hierarchy>"""
+
+
+def test_an_android_view_past_the_screen_edge_is_not_actionable() -> None:
+    tree = parse_page_source(TABS)
+    assert [n.label for n in tree.actionable()] == ["android.widget.HorizontalScrollView", "News", "Sport"]
