@@ -153,8 +153,10 @@ class UITree:
         return nodes
 
     def modal(self) -> UINode | None:
-        """The topmost displayed dialog that takes the touches (the last in document order), if any."""
-        found = [n for n in self.nodes() if n.is_modal and n.displayed and n.bounds is not None]
+        """The topmost displayed dialog that takes the touches (the last in document order), if any;
+        one of no size (an alert WebDriverAgent still lists as it goes away) takes nothing."""
+        found = [n for n in self.nodes() if n.is_modal and n.displayed and n.bounds is not None
+                 and not n.bounds.is_empty]
         return found[-1] if found else None
 
 

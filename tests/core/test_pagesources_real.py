@@ -81,3 +81,19 @@ TABS = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
 def test_an_android_view_past_the_screen_edge_is_not_actionable() -> None:
     tree = parse_page_source(TABS)
     assert [n.label for n in tree.actionable()] == ["android.widget.HorizontalScrollView", "News", "Sport"]
+
+
+GOING_ALERT = """<AppiumAUT>
+  <XCUIElementTypeApplication type="XCUIElementTypeApplication" name="Trips" enabled="true" visible="true" x="0" y="0" width="390" height="844">
+    <XCUIElementTypeButton type="XCUIElementTypeButton" name="Book" label="Book" enabled="true" visible="true" x="20" y="700" width="350" height="50"/>
+    <XCUIElementTypeAny type="XCUIElementTypeAny" enabled="true" visible="false" x="inf" y="inf" width="0" height="0"/>
+    <XCUIElementTypeAlert type="XCUIElementTypeAlert" name="Allow?" label="Allow?" enabled="true" visible="true" x="0" y="0" width="0" height="0"/>
+  </XCUIElementTypeApplication>
+</AppiumAUT>"""
+
+
+def test_an_alert_of_no_size_takes_no_touches_and_an_infinite_frame_has_no_box() -> None:
+    tree = parse_page_source(GOING_ALERT)
+    assert tree.modal() is None
+    assert [n.label for n in tree.actionable()] == ["Book"]
+    assert next(n for n in tree.nodes() if n.kind == "Any").bounds is None
