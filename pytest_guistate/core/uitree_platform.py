@@ -136,7 +136,8 @@ def roles_of(attrs: Mapping[str, str], tag: str, platform: str) -> Roles:
         text=text,
         content_desc=attrs.get("content-desc") or attrs.get("name") or "",
         resource_id=attrs.get("resource-id") or "",
-        value=text if editable_class(cls) else "",
+        # an empty input shows its hint, and older Android reports that as its `text`
+        value=text if editable_class(cls) and text != attrs.get("hint") else "",
         clickable=_flag(attrs, "clickable"),
         long_clickable=_flag(attrs, "long-clickable"),
         scrollable=_flag(attrs, "scrollable"),

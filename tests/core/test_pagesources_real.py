@@ -97,3 +97,13 @@ def test_an_alert_of_no_size_takes_no_touches_and_an_infinite_frame_has_no_box()
     assert tree.modal() is None
     assert [n.label for n in tree.actionable()] == ["Book"]
     assert next(n for n in tree.nodes() if n.kind == "Any").bounds is None
+
+
+def test_an_android_input_is_named_by_its_hint_and_a_hint_as_text_is_no_value() -> None:
+    tree = load("android_hint")
+    iban, reference, amount = (tree.by_id(name)[0] for name in ("iban", "reference", "amount"))
+    assert (iban.label, iban.value) == ("IBAN", "")
+    assert (reference.label, reference.value) == ("Reference", "")  # the hint reported as text
+    assert (amount.label, amount.value) == ("42,00 €", "42,00 €")
+    rows = {r["id"]: r for r in element_lines(tree, ImageScale.for_frame(1080, 2340, 2))}
+    assert rows[iban.index_path]["hint"] == "IBAN" and "hint" not in rows[reference.index_path]
