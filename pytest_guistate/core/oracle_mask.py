@@ -35,6 +35,9 @@ __all__ = [
 
 _STATUS_BAR_FRACTION = 0.03  # top 3% of the screen when the tree does not say where the bar is
 _IOS_STATUS_BAR_FRACTION = 0.065  # iOS: top 6.5% (see status_bar_boxes)
+# ids of system bars: systemui's own, and the backgrounds an app window draws under them (what
+# an Espresso or single-window UiAutomator2 source lists in place of the bars themselves)
+_BAR_IDS = ("status_bar", "statusBarBackground", "navigationBarBackground")
 _SYSTEM_UI_MAX_FRACTION = 0.1  # a systemui node taller than this is the notification shade, not a bar
 
 
@@ -191,7 +194,7 @@ def status_bar_boxes(tree: UITree | None, width: int, height: int, platform: str
         for node in tree.nodes():
             if node.bounds is None or node.bounds.is_empty:
                 continue
-            is_bar = (node.resource_id.endswith("status_bar") or node.package == "com.android.systemui"
+            is_bar = (node.resource_id.endswith(_BAR_IDS) or node.package == "com.android.systemui"
                       or (node.platform == "ios" and node.kind == "StatusBar"))
             if is_bar and node.bounds.height <= _SYSTEM_UI_MAX_FRACTION * height:
                 boxes.append(node.bounds.clamp(width, height))

@@ -144,11 +144,13 @@ class UINode:
 
     @property
     def label(self) -> str:
-        """What a person would call this node. Android: text, else description, else id. iOS:
+        """What a person would call this node. Android: text, else description, else hint, else id. iOS:
         `label`, else `name`, else a text's value -- a switch is "Auto-Correction", not "0"."""
         if self.platform == IOS:
-            return self.attrs.get("label") or self.content_desc or self.text or self.kind
-        return self.text or self.content_desc or self.resource_id.rpartition("/")[2] or self.cls
+            return (self.attrs.get("label") or self.attrs.get("title") or self.content_desc or self.text
+                    or self.kind)
+        return (self.text or self.content_desc or self.attrs.get("hint") or self.resource_id.rpartition("/")[2]
+                or self.cls)
 
     @property
     def locator_id(self) -> str:

@@ -140,20 +140,23 @@ class UITree:
 
         On iOS an Alert / Sheet takes the touches: WebDriverAgent still lists the screen beneath
         it (Android's dump holds only the dialog's window), so then only the modal's nodes count;
-        and a table lists rows beyond the screen, so a node must also overlap the screen."""
+        and a table lists rows beyond the screen, so a node must also overlap the screen (on
+        Android too: a source given without visible-bounds clipping lists views past the edge)."""
         nodes = [n for n in self.nodes() if n.is_actionable]
+        screen = self.screen_box
+        if screen is not None:
+            nodes = [n for n in nodes if screen.intersects(n.bounds)]  # type: ignore[arg-type]
         if self.platform == IOS:
-            screen = self.screen_box
-            if screen is not None:
-                nodes = [n for n in nodes if screen.intersects(n.bounds)]  # type: ignore[arg-type]
             modal = self.modal()
             if modal is not None and modal.bounds is not None:
                 nodes = [n for n in nodes if modal.bounds.contains(n.bounds)]  # type: ignore[arg-type]
         return nodes
 
     def modal(self) -> UINode | None:
-        """The topmost displayed dialog that takes the touches (the last in document order), if any."""
-        found = [n for n in self.nodes() if n.is_modal and n.displayed and n.bounds is not None]
+        """The topmost displayed dialog that takes the touches (the last in document order), if any;
+        one of no size (an alert WebDriverAgent still lists as it goes away) takes nothing."""
+        found = [n for n in self.nodes() if n.is_modal and n.displayed and n.bounds is not None
+                 and not n.bounds.is_empty]
         return found[-1] if found else None
 
 
@@ -220,16 +223,28 @@ def _is_content_view(parent: UINode, child: UINode) -> bool:
 
 def _screen_size(top: Element, root: UINode, platform: str, factor: float) -> tuple[int | None, int | None]:
     if platform == IOS:
-        for kind in ("XCUIElementTypeApplication", "XCUIElementTypeWindow"):
-            node = next((n for n in root.walk() if n.cls == kind and n.bounds is not None
-                         and not n.bounds.is_empty), None)
-            if node is not None and node.bounds is not None:
-                return node.bounds.width, node.bounds.height
+        app = next((n for n in root.walk() if n.cls == "XCUIElementTypeApplication" and n.bounds is not None
+                    and not n.bounds.is_empty), None)
+        if app is not None and app.bounds is not None:
+            return app.bounds.width, app.bounds.height
+        # an Application of zero size (Mac2, some sources): the screen reaches the windows' far edges
+        return _extent([n for n in root.walk() if n.cls == "XCUIElementTypeWindow"])
     width, height = _int_or_none(top.attrib.get("width")), _int_or_none(top.attrib.get("height"))
+    if not (width and height):
+        # `adb shell uiautomator dump` (`<hierarchy rotation="0">`) and Espresso (a DecorView
+        # root) give no size: the screen is what the top-level windows cover
+        return _extent([root] if root.bounds is not None else root.children)
     if factor != 1.0:
         width = round(width * factor) if width else width
         height = round(height * factor) if height else height
     return width, height
+
+
+def _extent(nodes: list[UINode]) -> tuple[int | None, int | None]:
+    boxes = [n.bounds for n in nodes if n.bounds is not None and not n.bounds.is_empty]
+    if not boxes:
+        return None, None
+    return max(b.right for b in boxes), max(b.bottom for b in boxes)
 
 
 def parse_page_source(xml: str | bytes, *, scale: float | None = None) -> UITree:

@@ -136,7 +136,8 @@ def roles_of(attrs: Mapping[str, str], tag: str, platform: str) -> Roles:
         text=text,
         content_desc=attrs.get("content-desc") or attrs.get("name") or "",
         resource_id=attrs.get("resource-id") or "",
-        value=text if editable_class(cls) else "",
+        # an empty input shows its hint, and older Android reports that as its `text`
+        value=text if editable_class(cls) and text != attrs.get("hint") else "",
         clickable=_flag(attrs, "clickable"),
         long_clickable=_flag(attrs, "long-clickable"),
         scrollable=_flag(attrs, "scrollable"),
@@ -154,7 +155,12 @@ def roles_of(attrs: Mapping[str, str], tag: str, platform: str) -> Roles:
 def _ios_roles(attrs: Mapping[str, str], tag: str) -> Roles:
     cls = attrs.get("type") or tag
     kind = short_type(cls)
-    label, name, value = attrs.get("label") or "", attrs.get("name") or "", attrs.get("value") or ""
+    # Mac2 (macOS XCTest) sources say `identifier` / `title` where WebDriverAgent says `name` / `label`
+    label = attrs.get("label") or attrs.get("title") or ""
+    name, value = attrs.get("name") or attrs.get("identifier") or "", attrs.get("value") or ""
+    shown = value
+    if kind in _IOS_EDITABLE and value and value == attrs.get("placeholderValue"):
+        value = ""  # an empty field reports its placeholder as its value: shown, not typed
     traits = attrs.get("traits") or ""
     accessible = _flag(attrs, "accessible")
     # a React Native touchable or a custom control: an accessibility element grouping its texts
@@ -163,7 +169,7 @@ def _ios_roles(attrs: Mapping[str, str], tag: str) -> Roles:
     checkable = kind in _IOS_CHECKABLE
     return Roles(
         cls=cls,
-        text=label or (value if kind in _IOS_TEXT_VALUE else ""),
+        text=label or (shown if kind in _IOS_TEXT_VALUE else ""),
         content_desc=name,
         resource_id="",
         value=value,

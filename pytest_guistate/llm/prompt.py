@@ -155,6 +155,9 @@ def _names(node: UINode) -> dict[str, Any]:
             names["desc"] = node.content_desc
         if node.resource_id:
             names["rid"] = node.resource_id.rpartition("/")[2]
+        hint = node.attrs.get("hint")
+        if hint and node.is_editable and hint != node.text:
+            names["hint"] = hint  # an empty input's only name
         return names
     names = {"text": node.text} if node.text else {}
     if node.content_desc and node.content_desc != node.text:
