@@ -22,11 +22,7 @@ from pathlib import Path
 from pytest_guistate.devices.device_list import PROBE_TIMEOUT_S, DeviceSpec, probe_status
 from pytest_guistate.devices.errors import DeviceError
 from pytest_guistate.devices.timeouts import take_suspect
-
-try:  # POSIX; without it (Windows) leases are per process only, with a warning
-    import fcntl
-except ImportError:  # pragma: no cover - exercised on Windows only
-    fcntl = None  # type: ignore[assignment]
+from pytest_guistate.filelock import LOCKS_AVAILABLE, open_lock_file, try_lock
 
 __all__ = ["DevicePool", "DevicePoolWarning", "default_lock_dir"]
 
@@ -148,7 +144,7 @@ class DevicePool:
             if spec.key in dead:
                 continue
             path = self.lock_dir / f"lease-{spec.key}-{spec.slot}.lock"
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_lock_file(path)
             if not _try_lock(fd):
                 os.lseek(fd, 0, os.SEEK_SET)
                 holder = os.read(fd, 200).decode(errors="replace").strip() or "another process"
@@ -188,15 +184,11 @@ class DevicePool:
 
 
 def _try_lock(fd: int) -> bool:
-    if fcntl is None:  # pragma: no cover - Windows
+    if not LOCKS_AVAILABLE:  # pragma: no cover - Windows: leases are per process only, with a warning
         warnings.warn(DevicePoolWarning("guistate: no fcntl on this platform; device leases are not "
                                         "shared between test processes"), stacklevel=3)
         return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
+    return try_lock(fd)
 
 
 def _prune_stale_runs(lock_dir: Path, keep: Path) -> None:

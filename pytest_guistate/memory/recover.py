@@ -11,18 +11,12 @@ xdist workers opening one damaged file set it aside once and share the new one.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
+from pytest_guistate.filelock import hold
 from pytest_guistate.memory.store import MemoryCorrupt, MemoryStore
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no cross-process lock, the rename still happens once per process
-    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["open_store", "set_aside"]
 
@@ -30,7 +24,7 @@ __all__ = ["open_store", "set_aside"]
 def open_store(path: Path) -> tuple[MemoryStore, str | None]:
     """The store at `path` (checked with SQLite's quick_check), and a warning when a damaged one was replaced."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(path.with_name(path.name + ".lock")):
+    with hold(path.with_name(path.name + ".lock")):
         try:
             return MemoryStore(path, check=True), None
         except MemoryCorrupt as exc:
@@ -55,14 +49,3 @@ def set_aside(path: Path) -> Path:
     return aside
 
 
-@contextlib.contextmanager
-def _locked(lock_path: Path) -> Iterator[None]:
-    if fcntl is None:  # pragma: no cover - Windows
-        yield
-        return
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # held only while one process checks the file: short
-        yield
-    finally:
-        os.close(fd)

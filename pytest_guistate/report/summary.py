@@ -17,10 +17,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+from pytest_guistate.filelock import LOCKS_AVAILABLE, open_lock_file, try_lock
 
 __all__ = [
     "SUMMARY_SCHEMA",
@@ -159,14 +156,12 @@ def lock_summary(summary_path: Path) -> int | None:
     Two runs given one `--guistate-summary` would merge and delete each other's part files and the
     last to finish would replace the other's summary; the second is refused instead (issue 14).
     Returns the descriptor to keep open; raises `SummaryBusy` naming the holder."""
-    if fcntl is None:  # pragma: no cover - Windows: no lock, as before
+    if not LOCKS_AVAILABLE:  # pragma: no cover - Windows: no lock, as before
         return None
     lock = summary_path.with_name(summary_path.name + ".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    fd = open_lock_file(lock)
+    if not try_lock(fd):
         holder = os.read(fd, 64).decode("ascii", "replace").strip() or "?"
         os.close(fd)
         raise SummaryBusy(f"{summary_path} is being written by another pytest run (pid {holder}) on this host; "
