@@ -62,15 +62,15 @@ def test_the_readme_hooks_conftest_loads_and_redacts(pytester: pytest.Pytester) 
 
 
 def test_set_faults_takes_keywords_as_the_readme_shows(pytester: pytest.Pytester) -> None:
-    """README: `device.set_faults(refresh_delay=2.0)` changes a fault at run time."""
+    """README: `device.set_faults(refresh_delay=60.0)` changes a fault at run time."""
     pytester.makepyfile(test_faults="""
         import pytest
 
         @pytest.mark.guistate(app="com.guistate.feed")
         def test_faults(device, guistate):
-            device.set_faults(refresh_delay=2.0)
+            device.set_faults(refresh_delay=60.0)
             device.tap(desc="Delete post by Carol")
             device.tap(id="android:id/button1")
-            assert device.exists(text="Carol"), "the list should redraw late under refresh_delay=2.0"
+            assert device.exists(text="Carol"), "the list should redraw late under refresh_delay=60.0"
     """)
     pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q").assert_outcomes(passed=1)
