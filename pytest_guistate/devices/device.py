@@ -487,8 +487,11 @@ class Device:
         self._act("pointer actions", builder.perform)
 
     # -- sim-only ------------------------------------------------------------------------
-    def set_faults(self, **faults: Any) -> None:
-        """Change the simulated phone's fault injection (refresh_delay, drop_tap_rate, ...)."""
+    def set_faults(self, *mapping: Any, **faults: Any) -> None:
+        """Change the simulated phone's fault injection: `set_faults(refresh_delay=2.0, ...)`."""
+        if mapping:
+            raise TypeError("set_faults takes keywords, e.g. device.set_faults(refresh_delay=2.0); "
+                            "for a dict, unpack it: device.set_faults(**faults)")
         self._require_sim("set_faults")
         self._act("set faults", lambda: self.driver.execute_script("mobile: guistateFaults", faults))
 

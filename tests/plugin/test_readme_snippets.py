@@ -72,5 +72,10 @@ def test_set_faults_takes_keywords_as_the_readme_shows(pytester: pytest.Pytester
             device.tap(desc="Delete post by Carol")
             device.tap(id="android:id/button1")
             assert device.exists(text="Carol"), "the list should redraw late under refresh_delay=60.0"
+
+        @pytest.mark.guistate(app="com.guistate.feed")
+        def test_a_dict_is_refused_with_the_keyword_form(device):
+            with pytest.raises(TypeError, match=r"set_faults takes keywords.*device.set_faults\(\*\*faults\)"):
+                device.set_faults({"refresh_delay": 0.5})
     """)
-    pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q").assert_outcomes(passed=1)
+    pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q").assert_outcomes(passed=2)
