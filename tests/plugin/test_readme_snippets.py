@@ -63,7 +63,7 @@ def test_the_readme_hooks_conftest_loads_and_redacts(pytester: pytest.Pytester) 
 
 def test_set_faults_takes_keywords_as_the_readme_shows(pytester: pytest.Pytester) -> None:
     """README: `device.set_faults(refresh_delay=60.0)` changes a fault at run time."""
-    pytester.makepyfile(test_faults="""
+    pytester.makepyfile(test_readme_set_faults="""
         import pytest
 
         @pytest.mark.guistate(app="com.guistate.feed")
@@ -75,7 +75,7 @@ def test_set_faults_takes_keywords_as_the_readme_shows(pytester: pytest.Pytester
 
         @pytest.mark.guistate(app="com.guistate.feed")
         def test_a_dict_is_refused_with_the_keyword_form(device):
-            with pytest.raises(TypeError, match=r"set_faults takes keywords.*device.set_faults\(\*\*faults\)"):
+            with pytest.raises(TypeError, match=r"set_faults takes keywords.*device.set_faults[(][*][*]faults[)]"):
                 device.set_faults({"refresh_delay": 0.5})
     """)
     pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q").assert_outcomes(passed=2)
