@@ -149,7 +149,7 @@ class Frame:
     _small_cache: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _decoding: Future[tuple[np.ndarray | None, np.ndarray | None]] | None = field(default=None, repr=False)
     _decoding_divisor: int = field(default=1, repr=False)
-    released: bool = field(default=False, repr=False)  # the session's frame window dropped its pixels
+    released: bool = field(default=False, repr=False)  # the session's frame window dropped its pixels once
 
     @classmethod
     def from_array(cls, bgr: np.ndarray, *, timestamp: float | None = None, source: str = "") -> Frame:
@@ -194,7 +194,6 @@ class Frame:
                     f"(starts with {head!r}; a PNG starts with b'\\x89PNG\\r\\n\\x1a\\n')"
                 )
             self._bgr = image
-            self.released = False
         return self._bgr
 
     def _take_pending(self) -> np.ndarray | None:
@@ -254,18 +253,17 @@ class Frame:
         if scale_divisor <= 1:
             return self.bgr
         cached = self._small_cache.get(scale_divisor)
-        if cached is not None:
-            return cached
-        image = self._take_pending()  # a background decode fills the cache
-        if image is not None and self._bgr is None:
-            self._bgr = image
-            self.released = False
-        cached = self._small_cache.get(scale_divisor)
-        if cached is None and self._bgr is None:
-            cached = _decode_small(self.png, scale_divisor)
+        if cached is None and self._decoding is not None:
+            image = self._take_pending()  # a background decode fills the cache
+            if image is not None:
+                self._bgr = image  # prefetch runs only on a frame with no pixels
+            cached = self._small_cache.get(scale_divisor)
         if cached is None:
-            cached = _downscale(self.bgr, scale_divisor)  # names a corrupt frame
-        self._small_cache[scale_divisor] = cached
+            if self._bgr is None:
+                cached = _decode_small(self.png, scale_divisor)
+            if cached is None:
+                cached = _downscale(self.bgr, scale_divisor)  # names a corrupt frame
+            self._small_cache[scale_divisor] = cached
         return cached
 
     def release_pixels(self) -> None:

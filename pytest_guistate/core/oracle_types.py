@@ -143,7 +143,7 @@ class Crop:
         encode later."""
         with self._lock:
             if self._png is None:
-                pixels = self._pixels if self._pixels is not None else self._cut()
+                pixels = self._pixels if self._pixels is not None else self._cut(self._source)
                 ok, encoded = cv2.imencode(".png", pixels)
                 if not ok:
                     raise ValueError(f"OpenCV could not encode the crop {self.box.as_list()} as PNG")
@@ -166,8 +166,7 @@ class Crop:
             raise ValueError(f"crop {self.box.as_list()} holds bytes OpenCV cannot decode")
         return image
 
-    def _cut(self, source: PixelSource | None = None) -> np.ndarray:
-        source = source or self._source
+    def _cut(self, source: PixelSource | None) -> np.ndarray:
         assert source is not None, "a crop without bytes or pixels has a source"
         frame = source.decoded()
         if frame is None and not source.released:

@@ -114,14 +114,12 @@ for (const node of top.getElementsByTagName("node")) {
 return new XMLSerializer().serializeToString(out);
 """
 
-# For elements found by the driver: 2 = on screen and the topmost thing at its centre (a tap
-# would reach it), 1 = rendered but covered or scrolled away, 0 = not rendered.
 # One round trip for a web find: evaluate the XPath in the page, rank each match (0 not rendered,
 # 1 rendered but off-screen or covered, 2 what a tap at its centre would hit) and return the best
 # (highest rank, then document order) or null. An invalid expression, or one that selects something
 # other than elements, comes back as {invalid: message}: the driver's own find says the same with an
 # "invalid selector" error. Two requests (find elements, then a ranking script) cost ~25 ms a find on
-# Chromium against ~12 ms for this one (benchmarks/session_bench.py).
+# Chromium against ~12 ms for this one (request log of a benchmarks/session_bench.py test, docs/latency.md).
 PICK_JS = r"""
 const rank = (el) => {
   const style = getComputedStyle(el), r = el.getBoundingClientRect();
