@@ -38,6 +38,7 @@ from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation, TreeExpired
 from pytest_guistate.core.uitree import UITree, parse_page_source
 from pytest_guistate.devices import android, ios, web
+from pytest_guistate.devices.devtools_capture import DevtoolsScreenshots, wants_devtools
 from pytest_guistate.devices.errors import (
     CapabilityUnavailable,
     DeviceError,
@@ -105,6 +106,10 @@ class Device:
         # still the newest and no input was sent since (else `TreeExpired`). False = fetch it
         # right after the screenshot, as before.
         self.tree_on_demand = True
+        # Screenshots through DevTools on desktop Chromium (`devtools_capture.py`): None = when the
+        # capabilities say chromedriver, True = try on any session, False = always the W3C route.
+        self.devtools_screenshots: bool | None = None
+        self._devtools: DevtoolsScreenshots | None = None
         self.page_source_calls = 0  # every page source (or web DOM walk) this device fetched
         # inputs sent (taps, keys, back, app switches, mobile: commands); the session reads it to
         # tell a still-fresh observation from one an input outside any step has made stale
@@ -150,13 +155,34 @@ class Device:
     # -- observing -----------------------------------------------------------------------
     def screenshot(self, *, source: str = "") -> Frame:
         """A screenshot as a `Frame` (PNG bytes, decoded lazily)."""
-        encoded = self._call("screenshot", self.driver.get_screenshot_as_base64)
+        devtools = self._devtools_route()
+        encoded = devtools.take() if devtools is not None else None
+        if encoded is None:
+            encoded = self._call("screenshot", self.driver.get_screenshot_as_base64)
         try:
             png = base64.b64decode(encoded, validate=True)
         except (binascii.Error, ValueError, TypeError) as exc:
             raise FrameError(screenshot_payload_text(self.url, encoded, exc)) from None
         check_png(png, self.url)  # names an HTML page, a truncated PNG, a 1x1 or an all-black frame
         return Frame(png=png, timestamp=time.time(), source=source)
+
+    @property
+    def screenshot_route(self) -> str:
+        """How screenshots are taken: "w3c", "devtools", or "devtools (untried)" before the first."""
+        devtools = self._devtools_route()
+        if devtools is None or devtools.state == "off":
+            return "w3c"
+        return "devtools" if devtools.state == "on" else "devtools (untried)"
+
+    def _devtools_route(self) -> DevtoolsScreenshots | None:
+        wanted = self.devtools_screenshots
+        if wanted is None:
+            wanted = not self.is_sim and wants_devtools(getattr(self.driver, "capabilities", None) or {})
+        if not wanted:
+            return None
+        if self._devtools is None:
+            self._devtools = DevtoolsScreenshots(self.driver, self.url)
+        return self._devtools
 
     def page_source(self) -> str:
         self.page_source_calls += 1

@@ -173,3 +173,23 @@ def test_a_web_find_is_the_reachable_match_and_names_a_bad_xpath(device: Device,
         device.find(xpath="//body//text()")
     with pytest.raises(ElementNotFound, match="no element with xpath="):
         device.find(xpath="//*[@data-testid='no-such-thing']")
+
+
+def test_chromium_screenshots_take_the_devtools_route_with_the_same_pixels_and_dialog_check(
+        device: Device, feed_server: FeedServer) -> None:
+    device.open_url(feed_server.page_url())
+    fast = device.screenshot()
+    assert device.screenshot_route == "devtools"
+    w3c = Device(device.driver, url=device.url)
+    w3c.devtools_screenshots = False
+    plain = w3c.screenshot()
+    assert w3c.screenshot_route == "w3c"
+    assert fast.size == plain.size == (1082, 2402)
+    assert np.array_equal(fast.bgr, plain.bgr)  # the same pixels, only encoded with less effort
+    for dev in (device, w3c):  # an open JavaScript dialog fails both routes the same way
+        device.driver.execute_script("setTimeout(() => confirm('Delete the post?'), 0)")
+        time.sleep(0.3)
+        with pytest.raises(DeviceError, match=r"screenshot failed .*unexpected alert open.*Delete the post\?"):
+            dev.screenshot()
+    assert device.screenshot_route == "devtools"  # a dialog is the page's state, not a missing route
+    assert device.screenshot().size == (1082, 2402)  # chromedriver dismissed it ("dismiss and notify")
