@@ -205,6 +205,7 @@ def _open_driver(
     from selenium.common.exceptions import WebDriverException
 
     from pytest_guistate.devices.device import DeviceError
+    from pytest_guistate.devices.driver_ports import with_driver_ports
     from pytest_guistate.devices.timeouts import bounded_connection
 
     settings = get_config(request.config)
@@ -212,6 +213,7 @@ def _open_driver(
 
     def open_session(url: str, caps: dict[str, Any]) -> Any:
         executor = bounded_connection(url, *settings.deadlines)  # a deadline on every request (issue 14)
+        caps = with_driver_ports(url, caps)  # Chromium on this machine: a chromedriver of its own
         return webdriver.Remote(executor, options=AppiumOptions().load_capabilities(caps))
 
     while True:  # each pass either opens a session or takes one device out of the pool
