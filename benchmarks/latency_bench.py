@@ -17,6 +17,9 @@ expect, so each step reads the tree):
               tree on demand), on-demand = fetched when read.
   light/standard/full no-expect   the same taps with no expect (on demand): the plugin's own share,
               to compare with bare+shot (at light such a step fetches no page source, issue 12).
+  Chromium only: bare+devtools   bare+shot with the screenshot taken the plugin's way (DevTools,
+              optimizeForSpeed, the dialog check: `devices/devtools_capture.py`), and light
+              no-expect-w3c, the plugin with the W3C screenshot; column /bare+devtools = the plugin's own work.
   Columns: ms/step, page sources/step, ratio to bare+shot (the plugin's per-step share) and to bare.
 With `--appium URL`, the same against a real Appium server (chromium driver, headless Chromium, the
 web Feed; the page source there is a DOM walk).
@@ -34,6 +37,7 @@ criterion. The delays are real sleeps (the server's phones run on the real clock
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import statistics
 import sys
@@ -49,6 +53,7 @@ from pytest_guistate.core.checks import gone, visible
 from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.devices.device import Device
+from pytest_guistate.devices.devtools_capture import DevtoolsScreenshots
 from pytest_guistate.devices.sim.server import SimServer
 from pytest_guistate.devices.web_feed import FeedServer
 from pytest_guistate.memory import Healer, MemoryStore
@@ -82,13 +87,18 @@ def check_xpath(scenario: Scenario) -> str:
     return "//*[@text='Delete post?']" if scenario.is_sim else "//*[contains(text(), 'Delete post?')]"
 
 
-def bare_steps(scenario: Scenario, driver: Any, pairs: int, shot: bool, check: bool = False) -> float:
-    """Taps; `shot` adds a screenshot per tap, `check` a find verifying the step's expectation."""
+def bare_steps(scenario: Scenario, driver: Any, pairs: int, shot: bool, check: bool = False,
+               devtools: bool = False) -> float:
+    """Taps; `shot` adds a screenshot per tap, `check` a find verifying the step's expectation;
+    `devtools`: the screenshot taken the plugin's Chromium way (`devices/devtools_capture.py`)."""
+    route = DevtoolsScreenshots(driver, scenario.url) if devtools else None
     started = time.perf_counter()
     for _ in range(pairs):
         for by, value in scenario.bare_taps:
             driver.find_element(by, value).click()
-            if shot:
+            if route is not None:
+                base64.b64decode(route.take())
+            elif shot:
                 driver.get_screenshot_as_png()
             if check:
                 driver.find_elements(AppiumBy.XPATH, check_xpath(scenario))
@@ -96,8 +106,10 @@ def bare_steps(scenario: Scenario, driver: Any, pairs: int, shot: bool, check: b
 
 
 def plugin_session(scenario: Scenario, driver: Any, tier: str, on_demand: bool,
-                   root: Path) -> tuple[Device, TaskSession, ArtifactRecorder]:
+                   root: Path, w3c: bool = False) -> tuple[Device, TaskSession, ArtifactRecorder]:
     device = Device(driver, url=scenario.url, is_sim=scenario.is_sim)
+    if w3c:
+        device.devtools_screenshots = False  # Chromium: the W3C screenshot, as before the DevTools route
     device.tree_on_demand = on_demand
     nodeid = f"latency_bench.py::test_{tier}_{'lazy' if on_demand else 'eager'}"
     recorder = ArtifactRecorder(create_test_folder(root, nodeid), nodeid=nodeid, tier=tier, background=True)
@@ -133,9 +145,9 @@ def run_pairs(scenario: Scenario, device: Device, session: TaskSession, pairs: i
 
 
 def plugin_steps(scenario: Scenario, driver: Any, pairs: int, tier: str, on_demand: bool,
-                 root: Path, expect: bool = True) -> tuple[float, int]:
+                 root: Path, expect: bool = True, w3c: bool = False) -> tuple[float, int]:
     """Seconds for `2 * pairs` steps and the page sources they fetched."""
-    device, session, recorder = plugin_session(scenario, driver, tier, on_demand, root)
+    device, session, recorder = plugin_session(scenario, driver, tier, on_demand, root, w3c)
     started = time.perf_counter()
     run_pairs(scenario, device, session, pairs, expect)
     recorder.drain()
@@ -151,19 +163,22 @@ def per_step(scenario: Scenario, pairs: int, rounds: int, root: Path) -> None:
     sources: dict[str, list[float]] = defaultdict(list)
     modes = ["bare", "bare+shot", "bare+check", *[f"{t} {m}" for t in TIERS for m in ("eager", "on-demand")],
              *[f"{t} no-expect" for t in TIERS]]
+    if not scenario.is_sim:  # Chromium: the bare client with the plugin's screenshot route, the plugin without it
+        modes[3:3] = ["bare+devtools"]
+        modes.append("light no-expect-w3c")
     driver = scenario.open()  # one session: its start is the per-test part's business
     try:
         plugin_steps(scenario, driver, 1, "light", True, root / "warm")  # fonts, OpenCV, connections
         for r in range(rounds):
             for mode in modes:
                 if mode.startswith("bare"):
-                    ms[mode].append(bare_steps(scenario, driver, pairs, mode != "bare", mode == "bare+check")
-                                    / steps * 1000)
+                    ms[mode].append(bare_steps(scenario, driver, pairs, mode != "bare", mode == "bare+check",
+                                               mode == "bare+devtools") / steps * 1000)
                     sources[mode].append(0.0)
                     continue
                 tier, tree = mode.split()
                 elapsed, calls = plugin_steps(scenario, driver, pairs, tier, tree != "eager", root / f"r{r}",
-                                              expect=tree != "no-expect")
+                                              expect=not tree.startswith("no-expect"), w3c=tree.endswith("w3c"))
                 ms[mode].append(elapsed / steps * 1000)
                 sources[mode].append(calls / steps)
     finally:
@@ -171,11 +186,14 @@ def per_step(scenario: Scenario, pairs: int, rounds: int, root: Path) -> None:
     med = {mode: statistics.median(ms[mode]) for mode in modes}
     print(f"\n{scenario.label}: per step, Feed open/cancel x{pairs} ({steps} steps with an expect), median of "
           f"{rounds} round(s); load {os.getloadavg()[0]:.1f}")
-    print(f"  {'mode':>18}  {'ms/step':>8}  {'sources/step':>12}  {'/bare+shot':>10}  {'/bare+check':>11}  {'/bare':>6}")
+    devtools = med.get("bare+devtools")
+    extra = f"  {'/bare+devtools':>14}" if devtools else ""
+    print(f"  {'mode':>19}  {'ms/step':>8}  {'sources/step':>12}  {'/bare+shot':>10}  {'/bare+check':>11}  {'/bare':>6}"
+          + extra)
     for mode in modes:
-        print(f"  {mode:>18}  {med[mode]:8.1f}  {statistics.median(sources[mode]):12.2f}  "
+        print(f"  {mode:>19}  {med[mode]:8.1f}  {statistics.median(sources[mode]):12.2f}  "
               f"{med[mode] / med['bare+shot']:9.2f}x  {med[mode] / med['bare+check']:10.2f}x  "
-              f"{med[mode] / med['bare']:5.2f}x")
+              f"{med[mode] / med['bare']:5.2f}x" + (f"  {med[mode] / devtools:13.2f}x" if devtools else ""))
     if MEMORY["on"]:
         print(f"  memory on: {MEMORY['looks']} looks learnt so far (2 per plugin run when every tap teaches)")
 

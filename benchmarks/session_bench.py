@@ -13,11 +13,15 @@ delete dialog, cancel it" (sim: Bob's post; Chromium: the web Feed's first post,
   bare reuse+check  the same plus a find per step checking the step's expectation (the baseline of
                     the `expect` rows: what a careful script does);
   bare new          the tap + screenshot body with a new session per test (start and quit per test);
+  bare reuse devtools   Chromium only: `bare reuse` with its screenshots taken the plugin's way
+                    (`devices/devtools_capture.py`: DevTools, optimizeForSpeed, the dialog check), so the
+                    ratio to it is the plugin's own work alone;
   test|worker light|standard [expect]   the plugin's `device` + `guistate` fixtures, each step a
                     `guistate.perform(...)` (with `expect=visible/gone("Delete post?")` in the expect
                     rows), `--guistate-session=test|worker`, `--guistate=light|standard`, all with
                     `--guistate-memory=off`; `worker light +memory` with the cross-run memory on (the
-                    default), which reads the before-tree of every located tap to learn it.
+                    default), which reads the before-tree of every located tap to learn it;
+                    `worker light w3c` (Chromium only) with the W3C screenshot, as before the DevTools route.
 The sim variants share one SimServer (the plugin's embedded sim is pointed at it), so its request log
 gives, per variant, the page sources per step and the latency delay (`delay_ms`) per test by command:
 wall ms minus delay ms is what the client side (Appium client, plugin) adds. Ratios are against the
@@ -56,12 +60,16 @@ SIM_CHECK = "//*[@text='Delete post?']"
 WEB_CHECK = "//*[contains(text(), 'Delete post?')]"
 
 BARE = '''
+import base64
+
 import pytest
 from appium import webdriver
 from appium.options.common import AppiumOptions
 from appium.webdriver.common.appiumby import AppiumBy
 
-URL, CAPS, PAGE, REUSE, CHECK = {url!r}, {caps!r}, {page!r}, {reuse!r}, {check!r}
+from pytest_guistate.devices.devtools_capture import DevtoolsScreenshots
+
+URL, CAPS, PAGE, REUSE, CHECK, DEVTOOLS = {url!r}, {caps!r}, {page!r}, {reuse!r}, {check!r}, {devtools!r}
 OPEN_BY, OPEN, CANCEL_BY, CANCEL = {taps!r}
 
 
@@ -98,10 +106,14 @@ def test_body(driver, n):
     if PAGE:
         driver.get(PAGE)
         driver.find_element(AppiumBy.XPATH, "//*[@data-testid='post_row']")
+    devtools = DevtoolsScreenshots(driver, URL) if DEVTOOLS else None
     for _ in range({pairs}):
         for by, value in ((OPEN_BY, OPEN), (CANCEL_BY, CANCEL)):
             driver.find_element(getattr(AppiumBy, by), value).click()
-            driver.get_screenshot_as_png()
+            if devtools is not None:
+                base64.b64decode(devtools.take())  # the plugin's Chromium route, with its dialog check
+            else:
+                driver.get_screenshot_as_png()
             if CHECK:
                 driver.find_elements(AppiumBy.XPATH, CHECK)
 '''
@@ -113,7 +125,7 @@ from pathlib import Path
 import pytest
 from pytest_guistate import gone, visible
 
-PAGE, EXPECT = {page!r}, {expect!r}
+PAGE, EXPECT, W3C = {page!r}, {expect!r}, {w3c!r}
 OPEN, CANCEL = {device_taps!r}
 
 
@@ -127,6 +139,8 @@ def count(device, request):
 
 {marker}@pytest.mark.parametrize("n", range({tests}))
 def test_body(count, device, guistate, n):
+    if W3C:
+        device.devtools_screenshots = False  # Chromium: the W3C screenshot, as before the DevTools route
     if PAGE:
         device.open_url(PAGE)
         device.find(xpath="//*[@data-testid='post_row']")
@@ -216,10 +230,12 @@ def variants(args: argparse.Namespace, url: str, caps: dict[str, Any], page: str
     taps, device_taps, check = (WEB_TAPS, WEB_DEVICE_TAPS, WEB_CHECK) if web else (SIM_TAPS, SIM_DEVICE_TAPS, SIM_CHECK)
     common = {"url": url, "caps": caps, "page": page, "tests": args.tests, "pairs": args.pairs, "taps": taps}
     out = {
-        "bare reuse": (BARE.format(reuse=True, check="", **common), []),
-        "bare reuse+check": (BARE.format(reuse=True, check=check, **common), []),
-        "bare new": (BARE.format(reuse=False, check="", **common), []),
+        "bare reuse": (BARE.format(reuse=True, check="", devtools=False, **common), []),
+        "bare reuse+check": (BARE.format(reuse=True, check=check, devtools=False, **common), []),
+        "bare new": (BARE.format(reuse=False, check="", devtools=False, **common), []),
     }
+    if web:  # the same baseline with the plugin's screenshot route: what is left is the plugin's own work
+        out["bare reuse devtools"] = (BARE.format(reuse=True, check="", devtools=True, **common), [])
     marker = "" if web else (f"@pytest.mark.guistate(app={FEED!r}, caps={{'guistate:clock': 'frozen', "
                              f"'guistate:seed': 11, 'guistate:latency': {profile!r}}})\n")
     device_args = [f"--guistate-device={url}", f"--guistate-caps={args.caps_file}"] if web else []
@@ -227,12 +243,16 @@ def variants(args: argparse.Namespace, url: str, caps: dict[str, Any], page: str
         for tier in ("light", "standard"):
             for expect in (False, True):
                 source = PLUGIN.format(page=page, expect=expect, device_taps=device_taps, marker=marker,
-                                       tests=args.tests, pairs=args.pairs)
+                                       tests=args.tests, pairs=args.pairs, w3c=False)
                 out[f"{mode} {tier}{' expect' if expect else ''}"] = (
                     source, [f"--guistate-session={mode}", f"--guistate={tier}", *device_args])
     # the cross-run memory (on by default; off above) learns each located tap from its before-tree
     memory = Path(tempfile.gettempdir()) / f"session-bench-memory-{os.getpid()}.sqlite"
     out["worker light +memory"] = (out["worker light"][0], [*out["worker light"][1], f"--guistate-memory={memory}"])
+    if web:
+        w3c = PLUGIN.format(page=page, expect=False, device_taps=device_taps, marker=marker, tests=args.tests,
+                            pairs=args.pairs, w3c=True)
+        out["worker light w3c"] = (w3c, out["worker light"][1])
     wanted = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else []
     return {name: value for name, value in out.items() if not wanted or name in wanted or name.startswith("bare")}
 
@@ -262,8 +282,11 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
     base, check_base = statistics.median(samples["bare reuse"]), statistics.median(samples["bare reuse+check"])
     head = f"  {'variant':22s} {'median ms':>9s} {'first':>8s} {'mean':>8s} {'/bare reuse':>11s} {'/+check':>8s} " \
            f"{'setup+td':>8s} {'src/step':>8s}"
+    devtools = statistics.median(samples["bare reuse devtools"]) if "bare reuse devtools" in samples else None
     if sim is not None:
         head += f" {'src/test':>8s} {'delay ms/test':>13s} {'client ms':>9s}"
+    if devtools is not None:
+        head += f" {'/bare devtools':>14s}"
     print(head)
     for name, values in samples.items():
         med = statistics.median(values)
@@ -273,6 +296,8 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
         if sim is not None:
             delay = sum(delays[name].values()) / tests
             line += f" {counts[name]['source'] / tests:8.2f} {delay:13.0f} {statistics.fmean(values) - delay:9.0f}"
+        if devtools is not None:
+            line += f" {med / devtools:13.2f}x"
         print(line)
     if sim is not None:
         print("  delay ms per test by command (mean over the variant's tests, session starts included):")
@@ -285,6 +310,9 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
             print("  " + f"{name:22s} " + " ".join(f"{counts[name][k] / tests:10.2f}" for k in kinds))
     print("  median: per test (for worker the first test also opens the session: column 'first'); "
           "target worker <= 1.10x bare reuse")
+    if devtools is not None:
+        print("  /bare devtools: against the bare client taking its screenshots the plugin's Chromium way "
+              "(DevTools, with the dialog check): the plugin's own work alone")
 
 
 def main() -> None:
