@@ -45,6 +45,7 @@ from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.devices import capabilities
 from pytest_guistate.devices.device import Device
+from pytest_guistate.devices.driver_ports import with_driver_ports
 from pytest_guistate.devices.sim.server import SimServer
 from pytest_guistate.devices.web_feed import FeedServer
 from pytest_guistate.report.artifacts import create_test_folder
@@ -156,7 +157,8 @@ class Scenario:
     page: str = ""  # a web page to load first (real Appium + Chromium)
 
     def open(self) -> Any:
-        driver = webdriver.Remote(self.url, options=AppiumOptions().load_capabilities(self.caps))
+        caps = with_driver_ports(self.url, self.caps)  # as the plugin opens it: a chromedriver of its own
+        driver = webdriver.Remote(self.url, options=AppiumOptions().load_capabilities(caps))
         if self.page:
             driver.get(self.page)
             driver.find_element(AppiumBy.XPATH, "//*[@data-testid='post_row']")  # the list is drawn

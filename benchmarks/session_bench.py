@@ -68,13 +68,14 @@ from appium.options.common import AppiumOptions
 from appium.webdriver.common.appiumby import AppiumBy
 
 from pytest_guistate.devices.devtools_capture import DevtoolsScreenshots
+from pytest_guistate.devices.driver_ports import with_driver_ports
 
 URL, CAPS, PAGE, REUSE, CHECK, DEVTOOLS = {url!r}, {caps!r}, {page!r}, {reuse!r}, {check!r}, {devtools!r}
 OPEN_BY, OPEN, CANCEL_BY, CANCEL = {taps!r}
 
 
-def open_driver():
-    return webdriver.Remote(URL, options=AppiumOptions().load_capabilities(dict(CAPS)))
+def open_driver():  # as the plugin opens it: on this machine a chromedriver of its own
+    return webdriver.Remote(URL, options=AppiumOptions().load_capabilities(with_driver_ports(URL, CAPS)))
 
 
 @pytest.fixture(scope="session")

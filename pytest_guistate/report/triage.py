@@ -274,14 +274,31 @@ def _effect_missing(f: _Facts) -> Triage | None:
         return None
     if not any(a.get("expect_ok") is False for a in attempts[-1:]):
         return None
-    regions = [r for r in failing.get("regions") or [] if isinstance(r, dict) and r.get("box")]
-    changed = ", ".join(_bounds(r["box"]) + (f" ({r['container']})" if r.get("container") else "")
-                        for r in regions[:3]) or "somewhere on screen"
     return Triage("expected_effect_missing", [
-        (f"{_where(failing)} ran once and changed the screen at {changed}, but after settle and refresh "
+        (f"{_where(failing)} ran once and changed the screen at {_changed_at(failing, attempts)}, but after settle and refresh "
          f"({by}) the fresh screen still shows: {attempts[-1].get('evidence')}; nothing was repeated and the "
          f"screen was not stale: the action did something other than {failing.get('expect')} "
          "(a wrong button or target?)")], failing.get("index"))
+
+
+def _changed_at(failing: dict[str, Any], attempts: list[dict[str, Any]]) -> str:
+    """Where the step's screen changed: its final regions, else the regions of the latest look whose
+    verdict was "changed", naming that look when a later one no longer saw the change."""
+    regions = [r for r in failing.get("regions") or [] if isinstance(r, dict) and r.get("box")]
+    if regions:
+        return ", ".join(_bounds(r["box"]) + (f" ({r['container']})" if r.get("container") else "")
+                         for r in regions[:3])
+    looks = [a for a in attempts if a.get("verdict") == "changed"]
+    if not looks:
+        return "a place the record does not name (no look kept its regions)"
+    look = looks[-1]
+    boxes = [b for b in look.get("regions") or [] if isinstance(b, (list, tuple)) and len(b) == 4]
+    where = ", ".join(_bounds(b) for b in boxes[:3]) or "a place the record does not name"
+    later = attempts[attempts.index(look) + 1:]
+    if later:
+        return (f"{where} (seen at the {look.get('stage')} look; the {later[-1].get('stage')} look after it "
+                f"saw {later[-1].get('verdict') or 'no verdict'} against the before-screen)")
+    return f"{where} (the {look.get('stage')} look)"
 
 
 def _since_progress(f: _Facts) -> tuple[list[str], int, list[dict[str, Any]]]:

@@ -158,3 +158,33 @@ def test_sim_tapping_a_missing_element_is_hidden_operation(tmp_path: Path) -> No
         run.session.perform("tap Dark mode", lambda: run.screen.tap_text("Dark mode"))  # not on the login form
     done = _finish(run, tmp_path, info.value)
     assert done.triage.label == "hidden_operation" and done.triage.step == 1
+
+
+def test_expected_effect_missing_names_the_look_that_saw_the_change_when_the_last_did_not() -> None:
+    attempts = [
+        {"stage": "initial", "verdict": "changed", "expect_ok": False, "regions": [[0, 200, 1080, 400]],
+         "evidence": "text 'Saved' not visible"},
+        {"stage": "settle", "verdict": "changed", "expect_ok": False, "regions": [[0, 200, 1080, 420]],
+         "evidence": "text 'Saved' not visible"},
+        {"stage": "refresh", "verdict": "no_change", "expect_ok": False, "refreshed_by": "pull-to-refresh",
+         "regions": [], "evidence": "text 'Saved' not visible"},
+    ]
+    steps = [step(3, "save", outcome="failed", expect="visible('Saved')", confirmed=False, episode=True,
+                  verdict="no_change", regions=[], attempts=attempts)]
+    result = triage(steps)
+    assert result.label == "expected_effect_missing", result
+    evidence = result.evidence[0]
+    assert "somewhere on screen" not in evidence
+    assert "[0,200][1080,420] (seen at the settle look; the refresh look after it saw no_change" in evidence
+
+
+def test_expected_effect_missing_keeps_the_step_regions_when_it_has_them() -> None:
+    attempts = [{"stage": "initial", "verdict": "changed", "expect_ok": False, "evidence": "x"},
+                {"stage": "refresh", "verdict": "changed", "expect_ok": False, "refreshed_by": "step refresh",
+                 "evidence": "text 'Saved' not visible"}]
+    regions = [{"box": [10, 20, 110, 220], "container": "android.widget.FrameLayout"}]
+    steps = [step(2, "save", outcome="failed", expect="visible('Saved')", confirmed=False, episode=True,
+                  regions=regions, attempts=attempts)]
+    result = triage(steps)
+    assert result.label == "expected_effect_missing"
+    assert "changed the screen at [10,20][110,220] (android.widget.FrameLayout), but" in result.evidence[0]
