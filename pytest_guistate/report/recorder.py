@@ -14,6 +14,10 @@ they are given (dicts, PNG bytes or an encoder) and a `SerialWriter` thread does
 redaction and writing in event order, off the step loop; `drain()` waits for it (the finish
 does), and a job that failed is reported as a `GuistateWarning` then, as a synchronous failure
 would have been. Readers of `steps`, `state`, `step_files`... drain first or accept lag.
+
+The recorder itself keeps the writer and the journal events; the screens it saw (their password
+boxes, `recorder_screens.py`) and the files (`put`, redaction, writing, `recorder_files.py`) are
+typed mixins over the protocols of `recorder_protocols.py`.
 """
 
 from __future__ import annotations
@@ -25,42 +29,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pytest_guistate.core.artifact_names import CROPS_DIR, before_crop_name, crop_region
+from pytest_guistate.core.artifact_names import crop_region
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.observation import TreeExpired
 from pytest_guistate.report.background import SerialWriter
-from pytest_guistate.report.diskio import ArtifactWriteError, write_file
+from pytest_guistate.report.diskio import ArtifactWriteError
 from pytest_guistate.report.frame_store import FrameStore
-from pytest_guistate.report.images import FrameFormat, image_size
+from pytest_guistate.report.images import FrameFormat
 from pytest_guistate.report.journal import JOURNAL_NAME, JOURNAL_SCHEMA, JournalWriter
-from pytest_guistate.report.placement import (
-    Pending,
-    RecordingScreen,
-    crop_boxes,
-    digest,
-    fill_pending,
-    find_origin,
-    frame_role,
-)
+from pytest_guistate.report.placement import Pending, RecordingScreen, crop_boxes, frame_role
+from pytest_guistate.report.recorder_files import FilesMixin, crop_path
+from pytest_guistate.report.recorder_screens import ScreensMixin
 from pytest_guistate.report.redact import Redactor
 from pytest_guistate.report.viewer_tree import compact_tree, tree_key
 
 __all__ = ["ArtifactRecorder", "Pending", "RecordingScreen"]
 
 DEFAULT_FRAME_FORMAT = FrameFormat()
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:80] or "artifact"
-
-
-def crop_path(name: str) -> str:
-    """Where a crop named `name` is written: the name itself when it is a `crop_name` path (the
-    session's and the healer's always are), else `crops/<name>` made safe."""
-    if name.startswith(f"{CROPS_DIR}/") and _safe(name[len(CROPS_DIR) + 1:]) == name[len(CROPS_DIR) + 1:]:
-        return name
-    return f"{CROPS_DIR}/{_safe(name)}"
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
@@ -76,7 +61,7 @@ def _as_dict(value: Any) -> dict[str, Any]:
     raise TypeError(f"expected an object with to_dict() or a dict, got {type(value).__name__}")
 
 
-class ArtifactRecorder:
+class ArtifactRecorder(ScreensMixin, FilesMixin):
     """Journals one test into `folder` (created by `create_test_folder`)."""
 
     def __init__(
@@ -175,97 +160,8 @@ class ArtifactRecorder:
             self.write_error = first
             raise first
 
-    # -- ArtifactSink ------------------------------------------------------------------------
-    def put(self, name: str, data: bytes | Callable[[], bytes], media_type: str = "image/png") -> str:
-        """Take bytes (or a callable producing them, run on the writer) to be written when a
-        step or anchor names them; returns `name` at once."""
-        if isinstance(data, (bytes, bytearray)):
-            data = bytes(data)
-        elif not callable(data):
-            raise TypeError(f"artifact {name!r} must be bytes or a callable producing them, got {type(data).__name__}")
-        self._settle_deferred(resolve=True)  # password boxes of the screens it may show, known first
-        self._submit(f"put({name})", self._put, name, data, media_type)
-        return name
-
-    def _put(self, name: str, data: bytes | Callable[[], bytes], media_type: str) -> None:
-        if callable(data):
-            data = data()
-            if not isinstance(data, (bytes, bytearray)):
-                raise TypeError(f"the encoder of artifact {name!r} returned {type(data).__name__}, not bytes")
-            data = bytes(data)
-        frame, key = self.frames.find(data)
-        boxes = self._screen_boxes.get(key)
-        if boxes is None and key in self._unknown:  # a screen whose tree nobody can read any more
-            boxes = [Box(0, 0, *image_size(data))]
-        if boxes is None:  # not a frame we saw: a crop of the latest screens (after-frame, probe)
-            boxes = [b for recent in list(self._screen_boxes.values())[-3:] for b in recent]
-        self._pending[name] = Pending(data, media_type, [*self.redactor.regions, *boxes], frame, key)
 
     # -- SessionListener ---------------------------------------------------------------------
-    def on_observation(self, observation: Any) -> None:
-        """Remember the password boxes of an observed screen, keyed by its PNG bytes.
-
-        The session does not call this itself: wrap its screen in `RecordingScreen` so every
-        `observe()` passes through here before any frame of that screen can be put. At light
-        (`defer_redaction`) a screen whose tree is not read yet and can still be read later waits:
-        its boxes are taken when something is put (the tree is fetched then, while current), or
-        once its tree was read; a screen that moved on unread is remembered as unknown, and its
-        bytes, if ever put, are filled whole (never an unredacted frame)."""
-        frame = getattr(observation, "frame", None)
-        if frame is None:
-            return
-        self._settle_deferred(resolve=False)
-        last = self._last_observed
-        if not getattr(observation, "tree_fetched", True) and last is not None and last[0] == frame.png:
-            boxes = list(last[1])  # the same pixels as the screen before: its password boxes (no page source)
-            tree = None  # the viewer keeps the previous screen's tree: the same pixels
-        elif (self.defer_redaction and not getattr(observation, "tree_fetched", True)
-              and getattr(observation, "tree_available", None) is not None):
-            self._deferred.append(observation)
-            if self.screen_size is None:
-                self.screen_size = image_size(frame.png)
-            return
-        else:
-            # password fields + the redact hook's (DESIGN §8); reads the tree, fetched now if on demand:
-            # never write unredacted
-            boxes = self.redactor.screen_boxes(observation)
-            tree = getattr(observation, "tree", None)  # already fetched above
-        self._note_observed(frame, boxes, tree)
-
-    def _note_observed(self, frame: Any, boxes: list[Box], tree: Any) -> None:
-        self._last_observed = (frame.png, boxes)
-        if self.screen_size is None:
-            self.screen_size = image_size(frame.png)
-        self._submit("on_observation", self._observed, frame, boxes, tree)
-
-    def _settle_deferred(self, *, resolve: bool) -> None:
-        """Deferred screens (light): boxes from a tree already read, or (`resolve`, before a put)
-        fetched now while still current; a screen that moved on unread becomes unknown."""
-        waiting, self._deferred = self._deferred, []
-        for observation in waiting:
-            if not observation.tree_fetched and observation.tree_available and not resolve:
-                self._deferred.append(observation)
-                continue
-            try:
-                tree = observation.tree if observation.tree_fetched or observation.tree_available else None
-            except TreeExpired:
-                tree = None
-            if tree is None and not observation.tree_fetched:
-                self._unknown[digest(observation.frame.png)] = None
-                while len(self._unknown) > 64:
-                    self._unknown.pop(next(iter(self._unknown)))
-                continue
-            self._note_observed(observation.frame, self.redactor.screen_boxes(observation), tree)
-
-    def _observed(self, frame: Any, boxes: list[Box], tree: Any = None) -> None:
-        if tree is not None:
-            self._last_tree = tree  # the latest screen's tree: the after-screen when its step is recorded
-        key = self.frames.remember(frame, boxes)
-        self._screen_boxes.pop(key, None)
-        self._screen_boxes[key] = boxes
-        while len(self._screen_boxes) > 64:
-            self._screen_boxes.pop(next(iter(self._screen_boxes)))
-
     def bind(self, session: Any) -> None:
         """Optional: let the recorder stream links of the session's anchor graph per step."""
         self._graph = getattr(session, "anchors", None) or getattr(session, "graph", None)
@@ -353,10 +249,6 @@ class ArtifactRecorder:
         self.anchor_list.append(clean)
         self.journal.write("anchor", {"anchor": clean, "files": list(clean["crops"])})
 
-    def _paths(self, names: list[str]) -> list[str]:
-        """The files artifact names went to (a name never written stays as it is)."""
-        return [self._written.get(name, name) for name in names]
-
     def _release_held(self) -> None:
         held, self._held = self._held, []
         for data in held:
@@ -399,63 +291,6 @@ class ArtifactRecorder:
                        for a in graph.get("anchors") or []]
             self.anchors = self.redactor.scrub({**graph, "anchors": anchors})
 
-    # -- files -------------------------------------------------------------------------------
-    def _write_image(self, name: str, target: str | None, crop_boxes: list[Box], *, crop: bool) -> tuple[str, int]:
-        if name in self._written:
-            return self._written[name], 0
-        pending = self._pending.pop(name, None)
-        if pending is None:
-            return "", 0  # named but never put (e.g. the session keeps it elsewhere)
-        if not crop:  # content-addressed under frames/: reuse is free
-            target, size = self.frames.write(pending, self.screen_size)
-            self._written[name] = target
-            return target, size
-        data = self._redact(pending, crop_boxes)
-        assert target is not None
-        path = self.folder / target
-        if path.exists():
-            self._written[name] = target
-            return target, 0
-        write_file(path, data)
-        self._written[name] = target
-        return target, len(data)
-
-    def _redact(self, pending: Pending, crop_boxes: list[Box]) -> bytes:
-        if not pending.boxes:
-            return pending.data
-        width, height = image_size(pending.data)
-        if self.screen_size is not None and (width, height) == self.screen_size:
-            return fill_pending(pending)  # a whole frame: boxes are already in its coordinates
-        origin = find_origin((width, height), crop_boxes)
-        if origin is None:
-            if self.screen_size is None and not crop_boxes:
-                return fill_pending(pending)  # a whole frame of unknown size: screen coordinates
-            # a crop we cannot place on the screen while secrets are on it: hide all of it
-            return fill_pending(Pending(pending.data, pending.media_type, [Box(0, 0, width, height)]))
-        return fill_pending(pending, origin)
-
-    def _before_crops(self, index: int, crops: list[str], numbers: list[int], boxes: list[Box]) -> tuple[list[str], int]:
-        """The same boxes cut from the before-frame, so a person sees what changed."""
-        targets: list[tuple[str, Box]] = []
-        for rel, number in zip(crops, numbers, strict=True):
-            if 0 <= number < len(boxes):
-                targets.append((before_crop_name(rel), boxes[number]))
-            else:
-                targets.append(("", Box(0, 0, 0, 0)))
-        return self.frames.before_crops(index, targets, list(self.redactor.regions))
-
-    def flush_extra(self) -> list[str]:
-        """Write bytes no step or anchor named (e.g. a final frame) under `extra/` (drains first)."""
-        self.drain()
-        names = []
-        for name in list(self._pending):
-            rel, _ = self._write_image(name, f"extra/{_safe(name)}.png", [], crop=True)
-            if rel:
-                names.append(rel)
-        if names and self.anchors is not None:  # anchors.json names the files, these included
-            anchors = [{**a, "crops": self._paths(a.get("crops") or [])} for a in self.anchors.get("anchors") or []]
-            self.anchors = {**self.anchors, "anchors": anchors}
-        return names
 
     def _stream_links(self, upto: int) -> None:
         if self._graph is None:
