@@ -7,7 +7,6 @@ or `pyproject.toml` and CI can still override them on the command line.
 from __future__ import annotations
 
 import enum
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +16,14 @@ from typing import Any, TypeVar
 import pytest
 
 from pytest_guistate.core.tiers import AutoThresholds, Tier
-from pytest_guistate.devices.device_list import SIM, DeviceListError, DeviceSpec, parse_device_option
+from pytest_guistate.devices.device_list import (
+    SIM,
+    DeviceListError,
+    DeviceSpec,
+    JsonFileError,
+    parse_device_option,
+    read_json_file,
+)
 from pytest_guistate.llm.options import add_llm_options, build_llm_settings
 from pytest_guistate.llm.settings import LLMSettings, Mode
 
@@ -238,15 +244,10 @@ def _positive_int(config: pytest.Config, name: str) -> int:
 def _load_caps(path_text: str, rootdir: Path) -> dict[str, Any]:
     if not path_text:
         return {}
-    path = Path(path_text)
-    if not path.is_absolute() and not path.exists():
-        path = rootdir / path
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise pytest.UsageError(f"--guistate-caps: no such file {path_text!r}") from None
-    except json.JSONDecodeError as exc:
-        raise pytest.UsageError(f"--guistate-caps: {path_text} is not valid JSON ({exc})") from None
+        data = read_json_file(path_text, rootdir)
+    except JsonFileError as exc:
+        raise pytest.UsageError(f"--guistate-caps: {exc}") from None
     if not isinstance(data, dict):
         raise pytest.UsageError(f"--guistate-caps: {path_text} must hold a JSON object of capabilities")
     return data

@@ -77,7 +77,7 @@ def attach_failure_section(item: pytest.Item, report: pytest.TestReport) -> None
         return
     try:
         text = session.failure_section()
-    except Exception as exc:  # never hide the test's own failure behind ours
+    except Exception as exc:  # noqa: BLE001 - never hide the test's own failure behind ours
         text = f"(guistate could not summarise the task state: {type(exc).__name__}: {exc})"
     longrepr = report.longrepr
     if hasattr(longrepr, "addsection"):

@@ -108,44 +108,53 @@ def _find(observation: Observation, text: str | None, id: str | None, desc: str 
     return [node for node in tree.nodes() if match(node) and _is_visible(node, screen)]
 
 
+def _tree_check(
+    verdict: str,
+    text: str | None,
+    id: str | None,
+    desc: str | None,
+    exact: bool,
+    judge: Callable[[str, list[UINode]], CheckResult],
+) -> Check:
+    """What `visible` and `gone` share: a named target, its displayed nodes found, `judge` decides."""
+    if text is None and id is None and desc is None:
+        raise ValueError(f"{verdict}() needs at least one of text=, id=, desc=")
+    target = _describe_target(text, id, desc, exact)
+
+    def fn(observation: Observation) -> CheckResult:
+        if observation.tree is None:
+            return CheckResult(False, f"{target} cannot be checked: no accessibility tree in this observation")
+        return judge(target, _find(observation, text, id, desc, exact))
+
+    return Check(f"{target} {verdict}", fn)
+
+
 def visible(text: str | None = None, *, id: str | None = None, desc: str | None = None, exact: bool = False) -> Check:
     """Passes when a displayed node on screen matches: `text` (its text -- on iOS its label, or a
     field's value -- or content-desc / iOS name when `desc` is not given), `id` (full resource-id,
     its part after "/", or the iOS accessibility id `name`), `desc` (content-desc / iOS name).
     Substring unless `exact`."""
-    if text is None and id is None and desc is None:
-        raise ValueError("visible() needs at least one of text=, id=, desc=")
-    target = _describe_target(text, id, desc, exact)
 
-    def fn(observation: Observation) -> CheckResult:
-        if observation.tree is None:
-            return CheckResult(False, f"{target} cannot be checked: no accessibility tree in this observation")
-        found = _find(observation, text, id, desc, exact)
+    def judge(target: str, found: list[UINode]) -> CheckResult:
         if found:
             node = found[0]
             return CheckResult(True, f"{target} visible as {node.kind} {node.label!r}", node.bounds)
         return CheckResult(False, f"{target} not visible")
 
-    return Check(f"{target} visible", fn)
+    return _tree_check("visible", text, id, desc, exact, judge)
 
 
 def gone(text: str | None = None, *, id: str | None = None, desc: str | None = None, exact: bool = False) -> Check:
     """Passes when no displayed node matches (the negation of `visible`, with the node as evidence)."""
-    if text is None and id is None and desc is None:
-        raise ValueError("gone() needs at least one of text=, id=, desc=")
-    target = _describe_target(text, id, desc, exact)
 
-    def fn(observation: Observation) -> CheckResult:
-        if observation.tree is None:
-            return CheckResult(False, f"{target} cannot be checked: no accessibility tree in this observation")
-        found = _find(observation, text, id, desc, exact)
+    def judge(target: str, found: list[UINode]) -> CheckResult:
         if found:
             node = found[0]
             where = node.bounds.to_bounds() if node.bounds else "?"
             return CheckResult(False, f"{target} still visible at {where} ({node.label!r})", node.bounds)
         return CheckResult(True, f"{target} gone")
 
-    return Check(f"{target} gone", fn)
+    return _tree_check("gone", text, id, desc, exact, judge)
 
 
 def frame_check(predicate: Callable[[Frame], bool], description: str) -> Check:

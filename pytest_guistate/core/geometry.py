@@ -125,8 +125,8 @@ class Box:
     def scale(self, factor: float) -> Box:
         """Map between image scales (e.g. a box found at 1/2 scale back to full scale)."""
         return Box(
-            int(round(self.left * factor)),
-            int(round(self.top * factor)),
-            int(round(self.right * factor)),
-            int(round(self.bottom * factor)),
+            round(self.left * factor),
+            round(self.top * factor),
+            round(self.right * factor),
+            round(self.bottom * factor),
         )

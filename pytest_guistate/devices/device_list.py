@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["SIM", "DeviceListError", "DeviceSpec", "parse_device_option", "probe_status"]
+__all__ = [
+    "SIM", "DeviceListError", "DeviceSpec", "JsonFileError", "parse_device_option", "probe_status", "read_json_file",
+]
 
 SIM = "sim"
 PROBE_TIMEOUT_S = 5.0
@@ -28,6 +30,10 @@ _ENTRY_KEYS = ("url", "capabilities", "name")
 
 class DeviceListError(ValueError):
     """`--guistate-device` (or its file) is malformed; the message names the entry."""
+
+
+class JsonFileError(ValueError):
+    """A JSON file named by an option is missing, unreadable or not JSON; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -95,18 +101,27 @@ def _entry(raw: object, where: str) -> DeviceSpec:
     return DeviceSpec(_check_url(raw["url"], where), dict(caps), name)
 
 
-def _from_file(path_text: str, rootdir: Path) -> list[DeviceSpec]:
+def read_json_file(path_text: str, rootdir: Path, what: str = "file") -> Any:
+    """The JSON of a file an option names: as given, else under `rootdir` (where the ini lives).
+    Every way it can fail is a `JsonFileError` naming the file, never a bare traceback."""
     path = Path(path_text)
     if not path.is_absolute() and not path.exists():
         path = rootdir / path
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DeviceListError(f"no such device file {path_text!r}") from None
+        raise JsonFileError(f"no such {what} {path_text!r}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise DeviceListError(f"cannot read the device file {path_text}: {exc}") from None
+        raise JsonFileError(f"cannot read the {what} {path_text}: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise DeviceListError(f"{path_text} is not valid JSON ({exc})") from None
+        raise JsonFileError(f"{path_text} is not valid JSON ({exc})") from None
+
+
+def _from_file(path_text: str, rootdir: Path) -> list[DeviceSpec]:
+    try:
+        data = read_json_file(path_text, rootdir, "device file")
+    except JsonFileError as exc:
+        raise DeviceListError(str(exc)) from None
     if not isinstance(data, list) or not data:
         raise DeviceListError(f"{path_text} must hold a non-empty JSON list of devices")
     return [_entry(raw, f"{path_text} entry {i}: ") for i, raw in enumerate(data)]

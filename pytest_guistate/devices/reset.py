@@ -135,33 +135,37 @@ def _flag(caps: Mapping[str, Any], name: str) -> bool:
     return value is True or str(value).lower() == "true"
 
 
+def _run_commands(
+    device: Device, kind: str, target: str, commands: list[tuple[str, dict[str, Any]]], note: str = ""
+) -> ResetOutcome:
+    """Run `mobile: <command>` for each in order; the outcome names exactly what ran, on `target`."""
+    for command, params in commands:
+        device.mobile(command, params)
+    detail = " + ".join(command for command, _ in commands) + f" {target}"
+    return ResetOutcome(kind, f"{detail} ({note})" if note else detail)
+
+
 def _reset_android(device: Device, caps: Mapping[str, Any]) -> ResetOutcome:
     package = caps.get("appium:appPackage")
     if not package:
         raise ResetUnavailable("no appium:appPackage: there is no app under test to reset")
+    app = {"appId": package}
     if _flag(caps, "appium:noReset"):
-        device.mobile("terminateApp", {"appId": package})
-        device.mobile("activateApp", {"appId": package})
-        return ResetOutcome(UIAUTOMATOR2, f"terminateApp + activateApp {package} (appium:noReset: data kept)")
-    device.mobile("clearApp", {"appId": package})
-    device.mobile("activateApp", {"appId": package})
-    return ResetOutcome(UIAUTOMATOR2, f"clearApp + activateApp {package}")
+        return _run_commands(device, UIAUTOMATOR2, package, [("terminateApp", app), ("activateApp", app)],
+                             "appium:noReset: data kept")
+    return _run_commands(device, UIAUTOMATOR2, package, [("clearApp", app), ("activateApp", app)])
 
 
 def _reset_ios(device: Device, caps: Mapping[str, Any]) -> ResetOutcome:
     bundle = caps.get("appium:bundleId")
     if not bundle:
         raise ResetUnavailable("no appium:bundleId: there is no app under test to reset")
-    app = caps.get("appium:app")
-    if app and not _flag(caps, "appium:noReset"):
-        device.mobile("terminateApp", {"bundleId": bundle})
-        device.mobile("removeApp", {"bundleId": bundle})
-        device.mobile("installApp", {"app": app})
-        device.mobile("launchApp", {"bundleId": bundle})
-        return ResetOutcome(XCUITEST, f"terminateApp + removeApp + installApp + launchApp {bundle} (keychain kept)")
-    device.mobile("terminateApp", {"bundleId": bundle})
-    device.mobile("launchApp", {"bundleId": bundle})
-    return ResetOutcome(XCUITEST, f"terminateApp + launchApp {bundle} (app data and keychain kept)")
+    app, installer = {"bundleId": bundle}, caps.get("appium:app")
+    if installer and not _flag(caps, "appium:noReset"):
+        reinstall = [("terminateApp", app), ("removeApp", app), ("installApp", {"app": installer}), ("launchApp", app)]
+        return _run_commands(device, XCUITEST, bundle, reinstall, "keychain kept")
+    return _run_commands(device, XCUITEST, bundle, [("terminateApp", app), ("launchApp", app)],
+                         "app data and keychain kept")
 
 
 _CLEAR_STORAGE_JS = "try { localStorage.clear(); } catch (e) {} try { sessionStorage.clear(); } catch (e) {}"

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 __all__ = ["HttpReply", "LoopbackServer", "json_reply"]
 
@@ -64,7 +64,7 @@ class LoopbackServer:
         host, port = self._httpd.server_address[0], self._httpd.server_address[1]
         return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}"
 
-    def start(self) -> LoopbackServer:
+    def start(self) -> Self:
         if self._httpd is not None:
             return self
         outer = self
@@ -117,7 +117,7 @@ class LoopbackServer:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> LoopbackServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

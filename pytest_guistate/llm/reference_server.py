@@ -25,7 +25,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from pytest_guistate.llm.httpserver import HttpReply, LoopbackServer, json_reply
 from pytest_guistate.llm.policy import (
@@ -88,14 +88,14 @@ class ReferenceServer:
     def url(self) -> str:
         return self._http.url
 
-    def start(self) -> ReferenceServer:
+    def start(self) -> Self:
         self._http.start()
         return self
 
     def stop(self) -> None:
         self._http.stop()
 
-    def __enter__(self) -> ReferenceServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -15,7 +15,8 @@ Tests not marked `appium` in this folder (the static server, the presets) always
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -52,3 +53,23 @@ def guistate_capabilities(pytestconfig: pytest.Config, guistate_capabilities: di
 def feed_server() -> Iterator[FeedServer]:
     with FeedServer() as server:
         yield server
+
+
+@pytest.fixture
+def inner_device(
+    pytester: pytest.Pytester, pytestconfig: pytest.Config, guistate_capabilities: dict[str, Any]
+) -> Callable[[int], tuple[str, ...]]:
+    """`inner_device(command_timeout)` writes caps.json and devices.json for an inner run on the outer
+    run's server and returns the options naming them. The inner run's entry differs by its
+    `appium:newCommandTimeout` (one value per test), so it is a distinct lease: the inner run never
+    waits for the device the outer run holds."""
+
+    def write(command_timeout: int) -> tuple[str, ...]:
+        [outer] = get_config(pytestconfig).pool[:1]
+        (pytester.path / "caps.json").write_text(json.dumps(guistate_capabilities))
+        (pytester.path / "devices.json").write_text(json.dumps([
+            {"url": outer.url, "name": "real-chromium", "capabilities": {"appium:newCommandTimeout": command_timeout}},
+        ]))
+        return "--guistate-device=@devices.json", "--guistate-caps=caps.json"
+
+    return write

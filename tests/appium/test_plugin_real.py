@@ -9,12 +9,11 @@ makes a distinct lease), so it never waits for the device the outer run holds.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 from lxml import html as lxml_html
 
-from pytest_guistate.config import get_config
 from pytest_guistate.devices.web_feed import FeedServer
 
 pytestmark = pytest.mark.appium
@@ -39,19 +38,13 @@ def test_delete_alice_on_a_stale_list(device, guistate):
 
 
 def test_a_stale_real_screen_is_refreshed_and_reported_in_html_and_allure(
-    pytester: pytest.Pytester, pytestconfig: pytest.Config, feed_server: FeedServer,
-    guistate_capabilities: dict[str, Any],
+    pytester: pytest.Pytester, feed_server: FeedServer, inner_device: Callable[[int], tuple[str, ...]],
 ) -> None:
-    [outer] = get_config(pytestconfig).pool[:1]
-    (pytester.path / "caps.json").write_text(json.dumps(guistate_capabilities))
-    (pytester.path / "devices.json").write_text(json.dumps([
-        {"url": outer.url, "name": "real-chromium", "capabilities": {"appium:newCommandTimeout": 120}},
-    ]))
+    device_options = inner_device(120)
     pytester.makepyfile(INNER.format(page=feed_server.page_url(delay_ms=60_000, refresh_ms=400)))
     alluredir = pytester.path / "allure-results"
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--guistate=full", "--guistate-device=@devices.json", "--guistate-caps=caps.json",
-        "--guistate-retain=on", f"--guistate-artifacts={pytester.path / 'artifacts'}", f"--alluredir={alluredir}",
+        "-p", "no:cacheprovider", "--guistate=full", *device_options, "--guistate-retain=on", f"--guistate-artifacts={pytester.path / 'artifacts'}", f"--alluredir={alluredir}",
     )
     result.assert_outcomes(passed=1)
 

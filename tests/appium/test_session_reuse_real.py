@@ -10,14 +10,12 @@ warning.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 
-from pytest_guistate.config import get_config
 from pytest_guistate.devices.web_feed import FeedServer
+from tests.journal_meta import sessions
 
 pytestmark = pytest.mark.appium
 
@@ -102,28 +100,15 @@ def test_11_reused_again(device, guistate):
 '''
 
 
-def sessions(root: Path) -> dict[str, dict[str, Any]]:
-    found = {}
-    for journal in root.rglob("journal.jsonl"):
-        meta = json.loads(journal.read_text(encoding="utf-8").splitlines()[0])
-        found[meta["nodeid"].split("::")[-1]] = meta.get("appium_session")
-    return found
-
-
 def test_worker_sessions_on_real_chromium_isolate_every_test(
-    pytester: pytest.Pytester, pytestconfig: pytest.Config, feed_server: FeedServer,
-    guistate_capabilities: dict[str, Any],
+    pytester: pytest.Pytester, feed_server: FeedServer, inner_device: Callable[[int], tuple[str, ...]],
 ) -> None:
-    [outer] = get_config(pytestconfig).pool[:1]
-    (pytester.path / "caps.json").write_text(json.dumps(guistate_capabilities))
-    (pytester.path / "devices.json").write_text(json.dumps([
-        {"url": outer.url, "name": "real-chromium", "capabilities": {"appium:newCommandTimeout": 119}},
-    ]))
+    device_options = inner_device(119)
     pytester.makepyfile(test_inner=INNER.format(page=feed_server.page_url(delay_ms=0)))
     artifacts = pytester.path / "artifacts"
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--guistate=light", "--guistate-session=worker", "--guistate-device=@devices.json",
-        "--guistate-caps=caps.json", "--guistate-retain=on", "--guistate-memory=off",
+        "-p", "no:cacheprovider", "--guistate=light", "--guistate-session=worker", *device_options,
+        "--guistate-retain=on", "--guistate-memory=off",
         f"--guistate-artifacts={artifacts}", "-W", "always::pytest_guistate.session_reuse.SessionReuseWarning",
     )
     result.assert_outcomes(passed=10, failed=1)

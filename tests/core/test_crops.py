@@ -18,7 +18,7 @@ def screens() -> tuple[Frame, Frame, np.ndarray]:
     after = before.copy()
     cv2.rectangle(after, (60, 300), (340, 500), (40, 60, 200), thickness=-1)  # a dialog appears
     cv2.putText(after, "Delete?", (90, 410), cv2.FONT_HERSHEY_SIMPLEX, 1.2, (255, 255, 255), 2)
-    png = lambda img: cv2.imencode(".png", img)[1].tobytes()  # noqa: E731
+    png = lambda img: cv2.imencode(".png", img)[1].tobytes()
     return Frame(png=png(before), timestamp=0.0), Frame(png=png(after), timestamp=1.0), after
 
 

@@ -87,6 +87,14 @@ def test_caps_file_that_is_not_json_names_the_problem(pytester: pytest.Pytester)
     result.stderr.fnmatch_lines(["*caps.json is not valid JSON*"])
 
 
+def test_caps_file_that_cannot_be_read_names_the_problem(pytester: pytest.Pytester) -> None:
+    (pytester.path / "caps.json").mkdir()  # a folder where the file should be: the OS refuses to read it
+    pytester.makepyfile("def test_nothing(): pass")
+    result = pytester.runpytest("--guistate-caps=caps.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--guistate-caps: cannot read the file caps.json: *"])
+
+
 def test_marker_is_registered_for_strict_markers(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

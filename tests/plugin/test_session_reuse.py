@@ -9,13 +9,14 @@ exactly at those checks, so the isolation comes from the reset, not from a new s
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 import pytest
 from lxml import html as lxml_html
+
+from tests.journal_meta import journal_metas, sessions
+
+from .session_reuse_helpers import NO_RESET_HOOK, failed_calls, run_worker
 
 LEFTOVERS = '''
 import pytest
@@ -101,20 +102,6 @@ CHECKS = ["test_02_not_logged_in", "test_04_the_post_is_back", "test_06_the_cart
           "test_10_the_app_is_in_front", "test_12_the_app_responds"]
 
 
-def sessions(root: Path) -> dict[str, dict[str, Any]]:
-    """Test name -> the journal's `appium_session` meta."""
-    found = {}
-    for journal in root.rglob("journal.jsonl"):
-        meta = json.loads(journal.read_text(encoding="utf-8").splitlines()[0])
-        found[meta["nodeid"].split("::")[-1]] = meta.get("appium_session")
-    return found
-
-
-def run_worker(inner: Callable[..., pytest.RunResult], pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return inner("--guistate=light", "--guistate-session=worker", "--guistate-retain=on", "--guistate-memory=off",
-                 f"--guistate-artifacts={pytester.path / 'artifacts'}", *args)
-
-
 def test_state_a_test_leaves_is_gone_in_the_next_one_sharing_its_session(
     pytester: pytest.Pytester, inner: Callable[..., pytest.RunResult]
 ) -> None:
@@ -134,15 +121,10 @@ def test_without_the_reset_the_same_state_leaks_into_the_next_test(
     pytester: pytest.Pytester, inner: Callable[..., pytest.RunResult]
 ) -> None:
     """The control: a hook that claims to reset but does nothing replaces the built-in reset."""
-    pytester.makeconftest("""
-        def pytest_guistate_reset_app(device, capabilities, item):
-            return True
-    """)
+    pytester.makeconftest(NO_RESET_HOOK)
     pytester.makepyfile(test_leftovers=LEFTOVERS)
     result = run_worker(inner, pytester)
-    failed = sorted(r.nodeid.split("::")[-1] for r in result.reprec.getreports("pytest_runtest_logreport")
-                    if r.when == "call" and r.failed)
-    assert failed == CHECKS
+    assert failed_calls(result) == CHECKS
     seen = sessions(pytester.path / "artifacts")
     assert seen["test_02_not_logged_in"]["reset"] == "hook: pytest_guistate_reset_app"
     # a failed check is not trusted: the next test starts in a new session, and says why
@@ -342,8 +324,7 @@ def test_each_xdist_worker_keeps_its_own_session(pytester: pytest.Pytester) -> N
     result.assert_outcomes(passed=4)
     by_worker: dict[str, set[str]] = {}
     states = []
-    for journal in artifacts.rglob("journal.jsonl"):
-        meta = json.loads(journal.read_text(encoding="utf-8").splitlines()[0])
+    for meta in journal_metas(artifacts):
         by_worker.setdefault(meta["worker"], set()).add(meta["appium_session"]["session_id"])
         states.append(meta["appium_session"]["state"])
     assert all(len(ids) == 1 for ids in by_worker.values()), by_worker

@@ -11,7 +11,9 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.plugin.test_session_reuse import run_worker, sessions
+from tests.journal_meta import sessions
+
+from .session_reuse_helpers import NO_RESET_HOOK, failed_calls, run_worker
 
 LEFTOVERS_IOS = '''
 import pytest
@@ -85,12 +87,7 @@ def test_on_ios_state_a_test_leaves_is_gone_in_the_next_one_sharing_its_session(
 def test_on_ios_without_the_reset_the_same_state_leaks(
     pytester: pytest.Pytester, inner: Callable[..., pytest.RunResult]
 ) -> None:
-    pytester.makeconftest("""
-        def pytest_guistate_reset_app(device, capabilities, item):
-            return True
-    """)
+    pytester.makeconftest(NO_RESET_HOOK)
     pytester.makepyfile(test_leftovers_ios=LEFTOVERS_IOS)
     result = run_worker(inner, pytester, "--guistate-platform=ios")
-    failed = sorted(r.nodeid.split("::")[-1] for r in result.reprec.getreports("pytest_runtest_logreport")
-                    if r.when == "call" and r.failed)
-    assert failed == CHECKS_IOS
+    assert failed_calls(result) == CHECKS_IOS

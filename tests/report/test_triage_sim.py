@@ -9,16 +9,15 @@ the causes (a 5 s redraw delay, a toggle already on, a tap one row too high, ...
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-SIM_THREAD_PREFIX = "guistate-sim-"
+from tests.inner_run import run_inprocess
 
-# Shared by the inner tests: sign in to Settings, and a check on a settings switch that locates it.
+# Shared by the inner tests: sign in to Settings, a check on a settings switch that locates it, and
+# the first step of every delete on the Feed.
 HELPERS = '''
 from pytest_guistate import CheckResult
 
@@ -45,13 +44,14 @@ def sign_in(device, guistate):
     guistate.perform("type the password", lambda: device.type("correct-horse", id="password"), idempotent=False)
     guistate.perform("tap Log in", lambda: device.tap(id="login"), expect="Signed in as", idempotent=False)
     guistate.milestone("signed in")
+
+
+def ask_to_delete(device, guistate, author):
+    guistate.perform(f"ask to delete {author}'s post", lambda: device.tap(desc=f"Delete post by {author}"),
+                     expect=f"Delete post by {author}?")
 '''
 
 InnerRun = Callable[..., dict[str, Any]]
-
-
-def _sim_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith(SIM_THREAD_PREFIX)]
 
 
 @pytest.fixture
@@ -64,12 +64,8 @@ def triaged(pytester: pytest.Pytester) -> Iterator[InnerRun]:
         if conftest is not None:
             pytester.makeconftest(conftest)
         pytester.makepyfile(test_known_cause=source)
-        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--guistate=standard",
-                                              "--guistate-summary=summary.json")
-        deadline = time.monotonic() + 2.0
-        while _sim_threads() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _sim_threads() == [], f"the inner run left simulated-phone threads running: {_sim_threads()}"
+        result = run_inprocess(pytester, "-p", "no:cacheprovider", "--guistate=standard",
+                               "--guistate-summary=summary.json")
         result.assert_outcomes(failed=1)
         document = json.loads((pytester.path / "summary.json").read_text(encoding="utf-8"))
         (row,) = document["tests"]
@@ -90,14 +86,13 @@ def test_a_delete_whose_list_never_redraws_is_stale_screen_repetition(triaged: I
     row = triaged('''
         import pytest
         from pytest_guistate import gone
-        from sim_helpers import FEED
+        from sim_helpers import FEED, ask_to_delete
 
         @pytest.mark.guistate(app=FEED, faults={"refresh_delay": 5})
         def test_delete_carols_post(device, guistate):
             guistate.goal("Delete Carol's post", plan=[("dialog open", "Delete post by Carol?"),
                                                        ("Carol's post gone", gone("Carol"))])
-            guistate.perform("ask to delete Carol's post", lambda: device.tap(desc="Delete post by Carol"),
-                             expect="Delete post by Carol?")
+            ask_to_delete(device, guistate, "Carol")
             with guistate.step("confirm the delete", expect=gone("Carol"), idempotent=False):
                 device.tap(id="android:id/button1")
             guistate.milestone("Carol's post gone")
@@ -142,14 +137,13 @@ def test_deleting_a_post_below_the_fold_is_hidden_operation(triaged: InnerRun) -
     row = triaged('''
         import pytest
         from pytest_guistate import gone
-        from sim_helpers import FEED
+        from sim_helpers import FEED, ask_to_delete
 
         @pytest.mark.guistate(app=FEED)
         def test_delete_judys_post(device, guistate):
             guistate.goal("Delete Judy's post", plan=[("dialog open", "Delete post by Judy?"),
                                                       ("Judy's post gone", gone("Judy"))])
-            guistate.perform("ask to delete Judy's post", lambda: device.tap(desc="Delete post by Judy"),
-                             expect="Delete post by Judy?")
+            ask_to_delete(device, guistate, "Judy")
     ''')
     assert row["triage"] == "hidden_operation"
     evidence = _evidence(row)
@@ -231,14 +225,13 @@ def test_a_device_lost_mid_test_is_environment(triaged: InnerRun) -> None:
 
         import pytest
         from pytest_guistate import gone
-        from sim_helpers import FEED
+        from sim_helpers import FEED, ask_to_delete
 
         @pytest.mark.guistate(app=FEED)
         def test_delete_carols_post(device, guistate):
             guistate.goal("Delete Carol's post", plan=[("dialog open", "Delete post by Carol?"),
                                                        ("Carol's post gone", gone("Carol"))])
-            guistate.perform("ask to delete Carol's post", lambda: device.tap(desc="Delete post by Carol"),
-                             expect="Delete post by Carol?")
+            ask_to_delete(device, guistate, "Carol")
             gone_session = f"{device.url}/session/{device.driver.session_id}"
             urllib.request.urlopen(urllib.request.Request(gone_session, method="DELETE"), timeout=5).read()
             guistate.perform("confirm the delete", lambda: device.tap(id="android:id/button1"),
@@ -256,13 +249,12 @@ def test_pressing_the_wrong_button_is_expected_effect_missing_not_stale(triaged:
     row = triaged('''
         import pytest
         from pytest_guistate import gone
-        from sim_helpers import FEED
+        from sim_helpers import FEED, ask_to_delete
 
         @pytest.mark.guistate(app=FEED)
         def test_delete_carols_post(device, guistate):
             guistate.goal("Delete Carol's post", plan=[("Carol's post gone", gone("Carol"))])
-            guistate.perform("ask to delete Carol's post", lambda: device.tap(desc="Delete post by Carol"),
-                             expect="Delete post by Carol?")
+            ask_to_delete(device, guistate, "Carol")
             with guistate.step("confirm the delete", expect=gone("Carol"), idempotent=False):
                 device.tap(id="android:id/button2")  # Cancel
             guistate.milestone("Carol's post gone")

@@ -4,15 +4,11 @@ XCUITest; the app left behind keeps its screen."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from appium import webdriver
-from appium.options.common import AppiumOptions
 
-from pytest_guistate.devices.device import Device, DeviceError
-from pytest_guistate.devices.sim import SimServer
+from pytest_guistate.devices.device import DeviceError
 
 SHOPB = "com.guistate.shopb"
 PERSONAS = {
@@ -21,26 +17,6 @@ PERSONAS = {
     "ios": ({"platformName": "iOS", "appium:automationName": "XCUITest", "appium:bundleId": SHOPB},
             "SpringBoard", "search"),
 }
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[SimServer]:
-    with SimServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def open_device(server: SimServer) -> Iterator[Any]:
-    opened: list[Device] = []
-
-    def make(caps: dict[str, Any]) -> Device:
-        options = AppiumOptions().load_capabilities({**caps, "guistate:clock": "frozen"})
-        opened.append(Device(webdriver.Remote(server.url, options=options), url=server.url, is_sim=True))
-        return opened[-1]
-
-    yield make
-    for device in opened:
-        device.close()
 
 
 @pytest.mark.parametrize("platform", sorted(PERSONAS))

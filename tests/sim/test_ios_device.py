@@ -3,7 +3,6 @@ back, pull-to-refresh, apps and the WDA error shapes (issue 11)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,28 +14,12 @@ from pytest_guistate.devices.device import CapabilityUnavailable, Device, Device
 from pytest_guistate.devices.errors import driver_call
 from pytest_guistate.devices.sim import SimServer
 
-IOS = {"platformName": "iOS", "appium:automationName": "XCUITest", "guistate:clock": "frozen"}
+IOS = {"platformName": "iOS", "appium:automationName": "XCUITest"}
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[SimServer]:
-    with SimServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def open_device(server: SimServer) -> Iterator[Any]:
-    opened: list[Device] = []
-
-    def make(bundle: str, **caps: Any) -> Device:
-        options = AppiumOptions().load_capabilities({**IOS, "appium:bundleId": bundle, **caps})
-        device = Device(webdriver.Remote(server.url, options=options), url=server.url, is_sim=True)
-        opened.append(device)
-        return device
-
-    yield make
-    for device in opened:
-        device.close()
+def ios(bundle: str, **caps: Any) -> dict[str, Any]:
+    """The capabilities of an XCUITest session on the app `bundle`."""
+    return {**IOS, "appium:bundleId": bundle, **caps}
 
 
 def log(device: Device, action: str) -> list[dict[str, Any]]:
@@ -44,7 +27,7 @@ def log(device: Device, action: str) -> list[dict[str, Any]]:
 
 
 def test_screenshot_pixels_and_driver_points(open_device: Any) -> None:
-    device = open_device("com.guistate.feed")
+    device = open_device(ios("com.guistate.feed"))
     assert (device.platform, device.scale, device.size) == ("ios", 3.0, (1170, 2532))
     tree = device.ui_tree()
     assert (tree.platform, tree.unit, tree.width, tree.height) == ("ios", "px", 1170, 2532)
@@ -58,7 +41,7 @@ def test_screenshot_pixels_and_driver_points(open_device: Any) -> None:
 
 
 def test_text_desc_and_id_locators(open_device: Any) -> None:
-    device = open_device("com.guistate.shopa", **{"guistate:faults": {"search_delay": 0}})
+    device = open_device(ios("com.guistate.shopa", **{"guistate:faults": {"search_delay": 0}}))
     device.type("Phone Case\n", id="search")
     assert len(device.driver.find_elements("-ios predicate string", 'value == "Phone Case"')) == 2  # field + row
     assert device.find(text="Phone Case").tag_name == "XCUIElementTypeTextField"  # text= is label or value
@@ -72,7 +55,7 @@ def test_text_desc_and_id_locators(open_device: Any) -> None:
 
 
 def test_password_fields_are_found_by_their_type(open_device: Any) -> None:
-    device = open_device("com.guistate.settings")
+    device = open_device(ios("com.guistate.settings"))
     secrets: list[str] = []
     device.on_secret = secrets.append
     device.type("qa@example.com", id="username")
@@ -81,7 +64,7 @@ def test_password_fields_are_found_by_their_type(open_device: Any) -> None:
 
 
 def test_back_is_the_navigation_bar_button_else_a_clear_error(open_device: Any) -> None:
-    device = open_device("com.guistate.gallery")
+    device = open_device(ios("com.guistate.gallery"))
     with pytest.raises(DeviceError, match="root of its navigation stack"):
         device.back()
     device.tap(id="albums")
@@ -95,7 +78,7 @@ def test_back_is_the_navigation_bar_button_else_a_clear_error(open_device: Any) 
 
 
 def test_pull_to_refresh_drags_the_first_table(open_device: Any) -> None:
-    device = open_device("com.guistate.feed", **{"guistate:faults": {"refresh_delay": 30}})
+    device = open_device(ios("com.guistate.feed", **{"guistate:faults": {"refresh_delay": 30}}))
     device.tap(desc="Delete post by Bob")
     device.tap(id="Delete")
     assert device.exists(text="Bob"), "the list redraws late"
@@ -106,7 +89,7 @@ def test_pull_to_refresh_drags_the_first_table(open_device: Any) -> None:
 
 
 def test_apps_by_bundle_id_and_missing_commands(open_device: Any) -> None:
-    device = open_device("com.guistate.feed")
+    device = open_device(ios("com.guistate.feed"))
     device.activate_app("com.guistate.shopb")
     assert device.observe().package == "ShopB"
     assert device.mobile("queryAppState", {"bundleId": "com.guistate.shopb"}) == 4

@@ -28,12 +28,6 @@ IOS = {"platformName": "iOS", "appium:automationName": "XCUITest", "guistate:clo
 FEED, SHOP, SETTINGS = "com.guistate.feed", "com.guistate.shopa", "com.guistate.settings"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[SimServer]:
-    with SimServer() as srv:
-        yield srv
-
-
 def open_ios(server: SimServer, **caps: Any) -> webdriver.Remote:
     return webdriver.Remote(server.url, options=AppiumOptions().load_capabilities({**IOS, **caps}))
 

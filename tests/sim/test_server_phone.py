@@ -26,12 +26,6 @@ FEED = "com.guistate.feed"
 REFRESH_DELAY_S = 0.4
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[SimServer]:
-    with SimServer() as srv:  # default factory: the real Phone
-        yield srv
-
-
 def feed(server: SimServer, **faults: float) -> webdriver.Remote:
     options = UiAutomator2Options()
     options.set_capability("appium:appPackage", FEED)

@@ -19,12 +19,6 @@ from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim import SimServer
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[SimServer]:
-    with SimServer() as srv:
-        yield srv
-
-
 @pytest.fixture
 def device(server: SimServer) -> Iterator[Device]:
     options = UiAutomator2Options()
