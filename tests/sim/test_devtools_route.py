@@ -4,30 +4,19 @@ The route itself is tested on real Chromium in tests/appium/test_device_real.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from appium import webdriver
-from appium.options.android import UiAutomator2Options
 
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.devtools_capture import wants_devtools
 from pytest_guistate.devices.sim import SimServer
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[SimServer]:
-    with SimServer() as srv:
-        yield srv
-
-
 @pytest.fixture
-def device(server: SimServer) -> Iterator[Device]:
-    options = UiAutomator2Options()
-    options.set_capability("appium:appPackage", "com.guistate.feed")
-    dev = Device(webdriver.Remote(server.url, options=options), url=server.url, is_sim=True)
-    yield dev
-    dev.close()
+def device(open_device: Any) -> Device:
+    return open_device({"platformName": "Android", "appium:automationName": "UiAutomator2",
+                        "appium:appPackage": "com.guistate.feed"})
 
 
 @pytest.mark.parametrize(("caps", "wanted"), [
@@ -59,6 +48,6 @@ def test_a_driver_without_the_route_falls_back_once_and_says_why(server: SimServ
     assert all(f.size == frames[0].size for f in frames) and frames[0].bgr.any()
     sid = device.driver.session_id
     paths = [r.path for r in server.request_log() if r.path.startswith(f"/session/{sid}/")]
-    tried = [p for p in paths if p.endswith("/goog/cdp/execute") or p.endswith("/title")]
+    tried = [p for p in paths if p.endswith(("/goog/cdp/execute", "/title"))]
     assert len(tried) <= 2, tried  # one try (the dialog check, and the route if the check passed), then never again
     assert sum(p.endswith("/screenshot") for p in paths) == 3
