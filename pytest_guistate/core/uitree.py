@@ -37,7 +37,15 @@ from defusedxml import DefusedXmlException
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uinode import UINode
-from pytest_guistate.core.uitree_platform import IOS, UNKNOWN, detect_platform, ios_label, is_ime_package, roles_of
+from pytest_guistate.core.uitree_platform import (
+    IOS,
+    POPOVER_DISMISS,
+    UNKNOWN,
+    detect_platform,
+    ios_label,
+    is_ime_package,
+    roles_of,
+)
 
 __all__ = ["UINode", "UITree", "UITreeError", "parse_page_source"]
 
@@ -139,8 +147,9 @@ class UITree:
         """The controls a person can reach on this screen, disabled ones included (the actor is
         shown them, marked disabled): `node.is_control`, on screen, not hidden by the keyboard.
 
-        On iOS an Alert / Sheet takes the touches: WebDriverAgent still lists the screen beneath
-        it (Android's dump holds only the dialog's window), so then only the modal's nodes count;
+        On iOS an Alert / Sheet / Popover takes the touches: WebDriverAgent still lists the screen
+        beneath it (Android's dump holds only the dialog's window), so then only the modal's nodes
+        count (and, around a popover, UIKit's `PopoverDismissRegion`, a tap outside that closes it);
         and a table lists rows beyond the screen, so a node must also overlap the screen (on
         Android too: a source given without visible-bounds clipping lists views past the edge).
         The soft keyboard covers the app on both platforms: an app node lying wholly under it
@@ -152,7 +161,8 @@ class UITree:
         if self.platform == IOS:
             modal = self.modal()
             if modal is not None and modal.bounds is not None:
-                nodes = [n for n in nodes if modal.bounds.contains(n.bounds)]  # type: ignore[arg-type]
+                nodes = [n for n in nodes if modal.bounds.contains(n.bounds)  # type: ignore[arg-type]
+                         or n.content_desc == POPOVER_DISMISS]
         keys = self.keyboard_box
         if keys is not None:
             nodes = [n for n in nodes if n.keyboard or not keys.contains(n.bounds)]  # type: ignore[arg-type]

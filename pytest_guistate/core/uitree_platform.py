@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from xml.etree.ElementTree import Element
 
-__all__ = ["ANDROID", "IOS", "IOS_PREFIX", "UNKNOWN", "Roles", "detect_platform", "editable_class", "ios_label",
+__all__ = ["ANDROID", "IOS", "IOS_PREFIX", "POPOVER_DISMISS", "UNKNOWN", "Roles", "detect_platform", "editable_class", "ios_label",
            "is_ime_package", "is_ios_container_type", "is_ios_modal", "roles_of", "short_type"]
 
 ANDROID, IOS, UNKNOWN = "android", "ios", "unknown"
@@ -46,7 +46,9 @@ _IOS_CONTAINERS = frozenset({
     "Toolbar", "Keyboard", "WebView", "Group", "Popover", "SegmentedControl", "Picker", "DatePicker",
 })
 _IOS_NEVER_CONTAINER = frozenset({"Application", "Window", "AppiumAUT"})  # the screen itself
-_IOS_MODAL = frozenset({"Alert", "Sheet"})
+# An iPad action sheet is a Popover: UIKit's `PopoverDismissRegion` around it takes a tap outside (and dismisses)
+_IOS_MODAL = frozenset({"Alert", "Sheet", "Popover"})
+POPOVER_DISMISS = "PopoverDismissRegion"
 _TRAIT_TAPPABLE = ("Button", "Link", "Adjustable")  # newer WebDriverAgent sources list `traits`
 # Android soft keyboards: the IME window a multi-window UiAutomator2 dump lists beside the app's
 # (Gboard, AOSP LatinIME, Samsung Keyboard, SwiftKey); any package naming an `inputmethod` counts too.

@@ -182,8 +182,8 @@ def _skipped(node: UINode, tree: UITree, modal: Box | None, controls: set[int]) 
         return False
     if node.kind in ("Key", "StatusBar"):
         return True
-    if modal is not None:
-        return not modal.contains(node.bounds)
+    if modal is not None:  # the dialog's nodes, and a control still reachable around it (a popover's dismiss region)
+        return not modal.contains(node.bounds) and id(node) not in controls
     screen = tree.screen_box
     return screen is not None and not screen.intersects(node.bounds)
 

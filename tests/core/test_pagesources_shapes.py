@@ -231,3 +231,17 @@ def test_a_chrome_webview_names_by_html_id_and_keeps_the_fold() -> None:
     assert field is not None
     # the page covers most of the screen: a change in a field is its own region, not the page
     assert snapped(tree, field) == [(None, Box(46, 624, 1034, 976))]
+
+
+def test_an_ipad_popover_takes_the_touches_and_its_dismiss_region_stays() -> None:
+    tree = load("shapes/ios_ipad_popover", scale=2.0)
+    modal = tree.modal()
+    assert modal is not None and modal.kind == "Popover"
+    assert labels(tree.actionable()) == ["dismiss popup", "ScrollView", "Unread", "Flagged", "To: Me"]
+    assert "Compose" not in labels(tree.controls())  # beneath the popover: a tap there only closes it
+    lines = rows_of(tree)
+    assert [r.get("text") for r in lines if r.get("tap")] == ["dismiss popup", "Unread", "Flagged", "To: Me"]
+    assert visible("Compiler notes", exact=True)(obs(tree)).ok  # the screen beneath is still shown
+    flagged = next(n for n in tree.nodes() if n.label == "Flagged").bounds
+    assert flagged is not None
+    assert snapped(tree, flagged) == [("ScrollView", Box(1400, 2248, 2040, 2600))]
