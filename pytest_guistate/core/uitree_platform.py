@@ -21,8 +21,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from xml.etree.ElementTree import Element
 
-__all__ = ["ANDROID", "IOS", "IOS_PREFIX", "POPOVER_DISMISS", "UNKNOWN", "Roles", "detect_platform", "editable_class", "ios_label",
-           "is_ime_package", "is_ios_container_type", "is_ios_modal", "roles_of", "short_type"]
+__all__ = ["ANDROID", "IOS", "IOS_PREFIX", "POPOVER_DISMISS", "UNKNOWN", "Roles", "detect_platform",
+           "editable_class", "ios_label", "is_ime_package", "is_ios_container_type", "is_ios_modal", "roles_of",
+           "short_type"]
 
 ANDROID, IOS, UNKNOWN = "android", "ios", "unknown"
 IOS_PREFIX = "XCUIElementType"

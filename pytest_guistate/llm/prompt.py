@@ -191,7 +191,7 @@ def _skipped(node: UINode, tree: UITree, modal: Box | None, controls: set[int]) 
 def element_lines(tree: UITree, scale: ImageScale, *, limit: int = 80) -> list[dict[str, Any]]:
     """The screen's controls (`tree.controls()`, a disabled one marked `disabled`) and text nodes
     (without the status bar), bounds in shown-image pixels; a soft keyboard that is up is one
-    `{"kind": "Keyboard", "at": ...}` row at the end (its keys are not listed).
+    `{"id": "keyboard", "kind": "Keyboard", "at": ...}` row at the end (its keys are not listed).
 
     The same rows on both platforms: `kind` is the short type (`Button` for android.widget.Button
     and XCUIElementTypeButton), `tap`/`edit`/`scroll` come from the node's roles."""
@@ -227,9 +227,9 @@ def element_lines(tree: UITree, scale: ImageScale, *, limit: int = 80) -> list[d
             if context:
                 row["in"] = context
         rows.append(row)
-    keyboard, keys = tree.keyboard(), tree.keyboard_box
-    if keyboard is not None and keys is not None:
-        rows.append({"id": keyboard.index_path, "kind": "Keyboard", "at": scale.to_shown(keys).as_list()})
+    keys = tree.keyboard_box
+    if keys is not None:  # not a node id: no tap target (Android's IME root may span the screen)
+        rows.append({"id": "keyboard", "kind": "Keyboard", "at": scale.to_shown(keys).as_list()})
     return rows
 
 

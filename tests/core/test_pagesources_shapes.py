@@ -102,7 +102,8 @@ def test_gboard_keys_leave_actionable_and_the_prompt_its_action_key_stays() -> N
     assert len(rows) == 6 and all(n.bounds is not None and n.bounds.top < 1431 for n in rows)
     lines = rows_of(tree)
     assert not any(r.get("desc") in ("q", "w", "Shift") or r.get("text") == "headset" for r in lines)
-    assert {"kind": "Keyboard", "id": keyboard.index_path, "at": [0, 1431, 1080, 2214]} in lines
+    assert lines[-1] == {"id": "keyboard", "kind": "Keyboard", "at": [0, 1431, 1080, 2214]}
+    assert tree.by_index_path("keyboard") is None  # a tap on it is refused as an unknown element
     assert any(r.get("rid") == "key_pos_ime_action" and r.get("tap") for r in lines)
     assert visible("head", exact=True)(obs(tree)).ok  # the field's text is still on screen
 
