@@ -13,6 +13,7 @@ from pytest_guistate.core.uitree_platform import (
     IOS,
     UNKNOWN,
     editable_class,
+    ios_label,
     is_ios_container_type,
     is_ios_modal,
     short_type,
@@ -77,6 +78,7 @@ class UINode:
     selected: bool = False
     accessible: bool = True
     content_view: bool = field(default=False, repr=False)  # iOS: a Cell's unnamed inner Other (see _convert)
+    keyboard: bool = field(default=False, repr=False)  # part of the soft keyboard (iOS Keyboard, Android IME window)
 
     def walk(self) -> Iterator[UINode]:
         """This node and its descendants in document order (iterative: deep trees are fine)."""
@@ -124,10 +126,28 @@ class UINode:
         return self.displayed or self.platform != IOS
 
     @property
-    def is_actionable(self) -> bool:
-        """Something an actor may act on: tappable, editable or scrollable, displayed, with geometry."""
+    def is_control(self) -> bool:
+        """A control as drawn, whether or not it can react now: tappable, editable or scrollable,
+        displayed, with geometry; of the soft keyboard only its action keys (typing is `type_text`)."""
         return (self.bounds is not None and not self.bounds.is_empty and self.displayed
-                and (self.clickable or self.scrollable or self.is_editable))
+                and (self.clickable or self.scrollable or self.is_editable)
+                and (not self.keyboard or self.is_keyboard_action))
+
+    @property
+    def is_actionable(self) -> bool:
+        """A control that can react now: `is_control` and enabled (a disabled button ignores a tap)."""
+        return self.is_control and self.enabled
+
+    @property
+    def is_keyboard_action(self) -> bool:
+        """A soft-keyboard key that is more than a character: iOS the keyboard's buttons (Return /
+        Search, Next keyboard; characters are `Key`s), Android the IME's editor-action key (Gboard's
+        `key_pos_ime_action`: Search / Done / Next)."""
+        if not self.keyboard:
+            return False
+        if self.platform == IOS:
+            return self.kind == "Button"
+        return self.resource_id.endswith("ime_action")
 
     @property
     def is_container(self) -> bool:
@@ -147,8 +167,7 @@ class UINode:
         """What a person would call this node. Android: text, else description, else hint, else id. iOS:
         `label`, else `name`, else a text's value -- a switch is "Auto-Correction", not "0"."""
         if self.platform == IOS:
-            return (self.attrs.get("label") or self.attrs.get("title") or self.content_desc or self.text
-                    or self.kind)
+            return ios_label(self.attrs) or self.content_desc or self.text or self.kind
         return (self.text or self.content_desc or self.attrs.get("hint") or self.resource_id.rpartition("/")[2]
                 or self.cls)
 

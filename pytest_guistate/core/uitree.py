@@ -37,7 +37,15 @@ from defusedxml import DefusedXmlException
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uinode import UINode
-from pytest_guistate.core.uitree_platform import IOS, UNKNOWN, detect_platform, roles_of
+from pytest_guistate.core.uitree_platform import (
+    IOS,
+    POPOVER_DISMISS,
+    UNKNOWN,
+    detect_platform,
+    ios_label,
+    is_ime_package,
+    roles_of,
+)
 
 __all__ = ["UINode", "UITree", "UITreeError", "parse_page_source"]
 
@@ -135,22 +143,60 @@ class UITree:
                 best = node
         return best
 
-    def actionable(self) -> list[UINode]:
-        """Nodes an actor may act on: tappable, editable or scrollable, displayed, with geometry.
+    def controls(self) -> list[UINode]:
+        """The controls a person can reach on this screen, disabled ones included (the actor is
+        shown them, marked disabled): `node.is_control`, on screen, not hidden by the keyboard.
 
-        On iOS an Alert / Sheet takes the touches: WebDriverAgent still lists the screen beneath
-        it (Android's dump holds only the dialog's window), so then only the modal's nodes count;
+        On iOS an Alert / Sheet / Popover takes the touches: WebDriverAgent still lists the screen
+        beneath it (Android's dump holds only the dialog's window), so then only the modal's nodes
+        count (and, around a popover, UIKit's `PopoverDismissRegion`, a tap outside that closes it);
         and a table lists rows beyond the screen, so a node must also overlap the screen (on
-        Android too: a source given without visible-bounds clipping lists views past the edge)."""
-        nodes = [n for n in self.nodes() if n.is_actionable]
+        Android too: a source given without visible-bounds clipping lists views past the edge).
+        The soft keyboard covers the app on both platforms: an app node lying wholly under it
+        is still listed by the driver, but a tap there lands on a key."""
+        nodes = [n for n in self.nodes() if n.is_control]
         screen = self.screen_box
         if screen is not None:
             nodes = [n for n in nodes if screen.intersects(n.bounds)]  # type: ignore[arg-type]
         if self.platform == IOS:
             modal = self.modal()
             if modal is not None and modal.bounds is not None:
-                nodes = [n for n in nodes if modal.bounds.contains(n.bounds)]  # type: ignore[arg-type]
+                nodes = [n for n in nodes if modal.bounds.contains(n.bounds)  # type: ignore[arg-type]
+                         or n.content_desc == POPOVER_DISMISS]
+        keys = self.keyboard_box
+        if keys is not None:
+            nodes = [n for n in nodes if n.keyboard or not keys.contains(n.bounds)]  # type: ignore[arg-type]
         return nodes
+
+    def actionable(self) -> list[UINode]:
+        """The controls an actor or a healer may act on: `controls()` that are enabled (a button
+        with `enabled="false"` takes no tap; a check still sees it, the prompt marks it disabled)."""
+        return [n for n in self.controls() if n.enabled]
+
+    def keyboard(self) -> UINode | None:
+        """The soft keyboard's top node when one is up: iOS the displayed `XCUIElementTypeKeyboard`,
+        Android the IME window (a top-level window of a keyboard package, see `is_ime_package`)."""
+        found = [child for node in self.nodes() if not node.keyboard for child in node.children
+                 if child.keyboard and child.displayed and child.bounds is not None]
+        return found[-1] if found else None
+
+    @property
+    def keyboard_box(self) -> Box | None:
+        """Where the soft keyboard is, or None when none is shown. iOS: the Keyboard's frame. Android:
+        what the IME window's leaves cover (its top node may span the whole screen, and the nav
+        buttons an IME draws, `android:id/input_method_nav_*`, are not the keyboard); a keyboard
+        of no size (hidden, its window still listed) is none."""
+        top = self.keyboard()
+        if top is None or top.bounds is None:
+            return None
+        if self.platform == IOS:
+            return None if top.bounds.is_empty else top.bounds
+        leaves = [n.bounds for n in top.walk() if not n.children and n.displayed and n.bounds is not None
+                  and not n.bounds.is_empty and not n.resource_id.startswith("android:id/input_method_nav")]
+        if not leaves:
+            return None
+        return Box(min(b.left for b in leaves), min(b.top for b in leaves),
+                   max(b.right for b in leaves), max(b.bottom for b in leaves))
 
     def modal(self) -> UINode | None:
         """The topmost displayed dialog that takes the touches (the last in document order), if any;
@@ -209,6 +255,8 @@ def _convert(top: Element, platform: str, factor: float) -> UINode:
             path = f"{node.index_path}/{i}" if node.index_path else str(i)
             converted = _node(child, node.depth + 1, path, platform, factor)
             converted.content_view = platform == IOS and len(kids) == 1 and _is_content_view(node, converted)
+            converted.keyboard = node.keyboard or (converted.kind == "Keyboard" if platform == IOS
+                                                   else is_ime_package(converted.package))
             node.children.append(converted)
             stack.append((child, converted))
     return root
@@ -218,7 +266,7 @@ def _is_content_view(parent: UINode, child: UINode) -> bool:
     """UIKit puts a cell's views in an unnamed content view (`Cell > Other > ...`): the row is
     the Cell, so a change snaps to it and rows of one Table still merge into the list."""
     return (parent.kind == "Cell" and child.kind == "Other" and not child.content_desc
-            and not child.attrs.get("label"))
+            and not ios_label(child.attrs))
 
 
 def _screen_size(top: Element, root: UINode, platform: str, factor: float) -> tuple[int | None, int | None]:
@@ -230,14 +278,16 @@ def _screen_size(top: Element, root: UINode, platform: str, factor: float) -> tu
         # an Application of zero size (Mac2, some sources): the screen reaches the windows' far edges
         return _extent([n for n in root.walk() if n.cls == "XCUIElementTypeWindow"])
     width, height = _int_or_none(top.attrib.get("width")), _int_or_none(top.attrib.get("height"))
+    # `adb shell uiautomator dump` (`<hierarchy rotation="0">`) and Espresso (a DecorView root)
+    # give no size: the screen is what the top-level windows cover. UiAutomator2's size is
+    # `Display.getSize()`, which leaves out the navigation bar (1080 x 2088 on a 2220-px-high
+    # phone, 2208 wide in landscape): a window drawn edge to edge, or the bar's own, reaches further.
+    reach_w, reach_h = _extent([root] if root.bounds is not None else root.children)
     if not (width and height):
-        # `adb shell uiautomator dump` (`<hierarchy rotation="0">`) and Espresso (a DecorView
-        # root) give no size: the screen is what the top-level windows cover
-        return _extent([root] if root.bounds is not None else root.children)
+        return reach_w, reach_h
     if factor != 1.0:
-        width = round(width * factor) if width else width
-        height = round(height * factor) if height else height
-    return width, height
+        width, height = round(width * factor), round(height * factor)
+    return max(width, reach_w or 0), max(height, reach_h or 0)
 
 
 def _extent(nodes: list[UINode]) -> tuple[int | None, int | None]:

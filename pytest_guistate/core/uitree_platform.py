@@ -21,8 +21,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from xml.etree.ElementTree import Element
 
-__all__ = ["ANDROID", "IOS", "IOS_PREFIX", "UNKNOWN", "Roles", "detect_platform", "editable_class",
-           "is_ios_container_type", "is_ios_modal", "roles_of", "short_type"]
+__all__ = ["ANDROID", "IOS", "IOS_PREFIX", "POPOVER_DISMISS", "UNKNOWN", "Roles", "detect_platform",
+           "editable_class", "ios_label", "is_ime_package", "is_ios_container_type", "is_ios_modal", "roles_of",
+           "short_type"]
 
 ANDROID, IOS, UNKNOWN = "android", "ios", "unknown"
 IOS_PREFIX = "XCUIElementType"
@@ -46,8 +47,14 @@ _IOS_CONTAINERS = frozenset({
     "Toolbar", "Keyboard", "WebView", "Group", "Popover", "SegmentedControl", "Picker", "DatePicker",
 })
 _IOS_NEVER_CONTAINER = frozenset({"Application", "Window", "AppiumAUT"})  # the screen itself
-_IOS_MODAL = frozenset({"Alert", "Sheet"})
+# An iPad action sheet is a Popover: UIKit's `PopoverDismissRegion` around it takes a tap outside (and dismisses)
+_IOS_MODAL = frozenset({"Alert", "Sheet", "Popover"})
+POPOVER_DISMISS = "PopoverDismissRegion"
 _TRAIT_TAPPABLE = ("Button", "Link", "Adjustable")  # newer WebDriverAgent sources list `traits`
+# Android soft keyboards: the IME window a multi-window UiAutomator2 dump lists beside the app's
+# (Gboard, AOSP LatinIME, Samsung Keyboard, SwiftKey); any package naming an `inputmethod` counts too.
+_IME_PACKAGES = frozenset({"com.google.android.inputmethod.latin", "com.android.inputmethod.latin",
+                           "com.samsung.android.honeyboard", "com.touchtype.swiftkey"})
 
 
 def _flag(attrs: Mapping[str, str], name: str, default: bool = False) -> bool:
@@ -75,6 +82,16 @@ def is_ios_container_type(cls: str) -> bool | None:
     if kind in _IOS_NEVER_CONTAINER:
         return False
     return True if kind in _IOS_CONTAINERS else None
+
+
+def is_ime_package(package: str) -> bool:
+    """The package of an Android soft keyboard (its window is not the app's)."""
+    return package in _IME_PACKAGES or ".inputmethod" in package
+
+
+def ios_label(attrs: Mapping[str, str]) -> str:
+    """The iOS label: WebDriverAgent's `label`, or Mac2's `title` (macOS XCTest says `title`)."""
+    return attrs.get("label") or attrs.get("title") or ""
 
 
 def is_ios_modal(cls: str) -> bool:
@@ -156,7 +173,7 @@ def _ios_roles(attrs: Mapping[str, str], tag: str) -> Roles:
     cls = attrs.get("type") or tag
     kind = short_type(cls)
     # Mac2 (macOS XCTest) sources say `identifier` / `title` where WebDriverAgent says `name` / `label`
-    label = attrs.get("label") or attrs.get("title") or ""
+    label = ios_label(attrs)
     name, value = attrs.get("name") or attrs.get("identifier") or "", attrs.get("value") or ""
     shown = value
     if kind in _IOS_EDITABLE and value and value == attrs.get("placeholderValue"):

@@ -169,37 +169,44 @@ def _names(node: UINode) -> dict[str, Any]:
     return names
 
 
-def _skipped(node: UINode, tree: UITree, modal: Box | None) -> bool:
-    """Never part of a task: the status bar (a ticking clock) and, on iOS, each key of the
-    on-screen keyboard (typing is `type_text`; the keyboard's Return/Done buttons stay), rows
-    beyond the screen and the screen beneath an Alert (WebDriverAgent lists both; Android does not)."""
+def _skipped(node: UINode, tree: UITree, modal: Box | None, controls: set[int]) -> bool:
+    """Never part of a task: the status bar (a ticking clock), the keys of the soft keyboard on
+    both platforms (typing is `type_text`; its action keys -- Return / Search -- stay, and the
+    keyboard itself is one `Keyboard` row), and on iOS rows beyond the screen and the screen
+    beneath an Alert (WebDriverAgent lists both; Android does not)."""
     if node.package == SYSTEMUI or node.bounds is None or node.bounds.is_empty or not node.displayed:
+        return True
+    if node.keyboard and id(node) not in controls:
         return True
     if node.platform != IOS:
         return False
     if node.kind in ("Key", "StatusBar"):
         return True
-    if modal is not None:
-        return not modal.contains(node.bounds)
+    if modal is not None:  # the dialog's nodes, and a control still reachable around it (a popover's dismiss region)
+        return not modal.contains(node.bounds) and id(node) not in controls
     screen = tree.screen_box
     return screen is not None and not screen.intersects(node.bounds)
 
 
 def element_lines(tree: UITree, scale: ImageScale, *, limit: int = 80) -> list[dict[str, Any]]:
-    """Actionable nodes and text nodes (without the status bar), bounds in shown-image pixels.
+    """The screen's controls (`tree.controls()`, a disabled one marked `disabled`) and text nodes
+    (without the status bar), bounds in shown-image pixels; a soft keyboard that is up is one
+    `{"id": "keyboard", "kind": "Keyboard", "at": ...}` row at the end (its keys are not listed).
 
     The same rows on both platforms: `kind` is the short type (`Button` for android.widget.Button
     and XCUIElementTypeButton), `tap`/`edit`/`scroll` come from the node's roles."""
     parents = _parents(tree)
-    actionable = {id(n) for n in tree.actionable()}
+    controls = {id(n) for n in tree.controls()}
     top = tree.modal() if tree.platform == IOS else None
     modal = top.bounds if top is not None else None
     rows: list[dict[str, Any]] = []
     for node in tree.nodes():
-        if _skipped(node, tree, modal):
+        if len(rows) >= limit:
+            break
+        if _skipped(node, tree, modal, controls):
             continue
         assert node.bounds is not None
-        is_action = id(node) in actionable
+        is_action = id(node) in controls
         if not is_action and not (node.text or node.content_desc):
             continue
         row: dict[str, Any] = {"id": node.index_path, "kind": node.kind}
@@ -220,8 +227,9 @@ def element_lines(tree: UITree, scale: ImageScale, *, limit: int = 80) -> list[d
             if context:
                 row["in"] = context
         rows.append(row)
-        if len(rows) >= limit:
-            break
+    keys = tree.keyboard_box
+    if keys is not None:  # not a node id: no tap target (Android's IME root may span the screen)
+        rows.append({"id": "keyboard", "kind": "Keyboard", "at": scale.to_shown(keys).as_list()})
     return rows
 
 

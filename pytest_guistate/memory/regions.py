@@ -38,15 +38,16 @@ def is_editable(cls: str) -> bool:
 
 
 def _actionable(node: UINode, screen: Box) -> bool:
-    return (node.bounds is not None and node.displayed and node.package not in _SYSTEM
+    """A tappable or editable node of `tree.actionable()` (enabled, not a keyboard key) on `screen`."""
+    return (node.bounds is not None and node.package not in _SYSTEM
             and not node.bounds.intersection(screen).is_empty
             and (node.is_tappable or node.is_editable))
 
 
 def _tappable_nodes(tree: UITree, screen: Box) -> list[UINode]:
     """Actionable nodes that can be reached now (with a dialog up -- Android's alert panel, an iOS
-    Alert or Sheet -- only the dialog's)."""
-    nodes = [n for n in tree.nodes() if _actionable(n, screen)]
+    Alert or Sheet -- only the dialog's; never a disabled control or one under the keyboard)."""
+    nodes = [n for n in tree.actionable() if _actionable(n, screen)]
     modal = tree.modal()
     if modal is not None and modal.bounds is not None:  # a dialog is up: only its buttons can be tapped
         panel = modal.bounds
@@ -83,7 +84,7 @@ def target_for(hit: Hit, region: Target, tree: UITree | None) -> Target:
         return Target(hit.box, hit.score)
     cx, cy = hit.box.center
     inside = [n for n in region.node.walk()
-              if n.bounds is not None and n.displayed and n.bounds.contains_point(cx, cy)
+              if n.is_actionable and n.bounds is not None and n.bounds.contains_point(cx, cy)
               and (n.is_tappable or n.is_editable)]
     node = min(inside, key=lambda n: n.bounds.area) if inside else region.node  # type: ignore[union-attr]
     assert node.bounds is not None
