@@ -209,7 +209,8 @@ def _top_band(tree: UITree | None, height: int, platform: str = "") -> int:
     if tree is None:
         return round(height * _IOS_STATUS_BAR_FRACTION)
     bars = [n.bounds.top for n in tree.nodes() if n.kind == "NavigationBar" and n.displayed and n.bounds is not None
-            and 0 < n.bounds.top <= _SYSTEM_UI_MAX_FRACTION * height]
+            and 0 <= n.bounds.top <= _SYSTEM_UI_MAX_FRACTION * height]
+    # a bar at the very top: no status bar above it (an iPhone in landscape, a hidden status bar)
     return min(bars) if bars else round(height * _IOS_STATUS_BAR_FRACTION)
 
 

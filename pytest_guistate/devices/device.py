@@ -100,7 +100,9 @@ class Device(AppsMixin, ObservingMixin, LocatingMixin, InputsMixin):
         """Screenshot pixels per driver unit (1 for the sim and UiAutomator2, 2-3 for XCUITest
         points, devicePixelRatio for a web context), measured once per session."""
         if self._scale is None:
-            self._scale = 1.0 if self.is_sim and self.platform == "android" else self._measure_scale()
+            # UiAutomator2 bounds are screenshot pixels; its window rect leaves out a side navigation
+            # bar in landscape, so a measured ratio would be wrong there
+            self._scale = 1.0 if self.platform == "android" and not self.is_web else self._measure_scale()
         return self._scale
 
     def _measure_scale(self) -> float:

@@ -216,6 +216,12 @@ def test_an_ios_landscape_source_is_wider_than_high() -> None:
     assert snapped(tree, oslo) == [("city_1", Box(0, 228, 2532, 360))]
 
 
+def test_an_ios_landscape_navigation_bar_at_the_top_is_not_masked_as_a_status_bar() -> None:
+    tree = load("shapes/ios_landscape", scale=3.0)  # an iPhone in landscape shows no status bar
+    [band] = status_bar_boxes(tree, 2532, 1170)
+    assert band.top == 0 and band.height <= 1, band  # the navigation bar's title stays compared
+
+
 # -- a Chrome WebView -------------------------------------------------------------------------
 def test_a_chrome_webview_names_by_html_id_and_keeps_the_fold() -> None:
     tree = load("shapes/android_webview_chrome")

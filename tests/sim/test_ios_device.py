@@ -140,3 +140,23 @@ def test_the_capability_presets_open_the_matching_persona(server: SimServer, pre
         assert device.exists(desc="Delete post by Carol"), "the preset's app is the one in front"
     finally:
         device.close()
+
+
+@pytest.mark.parametrize(("preset", "scale", "asks_rect"), [("xcuitest", 3.0, True), ("uiautomator2", 1.0, False)])
+def test_a_real_drivers_scale_is_measured_on_ios_only(server: SimServer, preset: str, scale: float,
+                                                      asks_rect: bool) -> None:
+    """As a real server's session (is_sim=False): XCUITest points are measured against the window
+    rect; UiAutomator2 bounds are screenshot pixels already, and its window rect, which leaves out
+    a side navigation bar in landscape, is never asked."""
+    from pytest_guistate.devices import capabilities
+
+    caps = (capabilities.xcuitest(bundle_id="com.guistate.feed", udid="00008110-000000000000001E")
+            if preset == "xcuitest" else capabilities.uiautomator2(app_package="com.guistate.feed"))
+    device = Device(webdriver.Remote(server.url, options=AppiumOptions().load_capabilities(caps)), url=server.url)
+    try:
+        assert device.scale == scale
+        sid = device.driver.session_id
+        rects = [r for r in server.request_log() if r.path == f"/session/{sid}/window/rect"]
+        assert bool(rects) is asks_rect
+    finally:
+        device.close()
