@@ -71,7 +71,7 @@ class Turn:
 @dataclass
 class RunResult:
     """How the run ended. `outcome`: done | gave_up | premature_done | max_steps | refusal | max_tokens |
-    malformed_tool_input | hallucinated_element | step_failed | api_error. Steps so far are in `turns`
+    malformed_tool_input | hallucinated_element | disabled_element | step_failed | api_error. Steps so far are in `turns`
     (and in the session's records)."""
 
     success: bool
@@ -166,6 +166,10 @@ class _Run:
                 if node is None or node.bounds is None:
                     return self.invalid(turn, "hallucinated_element",
                                         f"element_id {data['element_id']!r} is not in <elements> of this screen")
+                if node.is_control and not node.enabled:  # the screen wins: a disabled control ignores a tap
+                    return self.invalid(turn, "disabled_element",
+                                        f"element_id {data['element_id']!r} ({node.label!r}) is disabled on this "
+                                        "screen and cannot react to a tap; do what enables it first")
                 x, y = node.bounds.center
             elif "x" in data and "y" in data:
                 try:

@@ -13,7 +13,8 @@ Faults (issue 5), in priority order: a path prefix `/_fault/<spec>/v1/messages` 
 through that base URL), a request header `x-guistate-fault: <spec>`, then `script(...)` (one spec
 per request, in order). Specs: `429`, `529`, `500` (optionally `:retry=SECONDS`), `slow:SECONDS`,
 `malformed`, `max_tokens`, `refusal`, `hallucinate`, `unoffered` (the actor answers with a tool of another
-platform's set that this request does not offer: `home` on Android, as a model used to iPhones might).
+platform's set that this request does not offer: `home` on Android, as a model used to iPhones might),
+`disabled` (the actor taps the first element the prompt marks `disabled`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from pytest_guistate.llm.tokens import request_segments, text_tokens
 
 __all__ = ["FAULTS", "ReferenceServer", "error_body", "serve"]
 
-FAULTS = ("429", "529", "500", "slow", "malformed", "max_tokens", "refusal", "hallucinate", "unoffered")
+FAULTS = ("429", "529", "500", "slow", "malformed", "max_tokens", "refusal", "hallucinate", "unoffered",
+          "disabled")
 _ERRORS = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
            429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
 REFUSAL_TEXT = "I can't help with operating this app for that request."
@@ -226,6 +228,10 @@ class ReferenceServer:
                 name, args = "tap", {"element_id": "9/9/9/9", "reason": "tap the button I remember"}
             elif fault == "malformed":
                 name, args = "tap", {"element_id": 42, "x": "left"}
+            elif fault == "disabled":
+                row = next((e for e in view.elements if e.get("disabled")), None)
+                if row is not None:
+                    name, args = "tap", {"element_id": row["id"], "reason": "tap it, it is right there"}
             elif fault == "unoffered":
                 name = next((n for n in ("home", "back") if n not in tools), "press_key")
                 args = {"reason": f"{name} is how I leave apps"}

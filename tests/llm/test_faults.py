@@ -119,3 +119,16 @@ def test_under_a_test_budget_429_529_500_are_still_retried_and_booked(sim, llm, 
     assert client.ledger.totals()["retries"] == 3
     assert server.requests[0].body == server.requests[2].body
 
+
+
+def test_a_tap_on_a_disabled_control_is_refused_and_never_sent(sim, llm, server) -> None:
+    device = sim("com.guistate.shopa")
+    device.screen.tap_id("com.guistate.shopa:id/cart")  # the empty cart: its Checkout is disabled
+    server.script("disabled", "disabled")  # the model taps it, and again after the refusal
+    result = run(device.session, device.screen, "Check out", llm=llm(), max_steps=10, raise_on_failure=False)
+    assert result.outcome == "disabled_element", (result.outcome, [t.outcome for t in result.turns])
+    assert "'Checkout'" in result.summary and "is disabled" in result.summary
+    assert [t.outcome for t in result.turns] == ["disabled_element", "disabled_element"]
+    assert "is disabled on this screen" in server.requests[1].body["messages"][0]["content"][5]["text"]
+    assert not device.session.steps  # nothing was tapped
+    assert not device.log("checkout")
