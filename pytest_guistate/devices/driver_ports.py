@@ -14,11 +14,12 @@ nothing about that host. There, give each device entry its own port (README, "Se
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
+
+from pytest_guistate.loopback import is_loopback_host
 
 __all__ = ["CHROMEDRIVER_PORT", "free_local_port", "with_driver_ports"]
 
@@ -43,10 +44,4 @@ def free_local_port() -> int:
 
 
 def _is_loopback(url: str) -> bool:
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_host(urlsplit(url).hostname or "")

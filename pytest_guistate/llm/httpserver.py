@@ -6,13 +6,14 @@ Both exist so the real `anthropic` SDK makes real HTTP requests in tests and in 
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+
+from pytest_guistate.loopback import is_loopback_host
 
 __all__ = ["HttpReply", "LoopbackServer", "json_reply"]
 
@@ -35,14 +36,8 @@ Handler = Callable[[str, str, dict[str, str], bytes], HttpReply]
 
 
 def _require_loopback(host: str) -> None:
-    if host == "localhost":
-        return
-    try:
-        if ipaddress.ip_address(host).is_loopback:
-            return
-    except ValueError:
-        pass
-    raise ValueError(f"refusing to bind {host!r}: LLM test servers listen on loopback addresses only")
+    if not is_loopback_host(host):
+        raise ValueError(f"refusing to bind {host!r}: LLM test servers listen on loopback addresses only")
 
 
 class LoopbackServer:

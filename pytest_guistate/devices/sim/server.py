@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
-import ipaddress
 import json
 import socket
 import threading
@@ -38,6 +37,7 @@ from pytest_guistate.devices.sim.latency import LatencyBook, LatencyError, comma
 from pytest_guistate.devices.sim.model import PhoneModel, SimError
 from pytest_guistate.devices.sim.routes import Request, match_route
 from pytest_guistate.devices.sim.session import PhoneFactory, SessionStore
+from pytest_guistate.loopback import is_loopback_host
 
 __all__ = ["RequestRecord", "SimServer", "default_phone_factory"]
 
@@ -301,7 +301,7 @@ class SimServer:
         max_body_bytes: int = MAX_BODY_BYTES,
         request_log_size: int = 500,
     ) -> None:
-        if not _is_loopback(host):
+        if not is_loopback_host(host):
             raise ValueError(f"the simulated phone serves on loopback only; {host!r} is not a loopback address")
         if not 0 <= port <= 65535:
             raise ValueError(f"port must be in 0..65535, got {port}")
@@ -383,12 +383,3 @@ class SimServer:
 
     def session_ids(self) -> list[str]:
         return self.store.ids()
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
