@@ -30,7 +30,7 @@ from pytest_guistate.core.uitree import UITree
 
 __all__ = [
     "ChangeMasks", "RawRegion", "StatusBars", "change_masks", "colour_difference", "find_regions", "merge_boxes",
-    "status_bar_boxes", "to_small",
+    "status_bar_boxes", "steady_keyboard", "to_small",
 ]
 
 _STATUS_BAR_FRACTION = 0.03  # top 3% of the screen when the tree does not say where the bar is
@@ -39,6 +39,7 @@ _IOS_STATUS_BAR_FRACTION = 0.065  # iOS: top 6.5% (see status_bar_boxes)
 # an Espresso or single-window UiAutomator2 source lists in place of the bars themselves)
 _BAR_IDS = ("status_bar", "statusBarBackground", "navigationBarBackground")
 _SYSTEM_UI_MAX_FRACTION = 0.1  # a systemui node taller than this is the notification shade, not a bar
+_KEYBOARD_SLACK_PX = 8  # how far a keyboard's edges may move between two trees and still be "the same place"
 
 
 @dataclass
@@ -201,6 +202,20 @@ def status_bar_boxes(tree: UITree | None, width: int, height: int, platform: str
     if not boxes:
         boxes.append(Box(0, 0, width, max(1, _top_band(tree, height, platform))))
     return merge_boxes(boxes, 0)
+
+
+def steady_keyboard(before: UITree | None, after: UITree | None) -> list[Box]:
+    """The soft keyboard's box when it is up at the same place before and after the action. A key's
+    pop-up or the suggestion strip changing inside it is the keyboard's doing, not the app's. A
+    keyboard that came up, went away or moved is left in, since that change is the action's (a
+    tap on a field). Only trees already read count: nothing is fetched for this."""
+    if before is None or after is None:
+        return []
+    old, new = before.keyboard_box, after.keyboard_box
+    if old is None or new is None:
+        return []
+    edges = zip((old.left, old.top, old.right, old.bottom), (new.left, new.top, new.right, new.bottom), strict=True)
+    return [new] if all(abs(a - b) <= _KEYBOARD_SLACK_PX for a, b in edges) else []
 
 
 def _top_band(tree: UITree | None, height: int, platform: str = "") -> int:

@@ -27,7 +27,7 @@ from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation, Screen, TreeExpired
 from pytest_guistate.core.oracle import VisualOracle
-from pytest_guistate.core.oracle_mask import StatusBars
+from pytest_guistate.core.oracle_mask import StatusBars, steady_keyboard
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.records import Attempt, StepRecord
 from pytest_guistate.core.settle import Clock, SettlePolicy, settle
@@ -178,13 +178,15 @@ class StepLoop:
     def _compare(self, before: Observation, after: Observation, unstable: Sequence[Box], pixels_only: bool) -> Transition:
         """The oracle on one pair; `pixels_only`: without the after-tree (not read: light tier)."""
         if self.policy.step_trees:
+            ignore = [*self.ignore(after), *steady_keyboard(_tree_if_known(before), after.tree)]
             return self.oracle.compare(
-                before.frame, after.frame, after.tree, ignore=self.ignore(after), unstable=unstable,
+                before.frame, after.frame, after.tree, ignore=ignore, unstable=unstable,
                 before_tree=lambda: before.tree,  # read only when the whole screen dimmed / undimmed
             )
         tree = None if pixels_only else after.tree
         width, height = after.frame.size
-        return self.oracle.compare(before.frame, after.frame, tree, ignore=self.ignore(after), unstable=unstable,
+        ignore = [*self.ignore(after), *steady_keyboard(_tree_if_known(before), tree)]
+        return self.oracle.compare(before.frame, after.frame, tree, ignore=ignore, unstable=unstable,
                                    before_tree=lambda: _tree_if_known(before),
                                    status_bars=self.status_bars.boxes(tree, width, height))
 
