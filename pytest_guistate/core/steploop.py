@@ -177,15 +177,14 @@ class StepLoop:
 
     def _compare(self, before: Observation, after: Observation, unstable: Sequence[Box], pixels_only: bool) -> Transition:
         """The oracle on one pair; `pixels_only`: without the after-tree (not read: light tier)."""
+        tree = None if pixels_only and not self.policy.step_trees else after.tree
+        ignore = [*self.ignore(after), *steady_keyboard(_tree_if_known(before), tree)]
         if self.policy.step_trees:
-            ignore = [*self.ignore(after), *steady_keyboard(_tree_if_known(before), after.tree)]
             return self.oracle.compare(
-                before.frame, after.frame, after.tree, ignore=ignore, unstable=unstable,
+                before.frame, after.frame, tree, ignore=ignore, unstable=unstable,
                 before_tree=lambda: before.tree,  # read only when the whole screen dimmed / undimmed
             )
-        tree = None if pixels_only else after.tree
         width, height = after.frame.size
-        ignore = [*self.ignore(after), *steady_keyboard(_tree_if_known(before), tree)]
         return self.oracle.compare(before.frame, after.frame, tree, ignore=ignore, unstable=unstable,
                                    before_tree=lambda: _tree_if_known(before),
                                    status_bars=self.status_bars.boxes(tree, width, height))

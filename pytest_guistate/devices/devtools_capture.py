@@ -44,8 +44,9 @@ def wants_devtools(capabilities: Mapping[str, Any]) -> bool:
 
 
 class DevtoolsScreenshots:
-    """One session's DevTools screenshot route: `take()` returns base64 PNG data, or None when the
-    route is not available (the caller takes the W3C screenshot)."""
+    """One session's DevTools screenshot route: `take()` until it is known to work (base64 PNG data,
+    or None when the route is not there and the caller takes the W3C screenshot), then `capture()`
+    followed by `check_dialog()`."""
 
     def __init__(self, driver: Any, url: str) -> None:
         self.driver = driver
@@ -54,14 +55,11 @@ class DevtoolsScreenshots:
         self.reason = ""  # why it is off
 
     def take(self) -> Any:
-        """The first screenshot of the session, which finds out whether the route is there: the
-        dialog check, then the capture. Base64 text, or None: take the W3C screenshot."""
+        """A screenshot while the route is not known to work: the first of the session finds out
+        (the dialog check, then the capture). Base64 text, or None: take the W3C screenshot. Once
+        `state` is "on", the caller uses `capture()` and `check_dialog()` instead."""
         if self.state == "off":
             return None
-        if self.state == "on":
-            data = self.capture()
-            self.check_dialog()
-            return data
         try:
             # a failure other than a missing command is the device's: an open dialog must not pass unseen
             self.check_dialog()

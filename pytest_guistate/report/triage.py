@@ -288,13 +288,12 @@ def _changed_at(failing: dict[str, Any], attempts: list[dict[str, Any]]) -> str:
     if regions:
         return ", ".join(_bounds(r["box"]) + (f" ({r['container']})" if r.get("container") else "")
                          for r in regions[:3])
-    looks = [a for a in attempts if a.get("verdict") == "changed"]
-    if not looks:
+    changed = [i for i, a in enumerate(attempts) if a.get("verdict") == "changed"]
+    if not changed:
         return "a place the record does not name (no look kept its regions)"
-    look = looks[-1]
+    look, later = attempts[changed[-1]], attempts[changed[-1] + 1:]
     boxes = [b for b in look.get("regions") or [] if isinstance(b, (list, tuple)) and len(b) == 4]
     where = ", ".join(_bounds(b) for b in boxes[:3]) or "a place the record does not name"
-    later = attempts[attempts.index(look) + 1:]
     if later:
         return (f"{where} (seen at the {look.get('stage')} look; the {later[-1].get('stage')} look after it "
                 f"saw {later[-1].get('verdict') or 'no verdict'} against the before-screen)")
