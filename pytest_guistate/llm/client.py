@@ -80,7 +80,7 @@ class LLMClient:
                 retries = raw.retries_taken
             else:
                 raw, retries = within_budget(self.sdk, params, headers, self.settings, where)
-            message = raw.parse()
+            message = _parsed(raw, self.endpoint)
         except anthropic.APIStatusError as exc:
             self._fail(call, params, exc, started)
             raise AssertionError("unreachable") from exc  # _fail always raises
@@ -94,8 +94,15 @@ class LLMClient:
             call.elapsed_s = time.monotonic() - started
             self.ledger.add(call)
             self.log.append(f"{purpose} step={step} {call.error}")
-            raise LLMError(f"LLM {purpose} call failed after {self.settings.max_retries} retries: {call.error} "
-                           f"(timeout {self.settings.timeout_s:g}s)") from exc
+            raise LLMError(f"LLM {purpose} call to {self.endpoint} failed after {self.settings.max_retries} "
+                           f"retries: {call.error} (timeout {self.settings.timeout_s:g} s per attempt, "
+                           "--guistate-llm-timeout)") from exc
+        except UnusableAnswer as exc:  # the SDK cannot read it, or it lacks what the actor needs (issue 22)
+            call.error = str(exc)
+            call.elapsed_s = time.monotonic() - started
+            self.ledger.add(call)
+            self.log.append(f"{purpose} step={step} {call.error}")
+            raise LLMError(f"LLM {purpose} call: {exc}") from None
         usage = message.usage
         call.input_tokens = usage.input_tokens
         call.output_tokens = usage.output_tokens
@@ -116,6 +123,11 @@ class LLMClient:
         if budget is not None and self.ledger.used > budget:
             raise LLMBudgetExceeded(self.ledger.used, budget, purpose, step)
         return message
+
+    @property
+    def endpoint(self) -> str:
+        """The Messages URL requests go to, for messages (the replay server's, or the API's / ANTHROPIC_BASE_URL)."""
+        return f"{str(self.sdk.base_url).rstrip('/')}/v1/messages"
 
     def _fail(self, call: CallUsage, params: dict[str, Any], exc: anthropic.APIStatusError, started: float) -> None:
         if self.replay is not None and self.replay.divergence is not None:
@@ -181,6 +193,44 @@ def make_client(settings: LLMSettings, *, cassette_path: Path | None = None,
             raise LLMConfigError("--guistate-llm=record needs a cassette path for the test")
         recording = Cassette(cassette_path)
     return LLMClient(settings, sdk, ledger, recording, None, secrets=(key,), scrub=scrub)
+
+
+class UnusableAnswer(Exception):
+    """An HTTP answer the SDK cannot turn into a Message, or one without the usage / content the
+    client and actor read; its text names the endpoint, the HTTP status and what was wrong."""
+
+
+def _parsed(raw: Any, endpoint: str) -> anthropic.types.Message:
+    """`raw.parse()`, refusing what the SDK would pass on half-read: the SDK builds a `Message` from
+    any JSON without validating it (`construct`), so JSON of another shape became a Message of Nones
+    (an `AttributeError` on `usage.input_tokens` later), and a cut-off body a raw `JSONDecodeError`."""
+    status = int(getattr(raw, "status_code", 0) or 0)
+    where = f"{endpoint} answered HTTP {status}"
+    try:
+        message = raw.parse()
+    except (ValueError, TypeError, KeyError) as exc:  # json.JSONDecodeError is a ValueError; pydantic's too
+        body = _body_head(raw)
+        raise UnusableAnswer(f"{where} with a body that is not a Messages API answer ({type(exc).__name__}: "
+                             f"{str(exc)[:120]}; body starts {body!r}): a cut-off or non-JSON body") from None
+    if not isinstance(message, anthropic.types.Message):
+        raise UnusableAnswer(f"{where} with {type(message).__name__}, not a message object") from None
+    missing = [name for name, ok in (
+        ("type 'message'", getattr(message, "type", None) == "message"),
+        ("usage.input_tokens", isinstance(getattr(getattr(message, "usage", None), "input_tokens", None), int)),
+        ("usage.output_tokens", isinstance(getattr(getattr(message, "usage", None), "output_tokens", None), int)),
+        ("content (a list)", isinstance(getattr(message, "content", None), list)),
+    ) if not ok]
+    if missing:
+        raise UnusableAnswer(f"{where} with JSON of another shape: missing {', '.join(missing)} (body starts "
+                             f"{_body_head(raw)!r})")
+    return message
+
+
+def _body_head(raw: Any, limit: int = 80) -> str:
+    try:
+        return str(raw.http_response.text)[:limit]
+    except Exception:  # noqa: BLE001 - only for the message; the real error is raised by the caller
+        return "?"
 
 
 def _transport_cause(exc: BaseException) -> str:

@@ -3,10 +3,14 @@
 `--guistate-llm=off|anthropic|record|replay` (ini `guistate_llm`, default off),
 `--guistate-llm-budget=TOKENS` (ini `guistate_llm_budget`, per test, empty = none), ini
 `guistate_llm_model`, `guistate_llm_max_tokens`, `guistate_llm_updater` (off|on_demand|always),
-`guistate_llm_price` ("INPUT,OUTPUT" USD per million tokens). The API key is never an option.
+`guistate_llm_price` ("INPUT,OUTPUT" USD per million tokens), `--guistate-llm-timeout=S` (ini
+`guistate_llm_timeout`, seconds per request attempt, default 60) and ini `guistate_llm_retries` (default 2:
+the SDK's retries of a 408/409/429/5xx, a timeout or a dropped connection). The API key is never an option.
 """
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
@@ -24,7 +28,12 @@ def add_llm_options(parser: pytest.Parser) -> None:
                          "record (API + write cassettes beside the tests), replay (cassettes, no network).")
     group.addoption("--guistate-llm-budget", dest="guistate_llm_budget", default=None, metavar="TOKENS",
                     help="Per-test LLM token budget (input incl. cache + output); exceeding it fails the test.")
+    group.addoption("--guistate-llm-timeout", dest="guistate_llm_timeout", default=None, metavar="S",
+                    help="Seconds per LLM request attempt (default 60); retries (ini guistate_llm_retries, "
+                         "default 2) and their waits never run past the test's budget.")
     parser.addini("guistate_llm", "off|anthropic|record|replay", default="off")
+    parser.addini("guistate_llm_timeout", "seconds per LLM request attempt (default 60)", default="60")
+    parser.addini("guistate_llm_retries", "retries of a failed LLM request (408/409/429/5xx, timeouts)", default="2")
     parser.addini("guistate_llm_budget", "per-test LLM token budget (empty: none)", default="")
     parser.addini("guistate_llm_model", "Claude model name", default=DEFAULT_MODEL)
     parser.addini("guistate_llm_max_tokens", "max output tokens per LLM call", default="1024")
@@ -39,6 +48,26 @@ def _int(raw: str, what: str) -> int:
         raise pytest.UsageError(f"{what}: {raw!r} is not an integer number of tokens") from None
 
 
+def _seconds(raw: str, what: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise pytest.UsageError(f"{what}: {raw!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise pytest.UsageError(f"{what}: must be > 0 seconds, got {raw!r}")
+    return value
+
+
+def _retries(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise pytest.UsageError(f"ini guistate_llm_retries: {raw!r} is not an integer >= 0")
+    return value
+
+
 def build_llm_settings(config: pytest.Config) -> LLMSettings:
     opt = config.option
     mode_text = getattr(opt, "guistate_llm", None) or str(config.getini("guistate_llm"))
@@ -48,6 +77,10 @@ def build_llm_settings(config: pytest.Config) -> LLMSettings:
         raise pytest.UsageError(f"--guistate-llm: {mode_text!r} is not one of off, anthropic, record, replay") from None
     budget_text = getattr(opt, "guistate_llm_budget", None) or str(config.getini("guistate_llm_budget"))
     price_text = str(config.getini("guistate_llm_price")).strip()
+    timeout_option = getattr(opt, "guistate_llm_timeout", None)
+    timeout_s = _seconds(str(timeout_option if timeout_option is not None else config.getini("guistate_llm_timeout")),
+                         "--guistate-llm-timeout" if timeout_option is not None else "ini guistate_llm_timeout")
+    retries = _retries(str(config.getini("guistate_llm_retries")).strip())
     try:
         return LLMSettings(
             mode=mode,
@@ -56,6 +89,8 @@ def build_llm_settings(config: pytest.Config) -> LLMSettings:
             budget=_int(budget_text, "--guistate-llm-budget") if budget_text.strip() else None,
             updater=str(config.getini("guistate_llm_updater")).strip(),
             price=Price.parse(price_text) if price_text else None,
+            timeout_s=timeout_s,
+            max_retries=retries,
         )
     except (LLMConfigError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None

@@ -10,6 +10,8 @@ import pytest
 
 from pytest_guistate.llm.reference_server import ReferenceServer
 
+from .bad_llm import BadLLM
+
 API_KEY = "sk-ant-api03-FAULT-SUITE-KEY-never-logged"
 
 RUN = '''
@@ -75,3 +77,48 @@ def test_a_slow_llm_call_ends_at_the_budget_not_after_it(run_inner, llm_server: 
     out.assert_contract(bound_s=60, names=("TestTimeout", budget_spent), steps=[],
                         suffix=f" (call phase {out.call_seconds():.1f} s)")
     assert len(out.finished_steps()) >= 1, "the step of the good turn was lost"
+
+
+BAD_ANSWER_CASES = [
+    # (the bad answer, what the message names)
+    ("cut", ("answered HTTP 200 with a body that is not a Messages API answer", "JSONDecodeError")),
+    ("short", ("failed after 0 retries", "peer closed connection without sending complete message body")),
+    ("shape", ("answered HTTP 200 with JSON of another shape: missing type 'message', usage.input_tokens",)),
+    ("no_usage", ("answered HTTP 200 with JSON of another shape: missing usage.input_tokens",)),
+    ("no_content", ("answered HTTP 200 with JSON of another shape: missing content (a list)",)),
+]
+
+
+@pytest.mark.parametrize(("answer", "names"), BAD_ANSWER_CASES, ids=[c[0] for c in BAD_ANSWER_CASES])
+def test_an_answer_the_sdk_cannot_use_is_an_llm_error_naming_the_endpoint(
+        run_inner, llm_server: ReferenceServer, monkeypatch: pytest.MonkeyPatch, answer: str,
+        names: tuple[str, ...]) -> None:
+    """Issue 22: a cut-off body was a raw JSONDecodeError, JSON of another shape an AttributeError."""
+    bad = BadLLM(llm_server.url, answer, good=1).start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", bad.url)
+    try:
+        out = run_inner(RUN, "--guistate-device=sim", "--guistate-llm=anthropic", "-o", "guistate_llm_retries=0")
+    finally:
+        bad.stop()
+    out.result.assert_outcomes(failed=1)
+    out.assert_contract(bound_s=60, names=("LLMError", f"{bad.url}/v1/messages", *names), steps=[])
+    assert "AttributeError" not in out.text and "Traceback" not in out.text
+    assert len(out.finished_steps()) >= 1, "the step of the good turn was lost"
+
+
+def test_the_request_timeout_is_an_option(run_inner, llm_server: ReferenceServer) -> None:
+    """Issue 22: 60 s x 3 attempts was neither an option nor documented; here 1 s, one retry."""
+    llm_server.script("", "slow:20", "slow:20")
+    out = run_inner(RUN, "--guistate-device=sim", "--guistate-llm=anthropic", "--guistate-llm-timeout=1",
+                    "-o", "guistate_llm_retries=1")
+    out.result.assert_outcomes(failed=1)
+    out.assert_contract(bound_s=20, names=("LLMError", "failed after 1 retries", "APITimeoutError",
+                                           "timeout 1 s per attempt, --guistate-llm-timeout"), steps=[],
+                        suffix=f" (call phase {out.call_seconds():.1f} s)")
+    assert out.call_seconds() < 10, f"two 1 s attempts took {out.call_seconds():.1f} s"
+
+
+def test_a_bad_llm_timeout_is_a_usage_error(run_inner) -> None:
+    out = run_inner("def test_x():\n    pass\n", "--guistate-llm-timeout=soon")
+    assert out.result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--guistate-llm-timeout: 'soon' is not a number of seconds" in out.text
