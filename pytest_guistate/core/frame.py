@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-__all__ = ["Frame", "FrameError", "check_png", "describe_bytes", "png_size", "size_change_text"]
+__all__ = ["MAX_FRAME_PIXELS", "MAX_FRAME_SIDE", "SCREEN_FACTOR", "Frame", "FrameError", "check_png", "check_size",
+           "describe_bytes", "png_size", "size_change_text"]
 
 
 class FrameError(ValueError):
@@ -28,6 +29,15 @@ class FrameError(ValueError):
 
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+# Frames larger than this are refused from the PNG header, before any decode (issue 22: a 1.2 MB
+# 20000x20000 PNG decoded to 1.2 GB of pixels). The hard cap is well above the largest screens
+# (a 5K desktop window 5120x2880 = 14.7 MP, an iPad Pro 2752x2064) and keeps one decoded frame
+# under ~150 MB; once the session knows its screen, a frame more than SCREEN_FACTOR times its longest
+# side on either axis is refused too (a rotation swaps the sides and still passes).
+MAX_FRAME_SIDE = 10_000
+MAX_FRAME_PIXELS = 50_000_000
+SCREEN_FACTOR = 2
 _decoder: tuple[int, ThreadPoolExecutor] | None = None  # (pid that made it, pool)
 _decoder_lock = threading.Lock()
 
@@ -44,7 +54,34 @@ def _decode_pool() -> ThreadPoolExecutor:
 
 
 def _imdecode(png: bytes) -> np.ndarray | None:
+    _refuse_oversized(png)
     return cv2.imdecode(np.frombuffer(png, dtype=np.uint8), cv2.IMREAD_COLOR)
+
+
+def _refuse_oversized(png: bytes, where: str = "") -> None:
+    """The hard cap for every decode, whatever made the Frame (a device checks its screen's limit first)."""
+    try:
+        width, height = png_size(png)
+    except FrameError:
+        return  # not a PNG header: the decoder names what it is
+    check_size(width, height, f"the frame{f' ({where})' if where else ''}")
+
+
+def check_size(width: int, height: int, subject: str, screen: tuple[int, int] | None = None) -> None:
+    """Refuse a frame too large to decode: above the hard cap, or above SCREEN_FACTOR times the
+    session's `screen` (width, height) on either axis. `subject` starts the message ("screenshot
+    from URL": it names the device)."""
+    limit = MAX_FRAME_SIDE
+    basis = f"the hard cap of {MAX_FRAME_SIDE} px a side and {MAX_FRAME_PIXELS // 1_000_000} megapixels"
+    if screen is not None and max(screen) > 0:
+        relative = SCREEN_FACTOR * max(screen)
+        if relative < limit:
+            limit = relative
+            basis = f"{SCREEN_FACTOR}x the longest side of the session's {screen[0]}x{screen[1]} screen"
+    if width > limit or height > limit or width * height > MAX_FRAME_PIXELS:
+        raise FrameError(f"{subject} is {width}x{height} ({width * height / 1e6:.1f} megapixels), "
+                         f"above the frame limit ({basis}); refused from its PNG header without decoding it "
+                         "(a decompression bomb, or the capture is not of the screen)")
 
 
 def _downscale(bgr: np.ndarray, scale_divisor: int) -> np.ndarray:
@@ -66,6 +103,7 @@ def _decode_small(png: bytes, scale_divisor: int) -> np.ndarray | None:
         return None
     if width % 2 or height % 2:
         return None
+    check_size(width, height, "the frame")
     return cv2.imdecode(np.frombuffer(png, dtype=np.uint8), cv2.IMREAD_REDUCED_COLOR_2)
 
 
@@ -105,9 +143,10 @@ def describe_bytes(data: bytes | str, limit: int = 60) -> str:
     return f"{len(raw)} bytes starting with {raw[:16]!r}"
 
 
-def check_png(png: bytes, where: str) -> None:
+def check_png(png: bytes, where: str, screen: tuple[int, int] | None = None) -> None:
     """Refuse, before anything decodes it, a screenshot that is not a usable PNG of a screen;
-    the message names what came back and from `where` (the device URL)."""
+    the message names what came back and from `where` (the device URL). `screen`: the session's
+    screen size once known, for the size limit (`check_size`)."""
     if not png:
         raise FrameError(f"screenshot from {where} is empty (0 bytes)")
     if not png.startswith(_PNG_SIGNATURE):
@@ -116,6 +155,7 @@ def check_png(png: bytes, where: str) -> None:
     if width < 2 or height < 2:
         raise FrameError(f"screenshot from {where} is a {width}x{height} frame, not a screen (a placeholder: is the "
                          "display off, the device locked, or the window secure?)")
+    check_size(width, height, f"screenshot from {where}", screen)
     if b"IEND" not in png[-12:]:
         raise FrameError(f"screenshot from {where} is a truncated PNG: {len(png)} bytes of a {width}x{height} image "
                          "with no IEND chunk at the end (the transfer was cut short)")

@@ -51,6 +51,7 @@ class Device(AppsMixin, ObservingMixin, LocatingMixin, InputsMixin):
         self.is_sim = is_sim
         self._tap_ms = tap_ms
         self._size: tuple[int, int] | None = None
+        self._first_frame_size: tuple[int, int] | None = None  # the frame-size limit's basis (core/frame.py)
         self._scale: float | None = None
         self._web: bool | None = None
         self._ios: bool | None = None

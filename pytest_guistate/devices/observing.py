@@ -34,6 +34,8 @@ class ObservingMixin(CanObserve):
     _web: bool | None
     _shots: int  # declared again where they are assigned: the protocol only says they exist
     _newest: tuple[Observation, int, int] | None
+    _size: tuple[int, int] | None
+    _first_frame_size: tuple[int, int] | None  # the session's screen until `size` is read
 
     def screenshot(self, *, source: str = "") -> Frame:
         """A screenshot as a `Frame` (PNG bytes, decoded lazily)."""
@@ -54,8 +56,14 @@ class ObservingMixin(CanObserve):
             png = base64.b64decode(encoded, validate=True)  # type: ignore[arg-type]  # checked here
         except (binascii.Error, ValueError, TypeError) as exc:
             raise FrameError(screenshot_payload_text(self.url, encoded, exc)) from None
-        check_png(png, self.url)  # names an HTML page, a truncated PNG, a 1x1 or an all-black frame
-        return Frame(png=png, timestamp=time.time(), source=source)
+        # names an HTML page, a truncated PNG, a 1x1, an all-black or an oversized frame (issue 22: from
+        # its header, before any decode; the limit is relative to the session's screen once it is known)
+        screen = self._size or getattr(self, "_first_frame_size", None)
+        check_png(png, self.url, screen)
+        frame = Frame(png=png, timestamp=time.time(), source=source)
+        if screen is None:
+            self._first_frame_size = frame.size
+        return frame
 
     @property
     def screenshot_route(self) -> str:

@@ -47,6 +47,8 @@ def image_size(data: bytes) -> tuple[int, int]:
     try:
         with Image.open(io.BytesIO(data)) as image:
             return image.size
+    except Image.DecompressionBombError as exc:  # Pillow refuses > 2x MAX_IMAGE_PIXELS at open (issue 22)
+        raise ValueError(f"{len(data)} bytes are an image too large to read: {exc}") from None
     except (UnidentifiedImageError, OSError) as exc:
         raise ValueError(f"{len(data)} bytes are not an image Pillow can read ({exc})") from None
 

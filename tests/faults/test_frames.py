@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import base64
+import struct
+import zlib
 
 import cv2
 import numpy as np
 import pytest
+
+from pytest_guistate.core.frame import Frame, FrameError, check_png
+from pytest_guistate.report.images import image_size
 
 from .conftest import two_steps
 from .fault_proxy import Rule
@@ -51,6 +56,28 @@ def rotated(value: str) -> str:
     return _b64(_png(cv2.rotate(_pixels(value), cv2.ROTATE_90_CLOCKWISE)))
 
 
+def bomb_png(side: int = 20000) -> bytes:
+    """A `side` x `side` white PNG of a few hundred KB (1-bit grey, one zlib stream): decoded to BGR it
+    would be side*side*3 bytes (1.2 GB at 20000). Built by hand: no encoder would allocate it first."""
+    row = b"\x00" + b"\xff" * ((side + 7) // 8)
+    packer = zlib.compressobj(9)
+    idat = b"".join(packer.compress(row) for _ in range(side)) + packer.flush()
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def bomb(value: str) -> str:
+    return _b64(bomb_png())
+
+
+def twice_the_screen(value: str) -> str:
+    return _b64(bomb_png(5000))
+
+
 HTML_PAGE = "<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>"
 
 CASES = [
@@ -64,6 +91,11 @@ CASES = [
      ("is entirely black (1080x2400",)),
     ("JPEG, not PNG", Rule("GET", r"/screenshot$", "value", value=jpeg, armed=False),
      ("is not a PNG: the server sent a JPEG image",)),
+    ("decompression bomb", Rule("GET", r"/screenshot$", "value", value=bomb, armed=False),
+     ("is 20000x20000 (400.0 megapixels), above the frame limit", "refused from its PNG header without decoding")),
+    ("above twice the screen", Rule("GET", r"/screenshot$", "value", value=twice_the_screen, armed=False),
+     (("is 5000x5000 (25.0 megapixels), above the frame limit (2x the longest side of the session's 1080x2400 "
+      "screen)"),)),
     ("rotated mid-test", Rule("GET", r"/screenshot$", "value", value=rotated, armed=False),
      ("the screen rotated between before and after", "is 1080x2400, after (step 2 after) is 2400x1080")),
 ]
@@ -77,3 +109,18 @@ def test_a_bad_frame_is_named(run_inner, proxy, what: str, rule: Rule, names: tu
     out.assert_contract(bound_s=30, names=("FrameError", *names), steps=["open the delete dialog"])
     if what != "rotated mid-test":
         assert f"screenshot from {proxy.url}" in out.text, "the message does not say where the frame came from"
+
+
+def test_no_path_decodes_a_frame_above_the_hard_cap() -> None:
+    """Issue 22: whatever made the Frame (the sim, a test), its pixels are never decoded above the cap."""
+    png = bomb_png()
+    with pytest.raises(FrameError, match=r"the frame is 20000x20000 \(400.0 megapixels\), above the frame limit "
+                                         r"\(the hard cap of 10000 px a side and 50 megapixels\)"):
+        _ = Frame(png).bgr
+    with pytest.raises(FrameError, match="above the frame limit"):
+        _ = Frame(png).small(2)
+    with pytest.raises(FrameError, match=r"screenshot from http://phone:4723 is 20000x20000"):
+        check_png(png, "http://phone:4723")
+    with pytest.raises(ValueError, match="an image too large to read"):  # Pillow's bomb error, in words
+        image_size(png)
+    check_png(bomb_png(2000), "http://phone:4723", screen=(1080, 2400))  # within 2x the screen: accepted
