@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pytest_guistate.core import watchdog
 from pytest_guistate.core.anchors import AnchorGraph
@@ -44,6 +44,8 @@ from pytest_guistate.core.state import (
 from pytest_guistate.core.steploop import SessionHooks, StepLoop, Verification
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.updater import OfflineUpdater, StateUpdater
+
+_T = TypeVar("_T")
 
 __all__ = ["StepHandle", "TaskSession"]
 
@@ -211,7 +213,7 @@ class TaskSession(ProgressVerbs):
         record = self._begin(name, "step", check, idempotent)
         handle = StepHandle(record)
         try:
-            before = self._before(record)
+            before = self._observing(record, None, "before the action", self._before, record)
             handle.before = before
             self._note_action(name, read_tree=record.reads_trees)
             record.actions = 1
@@ -220,7 +222,8 @@ class TaskSession(ProgressVerbs):
             except BaseException as exc:
                 self._body_error(record, before, exc)
                 raise
-            verification = self._verify(record, before, check, refresh, "initial")
+            verification = self._observing(record, before, "after the action", self._verify, record, before, check,
+                                           refresh, "initial")
             handle.transition = verification.judgement.transition if verification else None
             if verification is None or verification.met:
                 self._succeed(record, before, verification, 0)
@@ -246,7 +249,7 @@ class TaskSession(ProgressVerbs):
         check = as_check(expect) if expect is not None else None
         record = self._begin(name, "perform", check, idempotent)
         try:
-            before = self._before(record)
+            before = self._observing(record, None, "before the action", self._before, record)
             attempt_before = before
             for attempt in range(max_retries + 1):
                 self._note_action(name, read_tree=record.reads_trees)
@@ -256,8 +259,8 @@ class TaskSession(ProgressVerbs):
                 except BaseException as exc:
                     self._body_error(record, attempt_before, exc)
                     raise
-                verification = self._verify(record, attempt_before, check, refresh,
-                                            "initial" if attempt == 0 else "retry")
+                verification = self._observing(record, attempt_before, "after the action", self._verify, record,
+                                               attempt_before, check, refresh, "initial" if attempt == 0 else "retry")
                 if verification is None or verification.met:
                     self._succeed(record, before, verification, attempt)
                     return record
@@ -418,6 +421,25 @@ class TaskSession(ProgressVerbs):
             record.expect_before = check(before).to_dict()
         except Exception as exc:  # noqa: BLE001 - StepFailed must win; the record says why this is missing
             record.expect_before = {"ok": None, "evidence": f"check raised {type(exc).__name__}: {exc}", "box": None}
+
+    def _observing(self, record: StepRecord, before: Observation | None, when: str,
+                   read: Callable[..., _T], *args: Any) -> _T:
+        """`read(*args)`, a look at the screen around the action; if it raises (a screenshot or page
+        source that failed, a bad frame, the budget), the step is journaled as failed with that error
+        before the exception goes on (issue 22: only the finish line used to carry it). A verdict the
+        step already journaled (`StepFailed`) passes through."""
+        try:
+            return read(*args)
+        except StepFailed:
+            raise
+        except BaseException as exc:
+            if not record.outcome:
+                record.outcome = "failed"
+                record.error = f"{type(exc).__name__}: {exc}"
+                record.explanation = (f"step {record.index} {record.name!r} failed while reading the screen {when}: "
+                                      f"{record.error}")
+                self.journal.close_failed_step(record, before)
+            raise
 
     def _body_error(self, record: StepRecord, before: Observation | None, exc: BaseException) -> None:
         record.outcome = "failed"

@@ -87,6 +87,7 @@ class Journal:
         self._subgoals: dict[str, Anchor] = {}
         self._last_subgoal: Anchor | None = None
         self._pending: list[Anchor] = []  # EXCEPTIONs since the last SUBGOAL, linked "blocks" when it comes
+        self._emitted_step = 0  # index of the last step handed to the listeners
 
     # -- listeners -------------------------------------------------------------------------
     def _emit(self, method: str, arg: Any) -> None:
@@ -186,8 +187,32 @@ class Journal:
         if isinstance(calls, int) and record.page_sources_at_start is not None:
             record.page_sources = calls - record.page_sources_at_start
         session.frames.unpin()
+        self._emitted_step = record.index
         self._emit("on_step", record)
         self.emit_state(session.state)
+
+    def close_failed_step(self, record: StepRecord, before: Observation | None) -> None:
+        """Journal a step that failed while reading the screen (issue 22), without letting the
+        bookkeeping hide the error that ended it: if the full close fails too (the device is gone,
+        the budget is spent, the disk is full), the bare record still goes to the listeners."""
+        try:
+            self.close_step(record, before, None)
+        except BaseException as exc:  # noqa: BLE001 - the step's own error is re-raised by the caller
+            if record.ended is None:
+                record.ended = self.session.clock.monotonic()
+            self.session.frames.unpin()
+            if self._emitted_step == record.index:
+                return  # the listeners have the step; the step's own error is what the test reports
+            try:
+                self._emit("on_step", record)
+            except BaseException as again:  # noqa: BLE001 - said, not raised: the original error wins
+                warnings.warn(GuistateWarning(f"step {record.index} {record.name!r} could not be journaled: "
+                                              f"{type(again).__name__}: {again}"), stacklevel=3)
+            else:
+                if not isinstance(exc, RecordingFailed):
+                    warnings.warn(GuistateWarning(
+                        f"step {record.index} {record.name!r} was journaled without its anchors and state: "
+                        f"{type(exc).__name__}: {exc}"), stacklevel=3)
 
     def _store_artifacts(self, record: StepRecord, before: Observation | None, after: Observation | None,
                          transition: Any, failed: bool) -> None:

@@ -107,6 +107,13 @@ def test_a_bad_frame_is_named(run_inner, proxy, what: str, rule: Rule, names: tu
     out = run_inner(two_steps())
     out.result.assert_outcomes(failed=1)
     out.assert_contract(bound_s=30, names=("FrameError", *names), steps=["open the delete dialog"])
+    # issue 22: the step that failed while reading the screen is journaled, with its error, before the finish line
+    events = out.journal()
+    assert events[-1]["type"] == "finish"
+    failed = [e["record"] for e in events if e["type"] == "step"][-1]
+    assert failed["name"] == "cancel the dialog" and failed["outcome"] == "failed", failed
+    assert failed["error"].startswith("FrameError: ")
+    assert "failed while reading the screen after the action" in failed["explanation"]
     if what != "rotated mid-test":
         assert f"screenshot from {proxy.url}" in out.text, "the message does not say where the frame came from"
 
