@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_guistate.config import GuistateConfig
+from pytest_guistate.core.errors import RecordingFailed
 from pytest_guistate.core.tiers import Tier, choose_tier
 from pytest_guistate.items import marker_kwargs
 from pytest_guistate.runtime_session import SessionsMixin
@@ -145,7 +146,7 @@ class GuistateRuntime(SessionsMixin):
             if summary is not None and summary.is_file():
                 tests = read_summary_tests(summary)  # every worker's tests, merged
             write_index(root, rows_from_summary(tests))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecordingFailed) as exc:  # RecordingFailed: e.g. the disk is full
             # at session end pytest no longer shows warnings: say it on stderr
             print(f"guistate: could not write the run index {root / 'index.html'}: {exc}", file=sys.stderr)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pytest_guistate.core.errors import RecordingFailed
 
-__all__ = ["ArtifactWriteError", "describe_os_error", "probe_dir", "write_file"]
+__all__ = ["ArtifactWriteError", "describe_os_error", "probe_dir", "replace_file", "write_file"]
 
 _HINTS = {
     errno.ENOSPC: "the disk is full",
@@ -46,7 +46,7 @@ class ArtifactWriteError(RecordingFailed):
     """A file of the test's record could not be written; `path` and `errno` say which and why."""
 
     def __init__(self, path: Path, exc: OSError, kept: str = "") -> None:
-        self.path, self.errno = path, exc.errno
+        self.path, self.errno, self.cause = path, exc.errno, exc
         super().__init__(f"cannot write {path}: {describe_os_error(exc)}" + (f"; {kept}" if kept else ""))
 
 
@@ -61,6 +61,24 @@ def write_file(path: Path, data: bytes | str) -> int:
             if path.is_file() and path.stat().st_size != len(raw):
                 path.unlink()  # no half file that looks whole to a reader
         raise ArtifactWriteError(path, exc) from exc
+    return len(raw)
+
+
+def replace_file(path: Path, data: bytes | str) -> int:
+    """Write a whole file through a temporary file in its folder and an atomic rename (issue 22): a
+    reader sees the old file or the new one, never a torn one, and a full disk leaves the old file as
+    it was (and no temporary behind). An OSError becomes an `ArtifactWriteError` naming `path`."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_bytes(raw)
+        os.replace(temporary, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        kept = "the previous file is unchanged" if path.exists() else ""
+        raise ArtifactWriteError(path, exc, kept) from exc
     return len(raw)
 
 

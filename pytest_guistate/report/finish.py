@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.report.artifacts import Retain, discard_folder, should_retain
-from pytest_guistate.report.diskio import ArtifactWriteError, write_file
+from pytest_guistate.report.diskio import ArtifactWriteError, replace_file, write_file
 from pytest_guistate.report.html import (
     REPORT_NAME,
     TIMELINE_NAME,
@@ -122,7 +122,7 @@ def finalize(
         writes.run(write_file, folder / "anchors.json", anchors_json)
         writes.run(write_file, folder / TIMELINE_NAME, svg)
         report = folder / REPORT_NAME
-        writes.run(write_file, report, render_report(journal, model=model))
+        writes.run(replace_file, report, render_report(journal, model=model))  # never a torn report.html
         if not report.is_file():
             report = None
     else:

@@ -23,6 +23,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from pytest_guistate.report.diskio import ArtifactWriteError, replace_file
 from pytest_guistate.report.images import data_uri, image_size, thumbnail
 from pytest_guistate.report.journal import Journal, JournalError, read_journal
 from pytest_guistate.report.timeline import layout_timeline
@@ -241,11 +242,11 @@ def write_final_json(journal: Journal) -> None:
     """state.json and anchors.json from the journal (the recorder writes the same at finish)."""
     state = journal.last_state
     if state is not None:
-        (journal.folder / "state.json").write_text(_json_pretty(state), encoding="utf-8")
+        replace_file(journal.folder / "state.json", _json_pretty(state))
     from pytest_guistate.core.anchors import ANCHOR_SCHEMA
 
     graph = {"schema": ANCHOR_SCHEMA, "anchors": journal.anchor_dicts(), "links": journal.link_dicts()}
-    (journal.folder / "anchors.json").write_text(_json_pretty(graph), encoding="utf-8")
+    replace_file(journal.folder / "anchors.json", _json_pretty(graph))
 
 
 def rebuild_report(folder: Path, *, frame_budget: int = FRAME_BUDGET) -> Path:
@@ -254,7 +255,7 @@ def rebuild_report(folder: Path, *, frame_budget: int = FRAME_BUDGET) -> Path:
     if not (folder / "state.json").exists() or not (folder / "anchors.json").exists():
         write_final_json(journal)
     target = folder / REPORT_NAME
-    target.write_text(render_report(journal, frame_budget=frame_budget), encoding="utf-8")
+    replace_file(target, render_report(journal, frame_budget=frame_budget))  # never a torn report.html
     return target
 
 
@@ -287,6 +288,10 @@ def report_main(argv: Sequence[str] | None = None) -> int:
                 print(f"guistate report: {exc}", file=sys.stderr)
                 status = 1
                 continue
+            except ArtifactWriteError as exc:  # e.g. "… No space left on device [ENOSPC]: the disk is full"
+                print(f"guistate report: {exc}", file=sys.stderr)
+                status = 1
+                continue
             print(f"{path} ({(time.perf_counter() - started) * 1000:.0f} ms)")
     if args.run is not None:
         status = max(status, _run_index(args.run, args.summary))
@@ -304,5 +309,9 @@ def _run_index(root: Path, summary: Path | None) -> int:
     except ValueError as exc:
         print(f"guistate report: {exc}", file=sys.stderr)
         return 1
-    print(write_index(root, extra))
+    try:
+        print(write_index(root, extra))
+    except ArtifactWriteError as exc:
+        print(f"guistate report: {exc}", file=sys.stderr)
+        return 1
     return 0

@@ -10,12 +10,12 @@ folder's journal wins over a summary row for the same test. Jinja2 autoescaped l
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_guistate.report.diskio import replace_file
 from pytest_guistate.report.html import REPORT_NAME, environment, error_lines
 from pytest_guistate.report.journal import JOURNAL_NAME, JournalError, read_journal
 
@@ -141,7 +141,5 @@ def write_index(root: Path, extra: Iterable[IndexRow] = (), *, title: str = "") 
     root.mkdir(parents=True, exist_ok=True)
     target = root / INDEX_NAME
     # two runs sharing the dir each write it (from every folder there): replaced whole, never torn
-    partial = target.with_name(f".{INDEX_NAME}.{os.getpid()}.tmp")
-    partial.write_text(html, encoding="utf-8")
-    os.replace(partial, target)
+    replace_file(target, html)
     return target

@@ -33,7 +33,7 @@ from pytest_guistate.core.artifact_names import crop_region
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.report.background import SerialWriter
-from pytest_guistate.report.diskio import ArtifactWriteError
+from pytest_guistate.report.diskio import ArtifactWriteError, describe_os_error
 from pytest_guistate.report.frame_store import FrameStore
 from pytest_guistate.report.images import FrameFormat
 from pytest_guistate.report.journal import JOURNAL_NAME, JOURNAL_SCHEMA, JournalWriter
@@ -182,24 +182,30 @@ class ArtifactRecorder(ScreensMixin, FilesMixin):
         files: dict[str, Any] = {"crops": [], "frames": {}}
         written = 0
         numbers: list[int] = []
-        for name in step.get("crops") or []:
-            number = crop_region(name)
-            place = [placed[number]] if number is not None and number < len(placed) else placed
-            rel, size = self._write_image(name, crop_path(name), place, crop=True)
-            if rel:
-                numbers.append(-1 if number is None else number)
-                files["crops"].append(rel)
-                written += size
-        if before_crops and files["crops"]:
-            files["crops_before"], size = self._before_crops(index, files["crops"], numbers, placed)
-            written += size
         frame_names = list(step.get("frames") or [])
-        for position, name in enumerate(frame_names):
-            role = frame_role(name, position, len(frame_names))
-            rel, size = self._write_image(name, None, [], crop=False)
-            if rel:
-                files["frames"][role] = rel
+        refused: ArtifactWriteError | None = None
+        try:
+            for name in step.get("crops") or []:
+                number = crop_region(name)
+                place = [placed[number]] if number is not None and number < len(placed) else placed
+                rel, size = self._write_image(name, crop_path(name), place, crop=True)
+                if rel:
+                    numbers.append(-1 if number is None else number)
+                    files["crops"].append(rel)
+                    written += size
+            if before_crops and files["crops"]:
+                files["crops_before"], size = self._before_crops(index, files["crops"], numbers, placed)
                 written += size
+            for position, name in enumerate(frame_names):
+                role = frame_role(name, position, len(frame_names))
+                rel, size = self._write_image(name, None, [], crop=False)
+                if rel:
+                    files["frames"][role] = rel
+                    written += size
+        except ArtifactWriteError as exc:  # issue 22: the step is still journaled (a small line) naming the file
+            refused = exc
+            for name in [*(step.get("crops") or []), *frame_names]:
+                self._pending.pop(name, None)  # what was not written is not kept in memory either
         files["names"] = {name: rel for name, rel in self._written.items()
                           if name in (step.get("crops") or []) or name in frame_names}
         self.bytes_by_step[index] = written
@@ -213,9 +219,20 @@ class ArtifactRecorder(ScreensMixin, FilesMixin):
         clean["frames"] = [self._written[n] for n in frame_names if n in self._written]
         self.steps.append(clean)
         event: dict[str, Any] = {"record": clean, "files": files, "bytes": written}
-        event.update(self._tree_fields(clean))
+        if refused is None:
+            event.update(self._tree_fields(clean))
+        else:  # the line stays small (no tree) and says which file the disk refused and why
+            event["unwritten"] = {"file": self._relative(refused.path), "error": describe_os_error(refused.cause)}
         self.journal.write("step", event)
         self._release_held()
+        if refused is not None:
+            raise refused  # the test fails at its next step, naming the file (RecordingFailed)
+
+    def _relative(self, path: Path) -> str:
+        try:
+            return Path(path).relative_to(self.folder).as_posix()
+        except ValueError:
+            return str(path)
 
     def _tree_fields(self, step: dict[str, Any]) -> dict[str, Any]:
         """The compact UI tree after a step (standard/full every step, light only when it failed);

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -183,3 +185,72 @@ def test_two_runs_share_one_artifacts_dir_and_a_shared_summary_is_refused(pytest
     Outcome(pytest.RunResult(0, [], [], elapsed), elapsed, pytester.path / "out", request.node.name).record(
         (), kept=2, message="2 folders (-attempt2), whole journals, a.json + b.json; a third run on a.json: "
                             "UsageError: a.json is being written by another pytest run (pid N)")
+
+
+# Issue 22: a real full disk, a 2 MB tmpfs mounted in a private mount namespace (`unshare`), so the mount
+# ends with the shell that made it, whatever happens to the test; what the test reads is copied out first.
+ON_A_FULL_DISK = r'''
+set -u
+mkdir -p out
+mount -t tmpfs -o size=2m tmpfs out || exit 97
+"{python}" -m pytest {base} --guistate=standard test_inner.py > inner.txt 2>&1
+echo "$?" > inner.rc
+for folder in out/*/; do "{python}" -m pytest_guistate.cli report "$folder" > report.txt 2>&1; echo "$?" > report.rc; done
+cp -a out copy 2>/dev/null
+exit 0
+'''
+
+
+def _unshare() -> list[str] | None:
+    """The command that runs a shell in a private mount namespace where mounting a tmpfs is allowed
+    (as root, or as a user where unprivileged user namespaces are on), or None."""
+    for command in (["unshare", "--mount", "--map-root-user"], ["unshare", "--mount"]):
+        try:
+            with tempfile.TemporaryDirectory() as probe_dir:
+                probe = subprocess.run([*command, "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs '{probe_dir}'"],
+                                       capture_output=True, timeout=20, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if probe.returncode == 0:
+            return command
+    return None
+
+
+def test_a_full_disk_journals_the_step_naming_the_file_and_report_never_tears(pytester, request) -> None:
+    unshare = _unshare()
+    if unshare is None:
+        pytest.skip("no private mount namespace for a tmpfs here (unshare --mount refused); the file-size-limit "
+                    "and /dev/full cases above cover the write path without one")
+    pytester.makepyfile(test_inner=ROUNDS)
+    script = ON_A_FULL_DISK.format(base=" ".join(BASE), python=sys.executable)
+    started = time.monotonic()
+    subprocess.run([*unshare, "sh", "-c", script], cwd=pytester.path, timeout=150, check=True)
+    elapsed = time.monotonic() - started
+    text = (pytester.path / "inner.txt").read_text("utf-8")
+    result = pytest.RunResult(int((pytester.path / "inner.rc").read_text()), text.splitlines(), [], elapsed)
+    out = Outcome(result, elapsed, pytester.path / "copy", request.node.name)
+    result.assert_outcomes(failed=1, passed=1)  # the next test runs
+    assert elapsed < 60
+    assert "Traceback" not in text, text[-3000:]
+    assert re.search(r"ArtifactWriteError: cannot write out/test_inner.py-test_flow/crops/step-\d+-\S+\.png: "
+                     r"No space left on device \[ENOSPC\]: the disk is full", text), text[-3000:]
+    folder = out.folders()[0]
+    events = [json.loads(line) for line in (folder / "journal.jsonl").read_text("utf-8").splitlines()]  # all whole
+    steps = [e for e in events if e["type"] == "step"]
+    refused = [e for e in steps if "unwritten" in e]
+    assert refused, "no step says which file the disk refused"
+    assert len(steps) - steps.index(refused[0]) <= 2, "the test ran on well past the refused write"
+    assert refused[0]["unwritten"]["file"].startswith("crops/step-")
+    assert refused[0]["unwritten"]["error"] == "No space left on device [ENOSPC]: the disk is full"
+    assert "tree" not in refused[0] and len(json.dumps(refused[0])) < 4000, "the refused step's line is not small"
+    indices = [e["record"]["index"] for e in steps]
+    assert indices == list(range(1, len(indices) + 1)), f"a finished step is missing: {indices}"
+    report_text = (pytester.path / "report.txt").read_text("utf-8")
+    assert (pytester.path / "report.rc").read_text().strip() == "1"
+    assert "guistate report: cannot write out/test_inner.py-test_flow/" in report_text
+    assert "No space left on device [ENOSPC]: the disk is full" in report_text and "Traceback" not in report_text
+    report = folder / "report.html"
+    assert not report.exists() or report.read_text("utf-8").rstrip().endswith("</html>"), "a torn report.html"
+    assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")], "a temporary file was left behind"
+    out.assert_no_secret()
+    out.record(("ArtifactWriteError",), kept=len(steps))
