@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_guistate.core import watchdog
 from pytest_guistate.core.anchors import Anchor, AnchorType, LinkType
 from pytest_guistate.core.artifact_names import crop_name, frame_name
 from pytest_guistate.core.detect import is_system_alert, popup_title, route_change
@@ -161,6 +162,11 @@ class Journal:
 
     # -- after a step ----------------------------------------------------------------------
     def close_step(self, record: StepRecord, before: Observation | None, verification: Verification | None) -> None:
+        """The bookkeeping of a finished step; a budget interrupt waits until it is done (issue 22)."""
+        with watchdog.deferred():
+            self._close_step(record, before, verification)
+
+    def _close_step(self, record: StepRecord, before: Observation | None, verification: Verification | None) -> None:
         session = self.session
         after = verification.after if verification is not None else None
         transition = verification.judgement.transition if verification is not None else None

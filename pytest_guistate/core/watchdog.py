@@ -3,22 +3,39 @@
 One budget is armed per test (the pytest layer arms it around the call phase). It is enforced
 where the test thread is anyway: every device call (`devices/timeouts.py` checks it and clips its
 HTTP deadline to what is left) and every step boundary (`TaskSession`). A test that spends its
-budget elsewhere — a `time.sleep` loop, a hung LLM request without its own timeout — gets the same
-exception raised asynchronously in its thread `GRACE_S` later. Either way `TestTimeout` unwinds the
-test normally: step records are closed, the journal is flushed and report.html is built by the
-usual teardown, and the next test starts.
+budget elsewhere gets the same exception from an interrupt:
+
+- on the main thread of a platform with `signal.setitimer` (Linux, macOS; xdist workers run tests
+  on their main thread too), a SIGALRM `SIGNAL_GRACE_S` after the budget. Its handler raises
+  `TestTimeout`, which also ends a call blocked in C: `time.sleep(40)`, a socket read, a lock
+  (issue 22: the budget used to be checked only when the sleep returned);
+- elsewhere (Windows, a test on another thread), or when SIGALRM is taken (pytest-timeout's signal
+  method, or any handler or timer already set: never replaced), an exception raised asynchronously
+  in the test's thread `GRACE_S` after the budget, which takes effect at its next Python bytecode.
+  This thread interrupt stays armed beside the signal, as a second chance if a test swallows it.
+
+Either way `TestTimeout` unwinds the test normally: step records are closed, the journal is flushed
+and report.html is built by the usual teardown, and the next test starts. An interrupt never lands
+inside the bookkeeping of a finished step (`deferred()`): it waits until the step is journaled.
 """
 
 from __future__ import annotations
 
 import ctypes
+import signal
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["GRACE_S", "TestTimeout", "arm", "check", "disarm", "remaining"]
+__all__ = ["GRACE_S", "SIGNAL_GRACE_S", "TestTimeout", "arm", "check", "deferred", "disarm", "interrupt_method",
+           "remaining"]
 
 GRACE_S = 2.0  # after the budget, how long a test gets to reach a device call or step boundary
+SIGNAL_GRACE_S = 0.5  # the signal's grace: a device call or LLM request clipped to the budget names itself first
+_RETRY_S = 0.05  # an interrupt that found the test inside `deferred()` tries again this much later
 
 
 class TestTimeout(AssertionError):
@@ -35,13 +52,31 @@ class _Budget:
     thread_id: int
     fired: bool = False
     timer: threading.Timer | None = field(default=None, repr=False)
+    previous_handler: Any = field(default=None, repr=False)  # SIGALRM's handler before ours (signal method)
+    method: str = "thread"  # "signal" or "thread": how a blocking test is interrupted
 
     def message(self, where: str) -> str:
         return f"test {self.name} exceeded its {self.seconds:g} s budget (guistate_test_timeout) at {where}"
 
 
 _current: _Budget | None = None
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entrant: the signal handler may run while the main thread holds it
+_deferring = 0  # > 0 while the test thread is inside `deferred()`
+
+
+def interrupt_method() -> tuple[str, str]:
+    """("signal" | "thread", why): how a budget armed now, in this thread, would interrupt a blocking call."""
+    if not hasattr(signal, "setitimer") or not hasattr(signal, "SIGALRM"):
+        return "thread", "this platform has no SIGALRM/setitimer (Windows)"
+    if threading.current_thread() is not threading.main_thread():
+        return "thread", "the test runs outside the main thread (signals reach the main thread only)"
+    handler = signal.getsignal(signal.SIGALRM)
+    if handler not in (signal.SIG_DFL, signal.SIG_IGN, None):
+        owner = getattr(handler, "__module__", "") or type(handler).__name__
+        return "thread", f"SIGALRM already has a handler ({owner}, e.g. pytest-timeout's signal method)"
+    if signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        return "thread", "a SIGALRM timer is already running"
+    return "signal", "SIGALRM on the main thread"
 
 
 def arm(seconds: float, name: str) -> None:
@@ -54,8 +89,12 @@ def arm(seconds: float, name: str) -> None:
     timer = threading.Timer(seconds + GRACE_S, _interrupt, args=(budget,))
     timer.daemon = True
     budget.timer = timer
+    budget.method = interrupt_method()[0]
     with _lock:
         _current = budget
+    if budget.method == "signal":
+        budget.previous_handler = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds + SIGNAL_GRACE_S)
     timer.start()
 
 
@@ -63,8 +102,37 @@ def disarm() -> None:
     global _current
     with _lock:
         budget, _current = _current, None
-    if budget is not None and budget.timer is not None:
+    if budget is None:
+        return
+    if budget.timer is not None:
         budget.timer.cancel()
+    if budget.method == "signal":
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, budget.previous_handler if budget.previous_handler is not None
+                      else signal.SIG_DFL)
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """No budget interrupt inside this block (the bookkeeping of a finished step): one that comes due
+    waits until it ends, so the step is journaled whole before `TestTimeout` unwinds the test."""
+    global _deferring
+    _deferring += 1
+    try:
+        yield
+    finally:
+        _deferring -= 1
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    """SIGALRM on the main thread: raise `TestTimeout` there, ending a blocking call (issue 22)."""
+    budget = _current
+    if budget is None or budget.method != "signal":
+        return
+    if _deferring:
+        signal.setitimer(signal.ITIMER_REAL, _RETRY_S)  # inside a step's bookkeeping: a moment later
+        return
+    raise TestTimeout(budget.message("a blocking call (interrupted by SIGALRM)"))
 
 
 def remaining() -> float | None:
@@ -86,6 +154,12 @@ def _interrupt(budget: _Budget) -> None:
     """The test reached no check point within the grace: raise in its thread (CPython)."""
     with _lock:  # held while raising, so `disarm()` (the test's end) cannot interleave
         if _current is not budget or budget.fired:
+            return
+        if _deferring:  # inside a step's bookkeeping: a moment later
+            retry = threading.Timer(_RETRY_S, _interrupt, args=(budget,))
+            retry.daemon = True
+            budget.timer = retry
+            retry.start()
             return
         budget.fired = True
         exc = type("TestTimeout", (TestTimeout,), {"__init__": _fixed_message(budget), "__module__": __name__})
