@@ -10,12 +10,24 @@ suspect: the pool probes `/status` before the next test leases it (`take_suspect
 
 Each request is also clipped to the test's wall-clock budget (`core/watchdog.py`), so a test
 over budget ends at its next device call with `TestTimeout` rather than after a long wait.
+
+The deadline bounds the whole answer, not each socket read (issue 22: a server trickling a
+screenshot at 64 bytes/s kept a "3 s" deadline waiting 125 s, since urllib3's read timeout restarts
+with every recv). urllib3 has no whole-response deadline (its `Timeout(total=)` is also applied per
+read), so each request gets a `_Deadline`: a timer that, when the time is up, shuts the request's
+socket down. The blocked read in the test's thread then returns at once, urllib3 drops that
+connection (a closed socket is never reused from the pool), and `execute` reports the timeout with
+the real elapsed time. Shutting a socket down from another thread is safe and wakes a blocked
+`recv` on every platform; the sockets are found by a connection class of our own, registered by the
+test's thread as it sends (a SOCKS proxy keeps its own classes: there the per-read deadline applies).
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
+import time
 from typing import Any
 
 import urllib3
@@ -81,6 +93,86 @@ def _reason(exc: BaseException) -> str:
     return f"{type(found).__name__}: {found}"[:200]
 
 
+_sending = threading.local()  # the `_Deadline` of the request this thread is sending, if any
+
+
+class _Deadline:
+    """One request's whole-answer deadline: `start()` before sending, `finish()` after; at `seconds`
+    the socket of the connection the request went out on is shut down (see the module docstring)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.started = time.monotonic()
+        self.expired = False
+        self._connection: Any = None
+        self._done = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def start(self) -> _Deadline:
+        _sending.deadline = self
+        self._timer.start()
+        return self
+
+    def finish(self) -> None:
+        _sending.deadline = None
+        with self._lock:
+            self._done = True
+        self._timer.cancel()
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def sending_on(self, connection: Any) -> None:
+        with self._lock:
+            self._connection = connection
+            expired = self.expired
+        if expired:
+            _shut(connection)
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.expired = True
+            connection = self._connection
+        if connection is not None:
+            _shut(connection)
+
+
+def _shut(connection: Any) -> None:
+    sock = getattr(connection, "sock", None)
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+class _DeadlineHTTPConnection(urllib3.connection.HTTPConnection):
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        deadline = getattr(_sending, "deadline", None)
+        if deadline is not None:
+            deadline.sending_on(self)
+        super().request(*args, **kwargs)
+
+
+class _DeadlineHTTPSConnection(urllib3.connection.HTTPSConnection):
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        deadline = getattr(_sending, "deadline", None)
+        if deadline is not None:
+            deadline.sending_on(self)
+        super().request(*args, **kwargs)
+
+
+class _DeadlineHTTPPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _DeadlineHTTPConnection
+
+
+class _DeadlineHTTPSPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _DeadlineHTTPSConnection
+
+
 class _BoundedConnection(AppiumConnection):
     """An `AppiumConnection` that puts a deadline on each request and names the command that hung."""
 
@@ -94,6 +186,12 @@ class _BoundedConnection(AppiumConnection):
         self.command_timeout_s = command_timeout_s
         self.session_timeout_s = session_timeout_s
 
+    def _get_connection_manager(self) -> Any:
+        manager = super()._get_connection_manager()
+        if type(manager) in (urllib3.PoolManager, urllib3.ProxyManager):  # not SOCKS: its own pool classes
+            manager.pool_classes_by_scheme = {"http": _DeadlineHTTPPool, "https": _DeadlineHTTPSPool}
+        return manager
+
     def execute(self, command: str, params: Any) -> Any:
         watchdog.check(f"device call {command}")
         limit = self.session_timeout_s if command == Command.NEW_SESSION else self.command_timeout_s
@@ -101,18 +199,23 @@ class _BoundedConnection(AppiumConnection):
         clipped = budget is not None and budget < limit
         wait = max(0.05, budget) if clipped and budget is not None else limit
         self._client_config.timeout = wait  # type: ignore[assignment]  # read per request by selenium
+        deadline = _Deadline(wait).start()
         try:
             return super().execute(command, params)
         except (OSError, urllib3.exceptions.HTTPError) as exc:
-            if not _timed_out(exc):
+            if not _timed_out(exc) and not deadline.expired:
                 message = f"device at {self.guistate_url} dropped {command}: {_reason(exc)}"
                 mark_suspect(self._client_config.remote_server_addr, message)
                 raise DeviceGone(message + " (the server died, restarted or closed the connection)") from None
             if clipped:
                 watchdog.check(f"device call {command}")  # the budget, not the device, ran out
-            message = f"device at {self.guistate_url} did not answer {command} within {limit:g} s"
+            how = "its answer was still arriving" if deadline.expired and not _timed_out(exc) else "no answer"
+            message = (f"device at {self.guistate_url} did not answer {command} within {limit:g} s "
+                       f"({how} after {deadline.elapsed:.1f} s; the deadline covers the whole answer)")
             mark_suspect(self._client_config.remote_server_addr, message)
             raise DeviceTimeout(message + " (guistate_command_timeout / guistate_session_timeout)") from None
+        finally:
+            deadline.finish()
 
 
 def bounded_connection(url: str, command_timeout_s: float, session_timeout_s: float) -> AppiumConnection:

@@ -13,6 +13,7 @@ import http.client
 import json
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +22,8 @@ from typing import Any
 from pytest_guistate.devices.sim.server import SimServer
 
 HANG_S = 40.0  # a hung request is let go after this; a case taking that long has failed its bound
+TRICKLE_BYTES = 64  # a trickled answer: this many bytes ...
+TRICKLE_EVERY_S = 0.25  # ... this often, so no single socket read waits long enough to time out
 
 
 @dataclass
@@ -30,7 +33,7 @@ class Rule:
 
     method: str
     path: str  # a regex searched in the request path
-    fault: str  # hang | status | html | value | close
+    fault: str  # hang | status | html | value | close | trickle (the real answer, TRICKLE_BYTES every TRICKLE_EVERY_S)
     after: int = 0
     status: int = 500
     body: str = ""
@@ -83,11 +86,32 @@ class FaultProxy:
                     self._send(rule.status, payload.encode(), kind)
                     return
                 status, data, kind = proxy._forward(self.command, self.path, body, dict(self.headers))
+                if rule is not None and rule.fault == "trickle":
+                    self._trickle(status, data, kind)
+                    return
                 if rule is not None and rule.fault == "value" and rule.value is not None:
                     answer = json.loads(data)
                     answer["value"] = rule.value(answer["value"])
                     data = json.dumps(answer).encode()
                 self._send(status, data, kind)
+
+            def _trickle(self, status: int, data: bytes, kind: str) -> None:
+                """The whole answer announced (Content-Length), its body sent a few bytes at a time, for at
+                most HANG_S: until the client gives up (its socket closes) or the proxy stops."""
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.close_connection = True
+                sent, ends = 0, time.monotonic() + HANG_S
+                try:
+                    while sent < len(data) and time.monotonic() < ends and not proxy._release.is_set():
+                        self.wfile.write(data[sent:sent + TRICKLE_BYTES])
+                        self.wfile.flush()
+                        sent += TRICKLE_BYTES
+                        proxy._release.wait(TRICKLE_EVERY_S)
+                except OSError:
+                    pass  # the client closed the connection: what a deadline should do
 
             def _send(self, status: int, data: bytes, kind: str) -> None:
                 self.send_response(status)

@@ -48,3 +48,23 @@ def test_next(device, guistate):
     assert "did not answer screenshot within 1 s" in out.text
     after_hang = proxy.log[proxy.log.index("GET /__arm"):]
     assert "GET /status" in after_hang, "the suspect device was not probed before the next test"
+
+
+TRICKLES = [
+    ("screenshot", Rule("GET", r"/screenshot$", "trickle", armed=False), "screenshot"),
+    ("page source", Rule("GET", r"/source$", "trickle", armed=False), "getPageSource"),
+]
+
+
+@pytest.mark.parametrize(("what", "rule", "command"), TRICKLES, ids=[t[0] for t in TRICKLES])
+def test_a_trickled_answer_ends_at_the_deadline_not_per_read(run_inner, proxy, what: str, rule: Rule,
+                                                             command: str) -> None:
+    """Issue 22: 64 bytes every 0.25 s never lets one socket read time out; the 1 s deadline bounds the answer."""
+    proxy.add(rule)
+    out = run_inner(two_steps(SECOND_TAP))
+    out.result.assert_outcomes(failed=1)
+    out.assert_contract(bound_s=30, names=(f"device at {proxy.url} did not answer {command} within 1 s",
+                                           "its answer was still arriving after 1.", "covers the whole answer",
+                                           "DeviceTimeout"), steps=["open the delete dialog"],
+                        suffix=f" (call phase {out.call_seconds():.1f} s)")
+    assert out.call_seconds() < 1 + 5, f"a 1 s deadline took {out.call_seconds():.1f} s"
