@@ -54,6 +54,46 @@ def enospc_row(tmp: Path) -> dict[str, object]:
     return row
 
 
+# Issue 22 item 3 (the "faults" rows): peak memory of a decompression-bomb screenshot, before and after the
+# PNG-header size check. Each figure is the peak RSS of its own fresh process (ru_maxrss), so they compare.
+_PEAK = """
+import resource, sys, time
+sys.path.insert(0, {root!r})
+from tests.faults.test_frames import bomb_png
+png = bomb_png({side})
+started = time.monotonic()
+outcome = "decoded"
+if {how!r} == "decode":  # what a Frame did before: decode every screenshot that passed the old checks
+    import cv2, numpy as np
+    pixels = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    outcome = "decoded %dx%d" % (pixels.shape[1], pixels.shape[0])
+else:  # what a device does now with a screenshot (devices/observing.py): check_png before any decode
+    from pytest_guistate.core.frame import FrameError, check_png
+    try:
+        check_png(png, "http://device:4723")
+    except FrameError as exc:
+        outcome = str(exc)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, round(time.monotonic() - started, 3), outcome)
+"""
+
+
+def frame_memory_rows(side: int = 20000) -> list[dict[str, object]]:
+    """Peak RSS (MB) of a fresh process given a `side`x`side` single-colour PNG: decoded as before, refused now."""
+    peaks: dict[str, tuple[int, float, str]] = {}
+    for how in ("decode", "refuse"):
+        done = subprocess.run([sys.executable, "-c", _PEAK.format(root=str(ROOT), side=side, how=how)],
+                              capture_output=True, text=True, timeout=300, check=False)
+        if done.returncode != 0:
+            peaks[how] = (0, 0.0, f"failed: {done.stderr.strip().splitlines()[-1][:100] if done.stderr else '?'}")
+            continue
+        mb, seconds, outcome = done.stdout.strip().split(" ", 2)
+        peaks[how] = (int(mb), float(seconds), outcome)
+    (before_mb, before_s, _), (after_mb, after_s, message) = peaks["decode"], peaks["refuse"]
+    return [{"case": f"decompression bomb {side}x{side} PNG: peak memory (benchmark only)", "seconds": after_s,
+             "message": f"peak RSS {before_mb} MB decoded ({before_s:.1f} s) -> {after_mb} MB refused: "
+                        f"{message[:90]}", "steps_kept": 0}]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("-n", "--workers", default="2", help="xdist workers (default 2)")
@@ -69,6 +109,7 @@ def main() -> int:
         disk = Path(tmp) / "enospc"
         disk.mkdir()
         rows.append(enospc_row(disk))
+        rows.extend(frame_memory_rows())
     print(f"tests/faults: {run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-300:]} "
           f"({wall:.0f} s wall, -n {args.workers}, load average {os.getloadavg()[0]:.1f})\n")
     print("| fault | time to fail (s) | message | steps kept |")
