@@ -25,6 +25,7 @@ test's thread as it sends (a SOCKS proxy keeps its own classes: there the per-re
 from __future__ import annotations
 
 import contextlib
+import http.client
 import socket
 import threading
 import time
@@ -104,6 +105,7 @@ class _Deadline:
         self.seconds = seconds
         self.started = time.monotonic()
         self.expired = False
+        self.answering = False  # the status line and headers came: the body is what is late
         self._connection: Any = None
         self._done = False
         self._lock = threading.Lock()
@@ -149,7 +151,20 @@ def _shut(connection: Any) -> None:
             sock.shutdown(socket.SHUT_RDWR)
 
 
+class _MarkedResponse(http.client.HTTPResponse):
+    """http.client's response, noting in the request's `_Deadline` that the status line and headers came
+    (urllib3 reads the whole body before its own `getresponse` returns, so that is too late to tell)."""
+
+    def begin(self) -> None:
+        super().begin()
+        deadline = getattr(_sending, "deadline", None)
+        if deadline is not None:
+            deadline.answering = True
+
+
 class _DeadlineHTTPConnection(urllib3.connection.HTTPConnection):
+    response_class = _MarkedResponse
+
     def request(self, *args: Any, **kwargs: Any) -> None:
         deadline = getattr(_sending, "deadline", None)
         if deadline is not None:
@@ -158,6 +173,8 @@ class _DeadlineHTTPConnection(urllib3.connection.HTTPConnection):
 
 
 class _DeadlineHTTPSConnection(urllib3.connection.HTTPSConnection):
+    response_class = _MarkedResponse
+
     def request(self, *args: Any, **kwargs: Any) -> None:
         deadline = getattr(_sending, "deadline", None)
         if deadline is not None:
@@ -209,7 +226,7 @@ class _BoundedConnection(AppiumConnection):
                 raise DeviceGone(message + " (the server died, restarted or closed the connection)") from None
             if clipped:
                 watchdog.check(f"device call {command}")  # the budget, not the device, ran out
-            how = "its answer was still arriving" if deadline.expired and not _timed_out(exc) else "no answer"
+            how = "its answer was still arriving" if deadline.answering else "no answer"
             message = (f"device at {self.guistate_url} did not answer {command} within {limit:g} s "
                        f"({how} after {deadline.elapsed:.1f} s; the deadline covers the whole answer)")
             mark_suspect(self._client_config.remote_server_addr, message)
