@@ -115,7 +115,7 @@ def test_the_request_timeout_is_an_option(run_inner, llm_server: ReferenceServer
     out.assert_contract(bound_s=60, names=("LLMError", "failed after 1 retries", "APITimeoutError",
                                            "timeout 1 s per attempt, --guistate-llm-timeout"), steps=[],
                         suffix=f" (call phase {out.call_seconds():.1f} s)")
-    assert out.call_seconds() < 10, f"two 1 s attempts took {out.call_seconds():.1f} s"
+    assert out.call_seconds() < 20, f"two 1 s attempts took {out.call_seconds():.1f} s (60 s each by default)"
 
 
 def test_a_bad_llm_timeout_is_a_usage_error(run_inner) -> None:
