@@ -223,8 +223,8 @@ def test_the_readme_gate_steps_run_on_real_summaries(runs: RealRuns, tmp_path: P
         work = tmp_path / f"{summary.stem}-{expected}"
         (work / "baseline").mkdir(parents=True)
         shutil.copy(summary, work / "run.json")
-        shutil.copy(runs.suite, work / "baseline" / "run.json")  # the main branch's last run: the green suite
-        shutil.copy(runs.suite, work / "baseline.json")
+        shutil.copy(summary, work / "baseline" / "run.json")  # the main branch's last run of the same suite
+        shutil.copy(summary, work / "baseline.json")
         step_summary = work / "step-summary.md"
         done = _bash(gate_step, work, GITHUB_STEP_SUMMARY=str(step_summary))
         assert done.returncode == expected, done.stdout + done.stderr
