@@ -132,8 +132,8 @@ class GuistateRuntime(SessionsMixin):
         """Controller: the tests the run must account for (after -k/-m deselection)."""
         from pytest_guistate.report.summary import write_incomplete
 
-        if self.ledger is None or self.settings.summary_path is None:
-            return
+        if self.ledger is None or self.settings.summary_path is None or self.config.option.collectonly:
+            return  # --collect-only runs nothing: no test is lost (the gate still refuses an empty summary)
         first = not self.ledger.collected
         self.ledger.add_collected(nodeids)
         if first and self.ledger.collected:

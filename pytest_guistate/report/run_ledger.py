@@ -9,8 +9,8 @@ deselection, which is not a loss), the final pytest outcome of every test whose 
 outcome says why:
 
 - `crashed`: the process running it died (xdist's crash report, or no other explanation);
-- `not_run`: the run stopped before it (`-x`/`--maxfail`, an interrupt, a worker that went down
-  with it still queued).
+- `not_run`: the run stopped before it, or while it ran (`-x`/`--maxfail`, Ctrl-C, a worker that
+  went down with it still queued).
 
 Both block the gate whatever its options. No pytest import here: the pytest layer feeds it.
 """
@@ -79,9 +79,10 @@ class RunLedger:
                 continue
             if nodeid in self.crashes:
                 lost[nodeid] = ("crashed", self.crashes[nodeid])
+            elif nodeid in self._partial and self.stop_reason:
+                lost[nodeid] = ("not_run", f"stopped while running: {self.stop_reason}")
             elif nodeid in self._partial:
-                why = f"; {self.stop_reason}" if self.stop_reason else ""
-                lost[nodeid] = ("crashed", f"started but never finished (no teardown report){why}")
+                lost[nodeid] = ("crashed", "started but never finished (no teardown report)")
             elif self.stop_reason:
                 lost[nodeid] = ("not_run", f"not run: the run stopped early ({self.stop_reason})")
             elif self.workers_down:

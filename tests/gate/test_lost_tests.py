@@ -195,3 +195,22 @@ def test_usage_errors_are_printed_in_the_asked_format(tmp_path: Path, fmt: str) 
             assert json.loads(out.getvalue())["verdict"] == "error"
     code, text = _gate(str(tmp_path / "missing.json"), "--format", fmt)
     assert code == 2 and "no summary file at" in text
+
+
+def test_ctrl_c_leaves_the_running_and_the_queued_tests_blocking_as_not_run(inner: InnerRun, pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_interrupted='''
+def test_a(guistate):
+    raise KeyboardInterrupt  # as Ctrl-C would
+
+
+def test_b(guistate):
+    pass
+''')
+    pytester.runpytest_inprocess("-p", "no:cacheprovider", "--guistate-summary=run.json", no_reraise_ctrlc=True)
+    document = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
+    rows = {t["nodeid"]: (t["outcome"], t["reason"]) for t in document["tests"]}
+    assert rows == {"test_interrupted.py::test_a": ("not_run", "stopped while running: KeyboardInterrupt"),
+                    "test_interrupted.py::test_b": ("not_run", "not run: the run stopped early (KeyboardInterrupt)")}
+    assert _gate(str(pytester.path / "run.json"))[0] == 1
+    inner("--collect-only", "--guistate-summary=run.json")  # collects only: nothing is lost, nothing passes
+    assert json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))["tests"] == []
