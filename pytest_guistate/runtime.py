@@ -119,7 +119,12 @@ class GuistateRuntime(SessionsMixin):
             return
         if self.worker is None:
             reset_parts(path)  # after check_paths() took the summary's lock: only this run's parts are here
-            write_incomplete(path, shard=self.settings.shard)  # a run killed from here on is never "passed"
+            try:
+                write_incomplete(path, shard=self.settings.shard)  # a run killed from here on is never "passed"
+            except OSError as exc:  # e.g. a full disk: at least never leave the last run's summary to be gated
+                path.unlink(missing_ok=True)
+                print(f"guistate: could not mark {path} as in progress ({exc}); the old summary was removed",
+                      file=sys.stderr)
             self.ledger = RunLedger()
         self._summary_part = SummaryPart(path, self.worker)
 
@@ -137,7 +142,11 @@ class GuistateRuntime(SessionsMixin):
         first = not self.ledger.collected
         self.ledger.add_collected(nodeids)
         if first and self.ledger.collected:
-            write_incomplete(self.settings.summary_path, shard=self.settings.shard, collected=self.ledger.collected)
+            try:
+                write_incomplete(self.settings.summary_path, shard=self.settings.shard,
+                                 collected=self.ledger.collected)
+            except OSError as exc:  # the end of the run writes the full list again; the marker is a bonus
+                print(f"guistate: could not update {self.settings.summary_path} ({exc})", file=sys.stderr)
 
     def record_report(self, report: pytest.TestReport) -> None:
         if self.ledger is not None and self.worker is None:
