@@ -94,6 +94,40 @@ def frame_memory_rows(side: int = 20000) -> list[dict[str, object]]:
                         f"{message[:90]}", "steps_kept": 0}]
 
 
+def gate_fault_rows(tmp: Path) -> list[dict[str, object]]:
+    """Issue 22 items 1 and 9 (the gate helper's rows): an xdist worker SIGKILLed mid-test, and a baseline
+    with no test in common. Each row: the run (or gate) time, the gate's exit code and its blocking line."""
+    from tests.gate.test_lost_tests import KILLED
+
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "test_killed.py").write_text(KILLED, encoding="utf-8")
+    gate = [sys.executable, "-m", "pytest_guistate.cli", "gate"]
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "2",
+                    "--guistate=standard", "--guistate-memory=off", "--guistate-retain=on", "--guistate-artifacts=out",
+                    "--guistate-summary=run.json", "test_killed.py"], cwd=tmp, capture_output=True, text=True,
+                   timeout=300, check=False)
+    verdict = subprocess.run([*gate, "run.json"], cwd=tmp, capture_output=True, text=True, timeout=60, check=False)
+    seconds = round(time.monotonic() - started, 2)
+    blocking = [ln.split("BLOCK: ", 1)[1] for ln in verdict.stdout.splitlines() if "BLOCK: " in ln]
+    steps = sum(1 for j in (tmp / "out").glob("*/journal.jsonl") for line in j.read_text("utf-8").splitlines()
+                if json.loads(line)["type"] == "step")
+    rows: list[dict[str, object]] = [{
+        "case": "gate: xdist worker SIGKILLed mid-test (-n 2)", "seconds": seconds, "steps_kept": steps,
+        "message": f"gate exit {verdict.returncode}: {blocking[0][:140] if blocking else verdict.stdout[-140:]}"}]
+    baseline = tmp / "baseline.json"
+    baseline.write_text(json.dumps({"schema": "guistate.summary/1", "tests": [
+        {"nodeid": "other/root/test_killed.py::test_green", "outcome": "passed", "tier": "standard"}]}), "utf-8")
+    started = time.monotonic()
+    verdict = subprocess.run([*gate, "run.json", "--baseline", "baseline.json", "--format", "json"], cwd=tmp,
+                             capture_output=True, text=True, timeout=60, check=False)
+    error = json.loads(verdict.stdout or "{}").get("error", verdict.stderr.strip())
+    rows.append({"case": "gate: --baseline with no test in common (another rootdir)",
+                 "seconds": round(time.monotonic() - started, 2), "steps_kept": 0,
+                 "message": f"gate exit {verdict.returncode}: {str(error)[:140]}"})
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("-n", "--workers", default="2", help="xdist workers (default 2)")
@@ -110,6 +144,9 @@ def main() -> int:
         disk.mkdir()
         rows.append(enospc_row(disk))
         rows.extend(frame_memory_rows())
+
+
+        rows.extend(gate_fault_rows(Path(tmp) / "gate"))
     print(f"tests/faults: {run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-300:]} "
           f"({wall:.0f} s wall, -n {args.workers}, load average {os.getloadavg()[0]:.1f})\n")
     print("| fault | time to fail (s) | message | steps kept |")

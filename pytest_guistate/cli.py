@@ -22,8 +22,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "show": ("pytest_guistate.report.viewer_server", "show_main",
              "serve an artifacts dir on 127.0.0.1 and print the URL of its index (Ctrl-C stops)"),
     "gate": ("pytest_guistate.report.gate", "gate_main",
-             ("CI merge gate: read a --guistate-summary JSON (and a --baseline), print text, markdown, "
-              "GitHub annotations or JSON, exit 1 if the run must not merge")),
+             ("CI merge gate: read --guistate-summary JSON(s) (one per CI shard, and a --baseline), print text, "
+              "markdown, GitHub annotations or JSON, exit 1 if the run must not merge")),
+    "summary": ("pytest_guistate.report.summary_cli", "summary_main",
+                "merge the --guistate-summary files of CI shards into one (for one gate over the whole run)"),
     "memory": ("pytest_guistate.memory.cli", "memory_main",
                "inspect, prune and export the cross-run memory of UI functions (self-healing locators)"),
     "appium": ("pytest_guistate.devices.appium_server", "appium_main",

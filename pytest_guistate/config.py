@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,9 @@ class SessionMode(enum.Enum):
         return self.value
 
 
+SHARD_ENV = "GUISTATE_SHARD"
+
+
 @dataclass(frozen=True)
 class GuistateConfig:
     """Everything the plugin reads from options and ini, validated once at configure time."""
@@ -76,6 +80,7 @@ class GuistateConfig:
     session_timeout_s: float | None = None  # per new Appium session; None = the platform default
     test_timeout_s: float = 0.0  # wall-clock budget per test; 0 = none (the marker's timeout= still applies)
     cycle_limit: int = 8  # steps in a screen loop with no milestone before the test fails; 0 = never
+    shard: str | None = None  # this run's CI shard name in the summary (issue 27)
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -167,6 +172,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="Write a JSON summary of the run (for CI merge gates).",
     )
     group.addoption(
+        "--guistate-shard",
+        dest="guistate_shard",
+        default=None,
+        metavar="NAME",
+        help=f"This run's CI shard name, recorded in the summary for `guistate gate` over several shards "
+        f"(default: ${SHARD_ENV}, else ini guistate_shard).",
+    )
+    group.addoption(
         "--guistate-session",
         dest="guistate_session",
         choices=[m.value for m in SessionMode],
@@ -200,6 +213,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("guistate_artifacts", "artifacts directory", default="guistate-artifacts")
     parser.addini("guistate_retain", "on|failure|off", default=Retain.FAILURE.value)
     parser.addini("guistate_summary", "path of the JSON run summary", default="")
+    parser.addini("guistate_shard", "CI shard name recorded in the summary (option and $GUISTATE_SHARD win)",
+                  default="")
     parser.addini("guistate_memory", "cross-run memory file, or off", default=".guistate/memory.sqlite")
     parser.addini("guistate_light_max_steps", "auto tier: at most this many steps → light", default="8")
     parser.addini("guistate_standard_max_steps", "auto tier: at most this many steps → standard", default="25")
@@ -319,7 +334,19 @@ def build_config(config: pytest.Config) -> GuistateConfig:
         cycle_limit=_positive_int(config, "guistate_cycle_limit"),
         test_timeout_s=_deadline(pick("guistate_test_timeout", "guistate_test_timeout"), "--guistate-test-timeout",
                                  zero_ok=True) or 0.0,
+        shard=_shard(config),
     )
+
+
+def _shard(config: pytest.Config) -> str | None:
+    """--guistate-shard, else $GUISTATE_SHARD (a CI matrix sets it), else ini guistate_shard; blank = none."""
+    value = getattr(config.option, "guistate_shard", None)
+    if value is None:
+        value = os.environ.get(SHARD_ENV) or str(config.getini("guistate_shard"))
+    value = value.strip()
+    if any(ch in value for ch in "\r\n"):
+        raise pytest.UsageError(f"--guistate-shard: a shard name is one line, got {value!r}")
+    return value or None
 
 
 def _platform(value: str) -> str:

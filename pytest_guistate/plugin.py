@@ -21,6 +21,7 @@ from pytest_guistate.fixtures import (  # noqa: F401
     guistate_session_keeper,
 )
 from pytest_guistate.items import attach_failure_section, remember_report
+from pytest_guistate.ledger_hooks import LedgerHooks
 from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime, default_refresh
 from pytest_guistate.session_reuse import session_mode
 
@@ -47,6 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[CONFIG_KEY] = guistate_config
     config.stash[RUNTIME_KEY] = GuistateRuntime(config, guistate_config)
     config.stash[RUNTIME_KEY].check_paths()
+    config.pluginmanager.register(LedgerHooks(config.stash[RUNTIME_KEY]), "guistate-ledger")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -62,7 +64,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[RUNTIME_KEY].start_summary()
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.config.stash[RUNTIME_KEY].record_stop(session, exitstatus)  # ledger_hooks.py
     session.config.stash[RUNTIME_KEY].write_summary()
     session.config.stash[RUNTIME_KEY].write_index()
 

@@ -26,6 +26,7 @@ from pytest_guistate.runtime_session import SessionsMixin
 if TYPE_CHECKING:
     from pytest_guistate.devices.sim.server import SimServer
     from pytest_guistate.memory.heal import Healer
+    from pytest_guistate.report.run_ledger import RunLedger
     from pytest_guistate.report.summary import SummaryPart
 
 __all__ = ["RUNTIME_KEY", "GuistateRuntime", "default_refresh"]
@@ -50,6 +51,7 @@ class GuistateRuntime(SessionsMixin):
     _summary_lock: int | None = field(default=None, init=False)  # fd of `<summary>.lock`, held for the run
     heal_lines: list[str] = field(default_factory=list, init=False)  # for the terminal summary
     finished_rows: list[dict[str, Any]] = field(default_factory=list, init=False)  # this process's tests, for the index
+    ledger: RunLedger | None = field(default=None, init=False)  # controller: collected vs finished (run_ledger.py)
 
     def sim_url(self) -> str:
         """Start the embedded simulated phone on a free loopback port (once per process)."""
@@ -109,15 +111,70 @@ class GuistateRuntime(SessionsMixin):
         return tier, reason, reason == "default"
 
     def start_summary(self) -> None:
-        """Controller: clear stale part files; every process: open its own part."""
-        from pytest_guistate.report.summary import SummaryPart, reset_parts
+        """Controller: clear stale part files, mark the summary incomplete; every process: open its own part."""
+        from pytest_guistate.report.run_ledger import RunLedger
+        from pytest_guistate.report.summary import SummaryPart, reset_parts, write_incomplete
 
         path = self.settings.summary_path
         if path is None:
             return
         if self.worker is None:
             reset_parts(path)  # after check_paths() took the summary's lock: only this run's parts are here
+            try:
+                write_incomplete(path, shard=self.settings.shard)  # a run killed from here on is never "passed"
+            except OSError as exc:  # e.g. a full disk: at least never leave the last run's summary to be gated
+                path.unlink(missing_ok=True)
+                print(f"guistate: could not mark {path} as in progress ({exc}); the old summary was removed",
+                      file=sys.stderr)
+            self.ledger = RunLedger()
         self._summary_part = SummaryPart(path, self.worker)
+
+    @property
+    def distributing(self) -> bool:
+        """This process is xdist's controller: the workers collect and run, it only hears of it."""
+        return self.worker is None and self.config.pluginmanager.get_plugin("dsession") is not None
+
+    def record_collected(self, nodeids: list[str]) -> None:
+        """Controller: the tests the run must account for (after -k/-m deselection)."""
+        from pytest_guistate.report.summary import write_incomplete
+
+        if self.ledger is None or self.settings.summary_path is None or self.config.option.collectonly:
+            return  # --collect-only runs nothing: no test is lost (the gate still refuses an empty summary)
+        first = not self.ledger.collected
+        self.ledger.add_collected(nodeids)
+        if first and self.ledger.collected:
+            try:
+                write_incomplete(self.settings.summary_path, shard=self.settings.shard,
+                                 collected=self.ledger.collected)
+            except OSError as exc:  # the end of the run writes the full list again; the marker is a bonus
+                print(f"guistate: could not update {self.settings.summary_path} ({exc})", file=sys.stderr)
+
+    def record_report(self, report: pytest.TestReport) -> None:
+        if self.ledger is not None and self.worker is None:
+            self.ledger.report(report.nodeid, str(report.when), report.outcome)
+
+    def record_crash(self, nodeid: str, reason: str) -> None:
+        if self.ledger is not None:
+            self.ledger.crash(nodeid, reason)
+
+    def record_worker_down(self, worker: str, error: object) -> None:
+        if self.ledger is not None and error:
+            self.ledger.worker_down(worker, error)
+
+    def record_stop(self, session: pytest.Session, exitstatus: int) -> None:
+        """Why the run ended before its tests did: -x/--maxfail, Ctrl-C, a collection error."""
+        if self.ledger is None or self.ledger.stop_reason:
+            return
+        dsession = self.config.pluginmanager.get_plugin("dsession")
+        reasons = [session.shouldfail, session.shouldstop, getattr(dsession, "shouldstop", None)]
+        reason = next((str(r) for r in reasons if r), None)
+        if reason is None and exitstatus == pytest.ExitCode.INTERRUPTED:
+            reason = "interrupted"
+        self.ledger.stop_reason = reason
+
+    def record_interrupt(self, message: str) -> None:
+        if self.ledger is not None and not self.ledger.stop_reason:
+            self.ledger.stop_reason = message
 
     def check_paths(self) -> None:
         """Controller, at configure: unwritable dirs and a summary another run holds are usage errors (paths.py)."""
@@ -131,7 +188,7 @@ class GuistateRuntime(SessionsMixin):
         from pytest_guistate.report.summary import merge_parts
 
         if self.settings.summary_path is not None and self.worker is None:
-            merge_parts(self.settings.summary_path)
+            merge_parts(self.settings.summary_path, ledger=self.ledger, shard=self.settings.shard)
 
     def write_index(self) -> None:
         """Controller: the run's index.html in the artifacts dir, when any test folder was kept."""

@@ -1,4 +1,4 @@
-"""`guistate memory list|show|prune|export`: look into and maintain a memory file.
+"""`guistate memory list|show|prune|export|merge`: look into and maintain a memory file.
 
 The lead registers it in `pytest_guistate/cli.py` COMMANDS as
 `"memory": ("pytest_guistate.memory.cli", "memory_main", "inspect and prune the cross-run memory")`.
@@ -33,11 +33,18 @@ def _parser() -> argparse.ArgumentParser:
     prune.add_argument("--older-than-days", type=float, help="drop variants unused for this many days")
     export = sub.add_parser("export", help="write manifest.json and every patch as PNG into a folder")
     export.add_argument("dest", type=Path)
+    merge = sub.add_parser("merge", help="merge the memories of several CI runners into one file (merge.py)")
+    merge.add_argument("inputs", type=Path, nargs="+", metavar="MEMORY")
+    merge.add_argument("-o", "--output", type=Path, required=True, metavar="OUT")
+    merge.add_argument("--max-entries", type=int, default=5000,
+                       help="cap of the merged store (the store's default, 5000); lowest-ranked go first")
     return parser
 
 
 def memory_main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
+    if args.command == "merge":
+        return _merge(args)
     if not args.store.exists():
         print(f"guistate memory: no memory file at {args.store}", file=sys.stderr)
         return 2
@@ -103,6 +110,20 @@ def _export(store: MemoryStore, args: argparse.Namespace) -> int:
                                     "access_count"), row, strict=True)) for row in flows]}
     (args.dest / "manifest.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
     print(f"exported {len(manifest)} patch(es) and {len(flows)} flow(s) to {args.dest}")
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from pytest_guistate.memory.merge import merge_stores
+
+    try:
+        report = merge_stores(args.inputs, args.output, max_entries=args.max_entries)
+    except (MemorySchemaError, ValueError) as exc:
+        print(f"guistate memory merge: {exc}; nothing written", file=sys.stderr)
+        return 2
+    print(f"merged {len(args.inputs)} memory file(s) into {args.output}:")
+    for line in report.lines():
+        print(line)
     return 0
 
 

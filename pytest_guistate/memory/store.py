@@ -265,6 +265,15 @@ class MemoryStore:
                                     "ORDER BY function, app").fetchall()
         return [(r[0], r[1], int(r[2])) for r in rows]
 
+    def import_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Rows as they are (timestamps and counts kept), in the given order, one transaction (merge.py)."""
+        if table not in ("patches", "flows") or not all(c.isidentifier() for c in columns):
+            raise ValueError(f"no memory table {table!r} with columns {list(columns)}")
+        marks = ", ".join("?" for _ in columns)
+        with self._write() as db:
+            db.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
+                           [[sqlite3.Binary(v) if isinstance(v, bytes) else v for v in row] for row in rows])
+
     # -- plumbing used by flows.py -----------------------------------------------------------
     def execute_write(self, sql: str, args: Sequence[Any]) -> int:
         with self._write() as db:

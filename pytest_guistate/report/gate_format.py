@@ -5,7 +5,11 @@
   note); cells are escaped, so app text in a node id or a reason cannot inject markup;
 - `github`: one `::error file=…,line=…,title=…::` workflow annotation per blocking test, on the
   line of the test file where it failed (else its `def`), then the text table for the log;
-- `json`: everything above for tools (schema `guistate.gate/1`).
+- `json`: everything above for tools (schema `guistate.gate/2`: /1 plus `problems`, `warnings`,
+  `shards`; a usage error is `{"schema", "verdict": "error", "exit_code", "error"}`).
+
+Run-level problems (a missing or unfinished shard, shard.py) block like a test and come first in
+every format; warnings (a summary without its collected list) are said in every format too.
 """
 
 from __future__ import annotations
@@ -17,9 +21,9 @@ from dataclasses import dataclass, field
 from pytest_guistate.report.baseline import healed
 from pytest_guistate.report.summary import TestSummary
 
-__all__ = ["FORMATS", "GATE_SCHEMA", "GateResult", "GateRow", "render"]
+__all__ = ["FORMATS", "GATE_SCHEMA", "GateResult", "GateRow", "render", "render_error"]
 
-GATE_SCHEMA = "guistate.gate/1"
+GATE_SCHEMA = "guistate.gate/2"
 FORMATS = ("text", "markdown", "github", "json")
 
 
@@ -45,6 +49,9 @@ class GateResult:
     baseline: str | None = None  # the baseline summary's path, when given
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # run-level blockers (shards.py)
+    warnings: list[str] = field(default_factory=list)
+    shards: list[str] = field(default_factory=list)  # shard names, when the run was sharded
 
     @property
     def blocked(self) -> list[GateRow]:
@@ -52,15 +59,19 @@ class GateResult:
 
     @property
     def exit_code(self) -> int:
-        """0: the run may merge; 1: it may not (a blocking test, or no tests at all)."""
-        return 1 if self.blocked or not self.rows else 0
+        """0: the run may merge; 1: it may not (a blocking test, a run-level problem, or no tests at all)."""
+        return 1 if self.blocked or self.problems or not self.rows else 0
 
     @property
     def verdict(self) -> str:
+        problems = f"{len(self.problems)} run problem(s)" if self.problems else ""
         if not self.rows:
-            return "the summary holds no tests; refusing to pass an empty run"
+            return "the summary holds no tests; refusing to pass an empty run" + (f" ({problems})" if problems else "")
         if self.blocked:
-            return f"{len(self.blocked)} of {len(self.rows)} test(s) block the merge"
+            return f"{len(self.blocked)} of {len(self.rows)} test(s) block the merge" + (
+                f", and {problems}" if problems else "")
+        if problems:
+            return f"{problems} block the merge ({len(self.rows)} test(s) pass)"
         return f"all {len(self.rows)} test(s) pass the gate"
 
 
@@ -84,8 +95,8 @@ COLUMNS: dict[str, Callable[[TestSummary], str]] = {
 }
 
 
-def _cells(row: GateRow, arrow: str) -> list[str]:
-    cells = [row.test.nodeid]
+def _cells(row: GateRow, arrow: str, shards: bool = False) -> list[str]:
+    cells = [row.test.nodeid, *([row.test.shard or "-"] if shards else [])]
     for value in COLUMNS.values():
         new = value(row.test)
         old = value(row.old) if row.old is not None else new
@@ -93,9 +104,14 @@ def _cells(row: GateRow, arrow: str) -> list[str]:
     return cells
 
 
+def _header(result: GateResult) -> list[str]:
+    return ["test", *(["shard"] if result.shards else []), *COLUMNS, "gate"]
+
+
 def _text(result: GateResult) -> str:
-    rows = [["test", *COLUMNS, "gate"]]
-    rows += [[*_cells(row, " -> "), "BLOCK: " + "; ".join(row.why) if row.blocked else "ok"] for row in result.rows]
+    rows = [_header(result)]
+    rows += [[*_cells(row, " -> ", bool(result.shards)), "BLOCK: " + "; ".join(row.why) if row.blocked else "ok"]
+             for row in result.rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for number, row in enumerate(rows):
@@ -107,8 +123,14 @@ def _text(result: GateResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _changes(result: GateResult, quote: Callable[[str], str]) -> list[str]:
-    lines = []
+def _run_notes(result: GateResult, quote: Callable[[str], str]) -> list[str]:
+    return [f"BLOCK: {quote(p)}" for p in result.problems] + [f"WARNING: {quote(w)}" for w in result.warnings]
+
+
+def _changes(result: GateResult, quote: Callable[[str], str], notes: bool = True) -> list[str]:
+    lines = _run_notes(result, quote) if notes else []
+    if result.shards:
+        lines.append(f"shards: {', '.join(quote(s) for s in result.shards)}")
     if result.baseline is not None:
         lines.append(f"baseline: {quote(result.baseline)}")
         if result.added:
@@ -130,15 +152,18 @@ def md(text: str) -> str:
 def _markdown(result: GateResult) -> str:
     mark = "❌" if result.exit_code else "✅"
     lines = [f"### {mark} guistate gate: {md(result.verdict)}", ""]
+    notes = _run_notes(result, md)
+    if notes:
+        lines += [f"- **{note.split(':', 1)[0]}**:{note.split(':', 1)[1]}" for note in notes] + [""]
     if result.rows:
-        header = ["test", *COLUMNS, "gate"]
+        header = _header(result)
         lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for row in result.rows:
-            cells = [md(cell) for cell in _cells(row, " \u2192 ")]  # old → new
+            cells = [md(cell) for cell in _cells(row, " \u2192 ", bool(result.shards))]  # old → new
             gate = "**block**: " + "; ".join(md(w) for w in row.why) if row.blocked else "ok"
             lines.append("| " + " | ".join([*cells, gate]) + " |")
         lines.append("")
-    lines += [f"- {line}" for line in _changes(result, md)]
+    lines += [f"- {line}" for line in _changes(result, md, notes=False)]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -159,8 +184,11 @@ def _github(result: GateResult, path_prefix: str) -> str:
             line = row.test.fail_line or row.test.line
             if line:
                 props.append(f"line={line}")
-        props.append(f"title={_property('guistate gate: ' + row.test.nodeid)}")
+        shard = f" [shard {row.test.shard}]" if row.test.shard else ""
+        props.append(f"title={_property('guistate gate' + shard + ': ' + row.test.nodeid)}")
         lines.append(f"::error {','.join(props)}::{_data('; '.join(row.why))}")
+    lines += [f"::error title=guistate gate::{_data(problem)}" for problem in result.problems]
+    lines += [f"::warning title=guistate gate::{_data(warning)}" for warning in result.warnings]
     if not result.rows:
         lines.append(f"::error title=guistate gate::{_data(result.verdict)}")
     return "\n".join(lines) + ("\n" if lines else "") + _text(result)
@@ -170,7 +198,8 @@ def _json(result: GateResult) -> str:
     document = {
         "schema": GATE_SCHEMA, "verdict": "fail" if result.exit_code else "pass", "exit_code": result.exit_code,
         "message": result.verdict, "baseline": result.baseline, "added": result.added, "removed": result.removed,
-        "tests": [{"nodeid": r.test.nodeid, "file": r.test.file, "line": r.test.line, "fail_line": r.test.fail_line,
+        "problems": result.problems, "warnings": result.warnings, "shards": result.shards,
+        "tests": [{"nodeid": r.test.nodeid, "shard": r.test.shard, "file": r.test.file, "line": r.test.line, "fail_line": r.test.fail_line,
                    "blocked": r.blocked, "reasons": r.reasons, "regressions": r.regressions,
                    "new": r.test.to_dict(), "old": r.old.to_dict() if r.old is not None else None}
                   for r in result.rows],
@@ -188,3 +217,15 @@ def render(result: GateResult, fmt: str, *, path_prefix: str = "") -> str:
     if fmt == "json":
         return _json(result)
     raise ValueError(f"unknown gate format {fmt!r}; known: {', '.join(FORMATS)}")
+
+
+def render_error(message: str, code: int, fmt: str) -> str:
+    """A usage error in the asked format: a job summary or a JSON consumer is never left with nothing."""
+    if fmt == "markdown":
+        return f"### \u274c guistate gate: error\n\n{md(message)}\n"
+    if fmt == "github":
+        return f"::error title=guistate gate::{_data(message)}\n"
+    if fmt == "json":
+        return json.dumps({"schema": GATE_SCHEMA, "verdict": "error", "exit_code": code, "error": message},
+                          indent=2, ensure_ascii=False) + "\n"
+    return f"guistate gate: {message}\n"

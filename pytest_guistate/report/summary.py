@@ -5,6 +5,12 @@ Each worker (or the single process) appends its tests to a part file
 parts into `--guistate-summary=PATH` at session finish. Part files are written whole after every
 test (write to a temp name, then `os.replace`), so a worker that dies keeps what it had.
 The same figures go into JUnit XML as `<property>`s (`junit_properties`).
+
+Since `guistate.summary/2` the document also says what the run collected and what finished
+(`run_ledger.py`): a collected test without a final report gets a `crashed` or `not_run` row, and
+the file is replaced by an incomplete marker (`complete: false`) when the run starts, so a run
+killed before its end never leaves the previous run's summary behind for the gate to pass.
+`read_run` reads both versions (a /1 document has no `collected` list; the gate warns).
 """
 
 from __future__ import annotations
@@ -18,22 +24,30 @@ from pathlib import Path
 from typing import Any
 
 from pytest_guistate.filelock import LOCKS_AVAILABLE, open_lock_file, try_lock
+from pytest_guistate.report.run_ledger import LOST_OUTCOMES, RunLedger
 
 __all__ = [
     "SUMMARY_SCHEMA",
+    "SUMMARY_SCHEMAS",
     "SummaryBusy",
     "SummaryPart",
+    "SummaryRun",
     "TestSummary",
     "junit_properties",
     "lock_summary",
     "merge_parts",
     "parts_dir",
+    "read_run",
     "read_summary",
     "reset_parts",
     "summarize",
+    "summary_totals",
+    "write_document",
+    "write_incomplete",
 ]
 
-SUMMARY_SCHEMA = "guistate.summary/1"
+SUMMARY_SCHEMA = "guistate.summary/2"
+SUMMARY_SCHEMAS = ("guistate.summary/1", SUMMARY_SCHEMA)  # what `read_run` accepts
 
 
 @dataclass
@@ -41,7 +55,7 @@ class TestSummary:
     """One test's figures. `milestones_total` 0 means no plan was declared."""
 
     nodeid: str
-    outcome: str  # passed | failed | error | skipped | killed
+    outcome: str  # passed | failed | error | skipped | killed | crashed | not_run (run_ledger.py)
     tier: str
     steps: int = 0
     milestones_done: int = 0
@@ -60,6 +74,8 @@ class TestSummary:
     file: str | None = None  # the test's file, relative to where pytest was started (posix separators)
     line: int | None = None  # 1-based line of the test's `def`
     fail_line: int | None = None  # 1-based line of the test file the failure went through (CI annotations)
+    reason: str | None = None  # why a crashed / not_run test has no final report
+    shard: str | None = None  # the CI shard that ran it (--guistate-shard / GUISTATE_SHARD)
 
     __test__ = False  # not a pytest test class despite the name
 
@@ -196,21 +212,11 @@ class SummaryPart:
         os.replace(tmp, self.path)
 
 
-def merge_parts(summary_path: Path, *, remove_parts: bool = True) -> dict[str, Any]:
-    """Controller side: merge every part file into `summary_path`; returns the written document."""
-    folder = parts_dir(summary_path)
-    tests: list[dict[str, Any]] = []
-    workers: list[str] = []
-    for part in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        data = json.loads(part.read_text(encoding="utf-8"))
-        if data.get("schema") != SUMMARY_SCHEMA:
-            raise ValueError(f"{part}: schema {data.get('schema')!r} is not {SUMMARY_SCHEMA}")
-        workers.append(str(data.get("worker")))
-        tests.extend(TestSummary.from_dict(t).to_dict() for t in data.get("tests") or [])
-    tests.sort(key=lambda t: (t["nodeid"], str(t.get("worker"))))
-    totals = {
+def summary_totals(tests: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    return {
         "tests": len(tests),
-        "failed": sum(1 for t in tests if t["outcome"] in ("failed", "error", "killed")),
+        "failed": sum(1 for t in tests if t["outcome"] in ("failed", "error", "killed", *LOST_OUTCOMES)),
+        "lost": sum(1 for t in tests if t["outcome"] in LOST_OUTCOMES),
         "steps": sum(t["steps"] for t in tests),
         "stale_episodes": sum(t["stale_episodes"] for t in tests),
         "retries": sum(t["retries"] for t in tests),
@@ -221,10 +227,56 @@ def merge_parts(summary_path: Path, *, remove_parts: bool = True) -> dict[str, A
         "false_heals_prevented": sum(1 for t in tests for h in t.get("heals") or []
                                      if h.get("status") == "false_heal_prevented"),
     }
-    document = {"schema": SUMMARY_SCHEMA, "created": round(time.time(), 3), "workers": workers,
-                "totals": totals, "tests": tests}
+
+
+def write_document(summary_path: Path, document: dict[str, Any]) -> None:
+    """Whole or not at all: a reader never sees half a summary."""
     summary_path.parent.mkdir(parents=True, exist_ok=True)
-    summary_path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    tmp = summary_path.with_name(summary_path.name + ".tmp")
+    tmp.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    os.replace(tmp, summary_path)
+
+
+def write_incomplete(summary_path: Path, *, shard: str | None = None, collected: Sequence[str] | None = None) -> None:
+    """Controller, at session start (and once collection is known): the marker of a run in progress.
+
+    If the run dies before `merge_parts`, the gate reads this and refuses it, instead of the previous
+    run's summary that would otherwise still sit at the same path."""
+    write_document(summary_path, {
+        "schema": SUMMARY_SCHEMA, "created": round(time.time(), 3), "complete": False, "shard": shard,
+        "collected": None if collected is None else list(collected), "finished": {}, "workers": [],
+        "totals": summary_totals([]), "tests": []})
+
+
+def merge_parts(summary_path: Path, *, remove_parts: bool = True, ledger: RunLedger | None = None,
+                shard: str | None = None) -> dict[str, Any]:
+    """Controller side: merge every part file into `summary_path`; returns the written document.
+
+    With the run's `ledger`, every collected test that has neither a part row nor a final report
+    gets a `crashed` / `not_run` row naming why (without one, `collected` is null)."""
+    folder = parts_dir(summary_path)
+    tests: list[dict[str, Any]] = []
+    workers: list[str] = []
+    for part in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        data = json.loads(part.read_text(encoding="utf-8"))
+        if data.get("schema") != SUMMARY_SCHEMA:
+            raise ValueError(f"{part}: schema {data.get('schema')!r} is not {SUMMARY_SCHEMA}")
+        workers.append(str(data.get("worker")))
+        tests.extend(TestSummary.from_dict(t).to_dict() for t in data.get("tests") or [])
+    if ledger is not None:
+        for nodeid, (outcome, reason) in ledger.lost(t["nodeid"] for t in tests).items():
+            tests.append(TestSummary(nodeid=nodeid, outcome=outcome, tier="-", reason=reason,
+                                     file=nodeid.split("::")[0]).to_dict())
+    for test in tests:
+        test["shard"] = shard
+    tests.sort(key=lambda t: (t["nodeid"], str(t.get("worker"))))
+    document = {"schema": SUMMARY_SCHEMA, "created": round(time.time(), 3), "complete": True, "shard": shard,
+                "collected": list(ledger.collected) if ledger is not None else None,
+                "finished": dict(sorted(ledger.outcomes.items())) if ledger is not None else {},
+                "stop_reason": ledger.stop_reason if ledger is not None else None,
+                "workers_down": list(ledger.workers_down) if ledger is not None else [],
+                "workers": workers, "totals": summary_totals(tests), "tests": tests}
+    write_document(summary_path, document)
     if remove_parts and folder.is_dir():
         for part in folder.glob("*.json"):
             part.unlink()
@@ -233,19 +285,55 @@ def merge_parts(summary_path: Path, *, remove_parts: bool = True) -> dict[str, A
     return document
 
 
-def read_summary(path: Path) -> list[TestSummary]:
+@dataclass
+class SummaryRun:
+    """One summary file as the gate sees it (either schema version)."""
+
+    path: Path
+    schema: str
+    tests: list[TestSummary]
+    complete: bool = True
+    shard: str | None = None
+    collected: list[str] | None = None  # None: a /1 document, or written without a ledger
+    finished: dict[str, str] = field(default_factory=dict)  # final pytest outcome of every finished test
+    stop_reason: str | None = None
+    problems: list[str] = field(default_factory=list)  # run-level blockers a merged summary carries
+
+    __test__ = False
+
+
+def read_run(path: Path) -> SummaryRun:
+    """Read and check one summary; ValueError names the file and the problem."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ValueError(f"no summary file at {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} cannot be read ({exc})") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema") != SUMMARY_SCHEMA:
-        raise ValueError(f"{path} is not a {SUMMARY_SCHEMA} document")
+    if not isinstance(data, dict) or data.get("schema") not in SUMMARY_SCHEMAS:
+        raise ValueError(f"{path} is not a guistate.summary/1 document, nor a {SUMMARY_SCHEMA} one")
     tests = data.get("tests") or []
     if not isinstance(tests, list) or not all(isinstance(t, dict) for t in tests):
         raise ValueError(f"{path}: \"tests\" must be a list of objects")
+    collected = data.get("collected")
+    if collected is not None and not (isinstance(collected, list) and all(isinstance(c, str) for c in collected)):
+        raise ValueError(f"{path}: \"collected\" must be a list of node ids")
+    finished = data.get("finished") or {}
+    problems = data.get("problems") or []
+    if not isinstance(finished, dict) or not isinstance(problems, list):
+        raise ValueError(f"{path}: \"finished\" must be an object and \"problems\" a list")  # noqa: TRY004
+    shard = data.get("shard")
     try:
-        return [TestSummary.from_dict(t) for t in tests]
+        rows = [TestSummary.from_dict(t) for t in tests]
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{path}: {exc}") from None
+    return SummaryRun(path=path, schema=str(data["schema"]), tests=rows, complete=data.get("complete", True) is not False,
+                      shard=None if shard is None else str(shard), collected=collected,
+                      finished={str(k): str(v) for k, v in finished.items()},
+                      stop_reason=data.get("stop_reason"), problems=[str(p) for p in problems])
+
+
+def read_summary(path: Path) -> list[TestSummary]:
+    return read_run(path).tests

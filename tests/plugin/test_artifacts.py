@@ -86,7 +86,7 @@ def test_summary_json_and_junit_properties_agree(inner: InnerRun, pytester: pyte
     inner("--guistate=standard", "--guistate-summary=reports/summary.json", "--junitxml=junit.xml",
           "--guistate-artifacts=out").assert_outcomes(passed=2, failed=1)
     document = json.loads((pytester.path / "reports" / "summary.json").read_text(encoding="utf-8"))
-    assert document["schema"] == "guistate.summary/1"
+    assert document["schema"] == "guistate.summary/2"
     assert document["workers"] == ["main"]
     tests = {t["nodeid"]: t for t in document["tests"]}
     assert set(tests) == {"test_tasks.py::test_green", "test_tasks.py::test_red"}  # only guistate tests

@@ -80,7 +80,7 @@ def test_json_carries_everything_for_tools() -> None:
     result = GateResult([GateRow(new, ["outcome failed"], ["passed before, failed now"], old)], baseline="main.json",
                         added=["x"], removed=["y"])
     document = json.loads(render(result, "json"))
-    assert document["schema"] == "guistate.gate/1" and (document["verdict"], document["exit_code"]) == ("fail", 1)
+    assert document["schema"] == "guistate.gate/2" and (document["verdict"], document["exit_code"]) == ("fail", 1)
     [row] = document["tests"]
     assert row["reasons"] == ["outcome failed"] and row["regressions"] == ["passed before, failed now"]
     assert (row["old"]["steps"], row["new"]["steps"], row["file"], row["line"]) == (2, 5, "t.py", 1)

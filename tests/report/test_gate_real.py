@@ -190,7 +190,7 @@ def _readme_yaml() -> list[dict[str, Any]]:
 
 
 def test_the_readme_ci_examples_are_yaml_that_publish_and_gate() -> None:
-    github, gitlab = _readme_yaml()
+    github, gitlab = _readme_yaml()[:2]  # the third is the sharded matrix recipe (tests/gate/test_readme_matrix.py)
     assert set(github.get("on", github.get(True))) == {"push", "pull_request"}  # YAML 1.1 reads `on` as True
     steps = github["jobs"]["e2e"]["steps"]
     uploads = {s["with"]["name"] for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")}
@@ -216,15 +216,15 @@ def _bash(script: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str
 
 def test_the_readme_gate_steps_run_on_real_summaries(runs: RealRuns, tmp_path: Path) -> None:
     """The gate lines of both CI examples, run by bash as the CI would, on the real summaries."""
-    github, gitlab = _readme_yaml()
+    github, gitlab = _readme_yaml()[:2]  # the third is the sharded matrix recipe (tests/gate/test_readme_matrix.py)
     gate_step = next(s for s in github["jobs"]["e2e"]["steps"] if s.get("name") == "gate")["run"]
     gitlab_gate = "\n".join(line for line in gitlab["e2e"]["script"] if "BASELINE" in line)
     for summary, expected in ((runs.suite, 0), (runs.failing, 1)):
         work = tmp_path / f"{summary.stem}-{expected}"
         (work / "baseline").mkdir(parents=True)
         shutil.copy(summary, work / "run.json")
-        shutil.copy(runs.suite, work / "baseline" / "run.json")  # the main branch's last run: the green suite
-        shutil.copy(runs.suite, work / "baseline.json")
+        shutil.copy(summary, work / "baseline" / "run.json")  # the main branch's last run of the same suite
+        shutil.copy(summary, work / "baseline.json")
         step_summary = work / "step-summary.md"
         done = _bash(gate_step, work, GITHUB_STEP_SUMMARY=str(step_summary))
         assert done.returncode == expected, done.stdout + done.stderr

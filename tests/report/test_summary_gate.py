@@ -47,7 +47,7 @@ def test_parts_from_workers_merge_into_one_document(tmp_path: Path) -> None:
     assert json.loads(path.read_text()) == document
     assert document["schema"] == SUMMARY_SCHEMA and sorted(document["workers"]) == ["gw0", "gw1"]
     assert [t["nodeid"] for t in document["tests"]] == ["a.py::t", "b.py::t", "c.py::t"]
-    assert document["totals"] == {"tests": 3, "failed": 1, "steps": 9, "stale_episodes": 2, "retries": 1,
+    assert document["totals"] == {"tests": 3, "failed": 1, "lost": 0, "steps": 9, "stale_episodes": 2, "retries": 1,
                                   "conflicts": 0, "llm_tokens": 0, "llm_cost_usd": 0.0, "healed": 0,
                                   "false_heals_prevented": 0}
     assert not parts_dir(path).exists()
