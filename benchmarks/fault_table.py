@@ -144,8 +144,6 @@ def main() -> int:
         disk.mkdir()
         rows.append(enospc_row(disk))
         rows.extend(frame_memory_rows())
-
-
         rows.extend(gate_fault_rows(Path(tmp) / "gate"))
     print(f"tests/faults: {run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-300:]} "
           f"({wall:.0f} s wall, -n {args.workers}, load average {os.getloadavg()[0]:.1f})\n")
