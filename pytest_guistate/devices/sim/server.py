@@ -31,7 +31,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import urlsplit
 
-from pytest_guistate.devices.sim import mobile_reset, routes_element, routes_input  # noqa: F401  (they register routes)
+from pytest_guistate.devices.sim import (  # noqa: F401  (they register routes and mobile: commands)
+    mobile_apps,
+    mobile_reset,
+    routes_element,
+    routes_input,
+)
 from pytest_guistate.devices.sim.errors import W3CError, error_body, from_sim_error, invalid_argument
 from pytest_guistate.devices.sim.latency import LatencyBook, LatencyError, command_kind
 from pytest_guistate.devices.sim.model import PhoneModel, SimError

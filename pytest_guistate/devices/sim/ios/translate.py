@@ -18,9 +18,10 @@ from typing import cast
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices.sim.apps.base import View
+from pytest_guistate.devices.sim.keyboard import KEYBOARD_PACKAGE
 from pytest_guistate.devices.sim.model import SimNode
 
-__all__ = ["AUT", "IosNode", "kids", "nodes_of", "translate"]
+__all__ = ["AUT", "ELEMENT_TYPES", "IosNode", "kids", "nodes_of", "translate"]
 
 AUT = "AppiumAUT"
 SYSTEMUI = "com.android.systemui"
@@ -53,7 +54,14 @@ class IosNode(SimNode):
         }
         if name == "bundleId":
             return self.bundle_id or None
+        if name == "elementType":  # XCUIElementType's raw value, what predicates compare as a number
+            number = ELEMENT_TYPES.get(self.cls.removeprefix("XCUIElementType"))
+            return None if number is None else str(number)
         return values.get(name)
+
+
+# XCUIElementType's raw values in declaration order (Any = 0, Other = 1, Application = 2, ... Cell = 75)
+ELEMENT_TYPES = {kind: number for number, kind in enumerate(["Any", "Other", "Application", "Group", "Window", "Sheet", "Drawer", "Alert", "Dialog", "Button", "RadioButton", "RadioGroup", "CheckBox", "DisclosureTriangle", "PopUpButton", "ComboBox", "MenuButton", "ToolbarButton", "Popover", "Keyboard", "Key", "NavigationBar", "TabBar", "TabGroup", "Toolbar", "StatusBar", "Table", "TableRow", "TableColumn", "Outline", "OutlineRow", "Browser", "CollectionView", "Slider", "PageIndicator", "ProgressIndicator", "ActivityIndicator", "SegmentedControl", "Picker", "PickerWheel", "Switch", "Toggle", "Link", "Image", "Icon", "SearchField", "ScrollView", "ScrollBar", "StaticText", "TextField", "SecureTextField", "DatePicker", "TextView", "Menu", "MenuItem", "MenuBar", "MenuBarItem", "Map", "WebView", "IncrementArrow", "DecrementArrow", "Timeline", "RatingIndicator", "ValueIndicator", "SplitGroup", "Splitter", "RelevanceIndicator", "ColorWell", "HelpTag", "Matte", "DockItem", "Ruler", "RulerMarker", "Grid", "LevelIndicator", "Cell", "LayoutArea", "LayoutItem", "Handle", "Stepper", "Tab", "TouchBar", "StatusItem"])}
 
 
 def nodes_of(root: SimNode) -> Iterator[IosNode]:
@@ -78,8 +86,16 @@ def _identifier(node: SimNode) -> str:
     return rid.rpartition("/")[2]
 
 
+def _keyboard_type(node: SimNode) -> str:
+    """The keyboard window in XCUITest's shape: Other > Keyboard > Other (keys) > Key / Button."""
+    return {"keyboard": "XCUIElementTypeKeyboard", "key": "XCUIElementTypeKey",
+            "button": "XCUIElementTypeButton"}.get(node.resource_id, "XCUIElementTypeOther")
+
+
 def _type(node: SimNode, parent_type: str) -> str:
     cls = node.cls
+    if node.package == KEYBOARD_PACKAGE:
+        return _keyboard_type(node)
     if node.resource_id.endswith(":id/toolbar"):
         return "XCUIElementTypeNavigationBar"
     if node.resource_id == "android:id/parentPanel":
@@ -122,6 +138,9 @@ class _Translator:
         label, value = self._label_value(node, kind, siblings)
         identifier = _identifier(node)
         children = node.children
+        if node.package == KEYBOARD_PACKAGE:  # a key is named by its key name and labelled by what it shows
+            label, value = (node.text or node.content_desc or None) if kind != "XCUIElementTypeOther" else None, None
+            identifier = node.content_desc if kind != "XCUIElementTypeOther" else ""
         if kind == "XCUIElementTypeNavigationBar":
             label, identifier = None, next(iter(_texts(node)), "")  # WDA: a bar is named by its title
         elif kind == "XCUIElementTypeAlert":
@@ -156,6 +175,7 @@ class _Translator:
 
 
 _CONTAINERS = frozenset({"XCUIElementTypeOther", "XCUIElementTypeWindow", "XCUIElementTypeApplication",
+                         "XCUIElementTypeKeyboard",
                          "XCUIElementTypeTable", "XCUIElementTypeCollectionView", "XCUIElementTypeScrollView",
                          "XCUIElementTypeNavigationBar", "XCUIElementTypeAlert"})
 
