@@ -14,7 +14,7 @@ import pytest
 from appium import webdriver
 from appium.options.common import AppiumOptions
 from appium.webdriver.common.appiumby import AppiumBy
-from selenium.common.exceptions import InvalidArgumentException
+from selenium.common.exceptions import InvalidArgumentException, InvalidSelectorException
 
 from pytest_guistate.core.uitree import parse_page_source
 from pytest_guistate.devices.sim import SimServer
@@ -148,3 +148,28 @@ def test_ios_clear_app_deep_link_remove_app_and_element_type_predicates(connect:
     texts = driver.find_elements(AppiumBy.IOS_PREDICATE, "elementType IN {48, 49} AND visible == 1")
     assert {t.get_attribute("type") for t in texts} <= {"XCUIElementTypeStaticText", "XCUIElementTypeTextField"}
     assert texts
+
+
+# -- UiScrollable ----------------------------------------------------------------------------------
+
+def test_android_ui_scrollable_scrolls_the_list_until_the_row_shows(connect: Any) -> None:
+    driver = connect({**ANDROID, "appium:appPackage": FEED})
+    last = parse_page_source(driver.page_source)
+    assert not last.find_text("Judy")  # the last post is below the screen
+    row = driver.find_element(AppiumBy.ANDROID_UIAUTOMATOR,
+                              'new UiScrollable(new UiSelector().scrollable(true).instance(0)).setAsVerticalList()'
+                              '.scrollIntoView(new UiSelector().text("Judy"))')
+    assert row.text == "Judy" and row.is_displayed()
+    assert parse_page_source(driver.page_source).find_text("Judy")  # the list really moved
+    by_desc = driver.find_element(AppiumBy.ANDROID_UIAUTOMATOR,
+                                  'new UiScrollable(new UiSelector().scrollable(true))'
+                                  '.scrollDescriptionIntoView("Delete post by Alice")')
+    assert by_desc.get_attribute("content-desc") == "Delete post by Alice"  # back up: found on the way back
+    by_text = driver.find_elements(AppiumBy.ANDROID_UIAUTOMATOR,
+                                   'new UiScrollable(new UiSelector().scrollable(true)).setMaxSearchSwipes(3)'
+                                   '.scrollTextIntoView("No such post")')
+    assert by_text == []
+    with pytest.raises(InvalidSelectorException, match="getChildByText"):
+        driver.find_element(AppiumBy.ANDROID_UIAUTOMATOR,
+                            'new UiScrollable(new UiSelector().scrollable(true)).getChildByText('
+                            'new UiSelector().className("x"), "y")')

@@ -18,6 +18,7 @@ from pytest_guistate.devices.sim.errors import W3CError, arg_str, invalid_argume
 from pytest_guistate.devices.sim.locators import find_nodes
 from pytest_guistate.devices.sim.model import SimNode
 from pytest_guistate.devices.sim.routes import Request, route
+from pytest_guistate.devices.sim.scrollable import is_ui_scrollable, scroll_into_view
 from pytest_guistate.devices.sim.session import SimSession, element_ref
 
 __all__ = ["visible_centre"]
@@ -40,6 +41,8 @@ def _find(req: Request, many: bool) -> Any:
             helper = getattr(session.phone, "find_xpath", None)
             if callable(own):
                 nodes = own(using, value, scope)
+            elif using == "-android uiautomator" and is_ui_scrollable(value):
+                nodes = scroll_into_view(session.phone, value)  # scrolls the list: it is an action
             else:
                 nodes = find_nodes(
                     root,
