@@ -67,13 +67,13 @@ def test_ios_lists_the_keyboard_in_xcuitest_shape_and_the_tree_knows_where_it_is
     assert driver.find_elements(AppiumBy.CLASS_NAME, "XCUIElementTypeKeyboard") == []
     search_field(driver, True).click()
     (keyboard,) = driver.find_elements(AppiumBy.CLASS_NAME, "XCUIElementTypeKeyboard")
-    assert keyboard.rect == {"x": 0, "y": 508, "width": 390, "height": 336}  # an iPhone's portrait keyboard
+    assert keyboard.rect == {"x": 0, "y": 516, "width": 393, "height": 336}  # an iPhone 15's portrait keyboard
     keys = keyboard.find_elements(AppiumBy.CLASS_NAME, "XCUIElementTypeKey")
     assert {"q", "a", "z", "space", "delete", "shift"} <= {k.get_attribute("name") for k in keys}
     assert [b.get_attribute("label") for b in keyboard.find_elements(AppiumBy.CLASS_NAME, "XCUIElementTypeButton")] \
         == ["done", "Next keyboard"]
     tree = parse_page_source(driver.page_source)
-    assert tree.keyboard_box is not None and (tree.keyboard_box.top, tree.keyboard_box.height) == (508, 336)
+    assert tree.keyboard_box is not None and (tree.keyboard_box.top, tree.keyboard_box.height) == (516, 336)
     controls = tree.controls()
     assert [n.label for n in controls if n.keyboard] == ["done", "Next keyboard"]  # keys are typing, not controls
     assert all(n.keyboard or not tree.keyboard_box.contains(n.bounds) for n in controls)
@@ -84,7 +84,7 @@ def test_ios_lists_the_keyboard_in_xcuitest_shape_and_the_tree_knows_where_it_is
     # and the keyboard is in the screenshot, not only in the tree (iOS's key-plane grey at its bottom)
     png = driver.get_screenshot_as_png()
     image = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
-    assert tuple(int(c) for c in image[2532 - 20, 600][::-1]) == (209, 212, 217)
+    assert tuple(int(c) for c in image[2556 - 20, 600][::-1]) == (209, 212, 217)
 
 
 def test_ios_hide_keyboard_taps_the_named_keys_the_driver_sends(connect: Any) -> None:

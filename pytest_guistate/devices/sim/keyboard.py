@@ -4,8 +4,9 @@ When a text field has the focus, UIKit slides the keyboard up and WebDriverAgent
 `XCUIElementTypeKeyboard` (keys are `XCUIElementTypeKey`, the action key and "Next keyboard" are
 `XCUIElementTypeButton`s) in a window after the app's. The sim draws it into the screenshot and
 lists it in the tree, so `tree.keyboard_box`, controls hidden under it and a keyboard coming up
-are exercised on iOS as on a device. Geometry follows an iPhone's portrait keyboard: 336 of 844
-points high (291 of keys, the rest the globe / dictation strip), four rows of 50-point keys.
+are exercised on iOS as on a device. Geometry follows an iPhone's portrait keyboard: 336 points high
+on a Face ID iPhone (291 of keys, the rest the globe / dictation strip; 260 on a home-button one),
+four rows of 50-point keys.
 
 A key types its character into the focused field, `delete` removes the last one, `shift`
 capitalises the next letter, the action key is `done` (UIReturnKeyType.done: it hides the keyboard,
@@ -25,7 +26,8 @@ __all__ = ["KEYBOARD_PACKAGE", "KEYBOARD_ROWS", "KeyHandlers", "keyboard_window"
 
 KEYBOARD_PACKAGE = "com.apple.keyboard"  # the sim's own marker: the translator turns it into XCUIElementTypeKeyboard
 KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-_HEIGHT_PT, _KEYS_PT, _KEY_PT, _PITCH_PT, _TOP_PT = 336, 291, 50, 54, 8  # of an 844-pt-high iPhone
+_KEY_PT, _PITCH_PT, _TOP_PT = 50, 54, 8
+_FACE_ID_MIN_HEIGHT_PT = 812  # iPhone X and later: a taller keyboard over the home indicator
 _BG = (209, 212, 217)
 _SPECIAL = (172, 177, 185)
 
@@ -40,19 +42,21 @@ class KeyHandlers:
     done: Callable[[], None]
 
 
-def keyboard_window(m: Metrics, handlers: KeyHandlers, shifted: bool = False) -> View:
-    """The keyboard as a window of views; `shifted` draws capitals (the next letter is upper case)."""
-    unit = m.height / 844  # pixels per keyboard point: the keyboard scales with the screen's height
+def keyboard_window(m: Metrics, handlers: KeyHandlers, point: float, shifted: bool = False) -> View:
+    """The keyboard as a window of views, `point` pixels per point; `shifted` draws capitals."""
+    unit = point
     width = m.width
+    tall = m.height / point >= _FACE_ID_MIN_HEIGHT_PT
+    height_pt, keys_pt = (336, 291) if tall else (260, 216)
 
     def y(points: float) -> int:
-        return m.height - round((_HEIGHT_PT - points) * unit)
+        return m.height - round((height_pt - points) * unit)
 
     frame = Box(0, y(0), width, m.height)
     window = View("keyboard", "android.widget.FrameLayout", frame, package=KEYBOARD_PACKAGE,
                   style=Style(bg=_BG))
     board = View("keyboard/board", "android.widget.FrameLayout", frame, rid="keyboard", style=Style(bg=_BG))
-    plane = View("keyboard/keys", "android.widget.FrameLayout", Box(0, frame.top, width, y(_KEYS_PT)),
+    plane = View("keyboard/keys", "android.widget.FrameLayout", Box(0, frame.top, width, y(keys_pt)),
                  on_tap=lambda: None)  # a touch between keys lands on the keyboard, not the app beneath
     key_w = width / 10
     size = max(8, round(22 * unit))
@@ -76,7 +80,7 @@ def keyboard_window(m: Metrics, handlers: KeyHandlers, shifted: bool = False) ->
     plane.add(key("more", "123", 0, 2.5 * key_w, 3, lambda: None, special=True))
     plane.add(key("space", "space", 2.5 * key_w, 7.5 * key_w, 3, lambda: handlers.type_char(" ")))
     plane.add(key("Done", "done", 7.5 * key_w, width, 3, handlers.done, special=True, rid="button"))
-    strip_top = y(_KEYS_PT + 10)
+    strip_top = y(keys_pt + 10)
     globe = View("keyboard/button/next", "android.widget.Button",
                  Box(round(0.1 * key_w), strip_top, round(1.4 * key_w), strip_top + round(40 * unit)),
                  text="", desc="Next keyboard", rid="button", on_tap=lambda: None,

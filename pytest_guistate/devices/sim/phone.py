@@ -95,6 +95,7 @@ class Phone(PhoneInput, PhoneFrames):
         self._closed = False
         self._keyboard_hidden: str | None = None  # the field whose keyboard was hidden (it keeps the focus)
         self._keyboard_shift = False
+        self.point_px = 1.0  # pixels per point: the iOS persona sets its scale (the keyboard's size)
         self._removed: set[str] = set()  # apps `remove_app` took off this phone
         self._keyboard_field: str | None = None  # set by `_windows()`: the field the keyboard types into
         if app_package is not None:
@@ -181,7 +182,7 @@ class Phone(PhoneInput, PhoneFrames):
             if field is not None and self.platform == "ios":
                 windows.append(keyboard_window(self.m, KeyHandlers(self._key_typed, self._key_delete,
                                                                    self._key_shift, self.hide_keyboard_now),
-                                               self._keyboard_shift))
+                                               self.point_px, self._keyboard_shift))
             if self._toast is not None:
                 windows.append(toast_window(self.m, self._toast[1], self._toast[0]))
             if self._popup_for is not None:

@@ -292,7 +292,8 @@ class SimServer:
     """WebDriver server for simulated phones: one phone per session, many sessions per server.
 
     `SimServer(port=0)` picks a free port; `url` is valid after `start()`. `default_caps` are
-    merged under each session's capabilities (the client's own values win).
+    merged under each session's capabilities (the client's own values win); a default
+    `guistate:screen` is the Android persona's, in pixels: an iOS session keeps its own (points).
     """
 
     def __init__(
