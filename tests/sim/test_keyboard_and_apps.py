@@ -173,3 +173,27 @@ def test_android_ui_scrollable_scrolls_the_list_until_the_row_shows(connect: Any
         driver.find_element(AppiumBy.ANDROID_UIAUTOMATOR,
                             'new UiScrollable(new UiSelector().scrollable(true)).getChildByText('
                             'new UiSelector().className("x"), "y")')
+
+
+# -- geometry --------------------------------------------------------------------------------------
+
+def test_ios_a_partly_scrolled_row_keeps_its_whole_frame_and_a_tap_lands_on_its_shown_part(connect: Any) -> None:
+    driver = connect({**IOS, "appium:bundleId": FEED})
+    assert driver.get_window_size() == {"width": 393, "height": 852}  # an iPhone 15
+    table = driver.find_element(AppiumBy.CLASS_NAME, "XCUIElementTypeTable")
+    full = driver.find_elements(AppiumBy.CLASS_NAME, "XCUIElementTypeCell")[1].rect["height"]
+    driver.execute_script("mobile: dragFromToForDuration",
+                          {"fromX": 200, "fromY": 600, "toX": 200, "toY": 540, "duration": 0.5})
+    top = table.rect["y"]
+    first = driver.find_elements(AppiumBy.CLASS_NAME, "XCUIElementTypeCell")[0]
+    rect = first.rect
+    assert rect["y"] < top < rect["y"] + rect["height"], "the row reaches above its list, as WDA reports it"
+    assert rect["height"] == full  # the whole frame, not the part left inside the list
+    first.click()  # lands inside the list, not on the navigation bar above it
+    tap = [e for e in driver.execute_script("mobile: guistateActionLog") if e["action"] == "tap"][-1]
+    assert top * 3 <= tap["y"] < (rect["y"] + rect["height"]) * 3  # screenshot pixels: scale 3
+    android = connect({**ANDROID, "appium:appPackage": FEED})
+    android.swipe(500, 1800, 500, 1620, 500)
+    rows = android.find_elements(AppiumBy.ID, "post_row")
+    rv = android.find_element(AppiumBy.CLASS_NAME, "androidx.recyclerview.widget.RecyclerView").rect
+    assert rows[0].rect["y"] >= rv["y"]  # UiAutomator2 clips to the list

@@ -86,8 +86,10 @@ def _node(req: Request) -> SimNode:
 
 
 def visible_centre(session: SimSession, node: SimNode) -> tuple[int, int]:
-    """Centre of the on-screen part of a node: where UiAutomator2 taps for `click`."""
-    visible = node.bounds.clamp(session.phone.width, session.phone.height)
+    """Centre of the on-screen part of a node: where UiAutomator2 taps for `click` (an iOS row partly
+    scrolled out of its list reports its whole frame; the part still inside the list is `shown`)."""
+    shown = getattr(node, "shown", None) or node.bounds
+    visible = shown.clamp(session.phone.width, session.phone.height)
     if visible.is_empty:
         raise W3CError(
             "element not interactable", f"element {node.key} has no on-screen area ({node.bounds.to_bounds()})"

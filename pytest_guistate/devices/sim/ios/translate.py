@@ -7,7 +7,9 @@ What follows WDA (`XCUIElement+FBWebDriverAttributes`, driver docs "Element Attr
 `name` is the accessibility identifier, else the label; a text field's `value` is its text,
 else its placeholder; a secure field's value is dots; a switch's value is "0"/"1" and its
 label is the row's title; a cell's label joins its texts. The status bar is not part of an
-app's source on iOS, so it is left out (its pixels stay in the screenshot).
+app's source on iOS, so it is left out (its pixels stay in the screenshot). A row partly scrolled
+out of its list keeps its whole frame (WDA reports the element's frame, not the visible part; the
+Android persona clips to the list as UiAutomator2 does); a tap on it goes to the part still shown.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class IosNode(SimNode):
     accessible: bool = False
     index: int = 0
     bundle_id: str = ""
+    shown: Box | None = None  # the part inside its scroll view, when the frame reaches past it (points)
 
     def attribute(self, name: str) -> str | None:
         """Attribute values as WDA returns them (strings, `true`/`false`, None when absent)."""
@@ -147,11 +150,14 @@ class _Translator:
             label = next(iter(_texts(node)), None)  # an alert is named and labelled by its title
             children = sorted(children, key=lambda c: (c.bounds.top, c.bounds.left))  # UIKit: left to right
         name = identifier or label or None
-        out = IosNode(key=node.key, cls=kind, bounds=_pt(node.bounds, self.scale), text=value or label or "",
+        view = self.views.get(node.key)
+        clipped = view is not None and view.box != node.bounds  # a row partly scrolled out of its list
+        frame = _pt(view.box if clipped and view is not None else node.bounds, self.scale)
+        out = IosNode(key=node.key, cls=kind, bounds=frame, text=value or label or "",
                       package=node.package, clickable=node.clickable, focused=node.focused, password=node.password,
                       checked=node.checked, enabled=node.enabled, selected=node.selected, displayed=True,
                       name=name, label=label, value=value, index=index,
-                      accessible=kind not in _CONTAINERS)
+                      accessible=kind not in _CONTAINERS, shown=_pt(node.bounds, self.scale) if clipped else None)
         out.children = [self.node(child, kind, i, children) for i, child in enumerate(children)]
         return out
 
