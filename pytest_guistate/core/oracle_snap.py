@@ -4,7 +4,8 @@
 the smallest container (window, panel, dialog, list row) that encloses it *on top*: windows and
 overlays stack, so the candidate chain starts at the topmost node enclosing the box (the last one
 in document order) and walks up its ancestors -- a spinner drawn over a list row belongs to the
-spinner's layout, not to the row beneath. The raw box is kept when no container fits; the
+spinner's layout, not to the row beneath. An empty layer drawn over other nodes (a childless,
+non-clickable overlay FrameLayout; issue 25) is no candidate: what changed shows through it. The raw box is kept when no container fits; the
 full-screen root and near-full-screen content views never count. A box may poke out of its
 container by `snap_tolerance` px or `snap_slack` of its size (scale rounding, a dialog's shadow).
 Then one change becomes one region:
@@ -61,11 +62,27 @@ class _Snapper:
     def __init__(self, tree: UITree, screen: Box, config: OracleConfig) -> None:
         self.screen = screen
         self.config = config
-        self.order = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty and n.is_drawn]
+        drawn = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty and n.is_drawn]
         self.parents: dict[int, UINode] = {}
         for node in tree.nodes():
             for child in node.children:
                 self.parents[id(child)] = node
+        self.order = [n for i, n in enumerate(drawn) if not self.is_transparent_layer(n, drawn[:i])]
+
+    def is_transparent_layer(self, node: UINode, beneath: Sequence[UINode]) -> bool:
+        """An empty layer (`UINode.is_empty_layer`) drawn over other nodes, not its own parents: a
+        change seen through it is in what lies beneath (issue 25: a large app's childless overlay
+        FrameLayout over its list took every row's change). An empty box beside its siblings (a
+        placeholder in a row) covers nothing and stays a candidate."""
+        if not node.is_empty_layer or node.bounds is None:
+            return False
+        ancestors: set[int] = set()
+        parent = self.parents.get(id(node))
+        while parent is not None:
+            ancestors.add(id(parent))
+            parent = self.parents.get(id(parent))
+        return any(id(other) not in ancestors and node.bounds.intersects(other.bounds)  # type: ignore[arg-type]
+                   for other in beneath)
 
     def usable(self, node: UINode | None) -> bool:
         if node is None or node.bounds is None or not node.is_container:

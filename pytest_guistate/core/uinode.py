@@ -163,6 +163,15 @@ class UINode:
         return any(hint in self.cls for hint in _CONTAINER_HINTS)
 
     @property
+    def is_empty_layer(self) -> bool:
+        """A container with nothing in it: no children, no text, no name, no control. It draws at
+        most a background, and when what lies beneath shows through it is a transparent layer
+        (a large app's childless overlay FrameLayout for tooltips and snackbars, an empty iOS
+        `Other` over a table) that says nothing about where a change under it was."""
+        return (not self.children and self.is_container and not self.is_control and not self.is_checkable
+                and not self.text and not self.content_desc and not (self.platform == IOS and self.value))
+
+    @property
     def label(self) -> str:
         """What a person would call this node. Android: text, else description, else hint, else id. iOS:
         `label`, else `name`, else a text's value -- a switch is "Auto-Correction", not "0"."""

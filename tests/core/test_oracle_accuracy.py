@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import statistics
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from xml.etree import ElementTree
 
 import pytest
 
@@ -75,11 +77,14 @@ class Driver:
     cases: list[Case] = field(default_factory=list)
     _frame: Frame | None = None
     ios: IosPhone | None = None  # the iOS persona over `phone`: its tree is what the oracle snaps to
+    overlay: bool = False  # the tree gets an empty layer over the content (see `with_empty_overlays`)
 
     def shot(self, source: str) -> tuple[Frame, UITree, SimNode]:
         root = self.phone.root()
         if self.ios is not None:
             tree = parse_page_source(self.ios.page_source(), scale=self.ios.scale)
+        elif self.overlay:
+            tree = parse_page_source(with_empty_overlays(self.phone.page_source()))
         else:
             tree = parse_page_source(self.phone.page_source())
         return Frame(png=self.phone.screenshot_png(), source=source), tree, root
@@ -113,8 +118,32 @@ def _visible(phone: Phone, node: SimNode) -> bool:
     return not b.is_empty and 0 <= b.center[0] < phone.width and phone.m.status_h <= b.center[1] < phone.height
 
 
-def monkey(seed: int, size: tuple[int, int], oracle: VisualOracle, ios: IosScreen | None = None) -> list[Case]:
-    """One seeded session through the launcher and every installed app (on the iOS persona if `ios`)."""
+def with_empty_overlays(xml: str) -> str:
+    """The sim's source in the shape of issue 25's real sources: the app's content view ends with an
+    empty, non-clickable FrameLayout (drawing-order 2) over everything below its app bar. Nothing is
+    drawn for it, so the frames and the truth are the same as without it."""
+    root = ElementTree.fromstring(xml)
+    for content in root.iter():
+        if content.get("resource-id") != "android:id/content" or len(content) < 2:
+            continue
+        left, _, right, bottom = _bounds(content)
+        bar_bottom = _bounds(content[0])[3]
+        content.append(ElementTree.Element("android.widget.FrameLayout", {
+            "class": "android.widget.FrameLayout", "package": content.get("package", ""), "clickable": "false",
+            "enabled": "true", "displayed": "true", "drawing-order": "2",
+            "bounds": f"[{left},{bar_bottom}][{right},{bottom}]"}))
+    return ElementTree.tostring(root, encoding="unicode")
+
+
+def _bounds(element: ElementTree.Element) -> tuple[int, int, int, int]:
+    left, top, right, bottom = (int(v) for v in re.findall(r"-?\d+", element.get("bounds", "")))
+    return left, top, right, bottom
+
+
+def monkey(seed: int, size: tuple[int, int], oracle: VisualOracle, ios: IosScreen | None = None,
+           overlay: bool = False) -> list[Case]:
+    """One seeded session through the launcher and every installed app (on the iOS persona if `ios`;
+    with an empty layer over the content in the tree if `overlay`)."""
     clock = ManualClock()
     if ios is not None:
         phone = Phone(width=ios.width_px, height=ios.height_px, seed=seed, clock=clock, platform="ios")
@@ -122,7 +151,7 @@ def monkey(seed: int, size: tuple[int, int], oracle: VisualOracle, ios: IosScree
         caps = {"guistate:seed": seed, "guistate:screen": {"width": size[0], "height": size[1]}}
         phone = Phone.from_capabilities(caps, clock=clock)
     rng = random.Random(seed)
-    d = Driver(phone, clock, oracle, ios=IosPhone(phone, ios) if ios is not None else None)
+    d = Driver(phone, clock, oracle, ios=IosPhone(phone, ios) if ios is not None else None, overlay=overlay)
     d.transition("noise: clock tick", None, 1.0)
     for package in [*INSTALLED, LAUNCHER]:
         phone.set_faults({"animation_ms": 300 if rng.random() < 0.3 else 0})
@@ -156,6 +185,11 @@ def _refresh_with_spinner(d: Driver, rng: random.Random) -> None:
 
 def _random_op(d: Driver, rng: random.Random) -> None:
     phone = d.phone
+    if d.ios is not None and phone.keyboard_field() is not None:
+        # The iOS keyboard (issue 25) is put away between transitions, as a test calls hide_keyboard():
+        # the corpus and its bounds stay those measured without it (the keyboard has tests of its own).
+        phone.hide_keyboard()
+        d._frame = None  # the next probe starts from the screen without it
     nodes = [n for n in phone.root().walk() if _visible(phone, n) and n.package != "com.android.systemui"]
     clickable = [n for n in nodes if n.clickable and n.enabled]
     edits = [n for n in nodes if n.cls == "android.widget.EditText" and n.enabled]
@@ -233,6 +267,23 @@ def test_oracle_accuracy_on_the_ios_persona() -> None:
     # refresh spinner appearing in a frame the probe had seen spinning -- the class of Android's one
     # miss -- so the bound is the same 1% rounded up to whole transitions.
     report_and_check(cases, f"{len(IOS_SESSIONS)} seeded sessions, iOS persona", minimum=200, missed_ceil=True)
+
+
+def test_oracle_accuracy_with_an_empty_overlay_over_the_content(corpus: list[Case]) -> None:
+    """Issue 25's regression: large apps draw an empty, non-clickable FrameLayout over their content.
+    The same seeded sessions with that layer in the tree must snap exactly as without it (it draws
+    nothing, so frames and truth are unchanged): every region's container box the same."""
+    oracle = VisualOracle()
+    seeds = SESSIONS[:2]
+    layered = [case for seed, size in seeds for case in monkey(seed, size, oracle, overlay=True)]
+    plain = [case for case in corpus if case.size == seeds[0][1]][:len(layered)]
+    assert [c.kind for c in layered] == [c.kind for c in plain]
+    differ = [(c.kind, [r.box.as_list() for r in p.result.regions], [r.box.as_list() for r in c.result.regions])
+              for p, c in zip(plain, layered, strict=True)
+              if [(r.box, r.element) for r in p.result.regions] != [(r.box, r.element) for r in c.result.regions]]
+    report_and_check(layered, f"{len(seeds)} seeded sessions, empty overlay over the content", minimum=100,
+                     missed_ceil=True)
+    assert not differ, f"{len(differ)} of {len(layered)} transitions snapped differently: {differ[:3]}"
 
 
 def report_and_check(corpus: list[Case], title: str, minimum: int, missed_ceil: bool = False) -> None:

@@ -25,7 +25,7 @@ SCALE = 3
 def _phone(package: str | None, **faults: float) -> IosPhone:
     inner = Phone(width=1170, height=2532, app_package=package, clock=ManualClock(), frozen=True,
                   wall_start=1_700_000_000.0, platform="ios", faults=dict(faults))
-    return IosPhone(inner, IosScreen())
+    return IosPhone(inner, IosScreen(390, 844, SCALE))  # the corpus is an iPhone 14 (docs/pagesources.md)
 
 
 def _tap(phone: IosPhone, predicate: Callable[..., bool]) -> None:

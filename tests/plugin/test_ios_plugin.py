@@ -104,8 +104,8 @@ def test_a_failing_report_shows_crops_snapped_to_cells(inner: InnerRun, pytester
     step = next(e["record"] for e in steps if e.get("type") == "step")
     cell = next(r for r in step["regions"] if r["container"].startswith("Beach "))
     left, top, right, bottom = cell["box"]
-    assert (right - left, bottom - top) < (1170 // 2, 2532 // 2), "snapped to the photo's cell, not the window"
-    assert all(r["box"] != [0, 0, 1170, 2532] for r in step["regions"])
+    assert (right - left, bottom - top) < (1179 // 2, 2556 // 2), "snapped to the photo's cell, not the window"
+    assert all(r["box"] != [0, 0, 1179, 2556] for r in step["regions"])
     sizes = []
     for crop in sorted((folder / "crops").iterdir()):
         image = cv2.imdecode(np.frombuffer(crop.read_bytes(), np.uint8), cv2.IMREAD_COLOR)
@@ -132,4 +132,4 @@ def test_the_actors_element_list_has_the_buttons_and_cells() -> None:
     assert any(r.get("text") == "Delete post by Carol" for r in tappable)
     assert any(r["kind"].endswith("Cell") and str(r.get("text", "")).startswith("Carol") for r in tappable)
     assert any(r.get("scroll") for r in rows), "the feed's table is scrollable"
-    assert max(r["at"][2] for r in rows) <= 390, "bounds in the shown image (1170 px / 3), not points or pixels"
+    assert max(r["at"][2] for r in rows) <= 393, "bounds in the shown image (1179 px / 3), not points or pixels"

@@ -28,13 +28,13 @@ def log(device: Device, action: str) -> list[dict[str, Any]]:
 
 def test_screenshot_pixels_and_driver_points(open_device: Any) -> None:
     device = open_device(ios("com.guistate.feed"))
-    assert (device.platform, device.scale, device.size) == ("ios", 3.0, (1170, 2532))
+    assert (device.platform, device.scale, device.size) == ("ios", 3.0, (1179, 2556))
     tree = device.ui_tree()
-    assert (tree.platform, tree.unit, tree.width, tree.height) == ("ios", "px", 1170, 2532)
+    assert (tree.platform, tree.unit, tree.width, tree.height) == ("ios", "px", 1179, 2556)
     button = device.find(desc="Delete post by Carol")
     box = device.box_of(button)
     node = next(n for n in tree.nodes() if n.label == "Delete post by Carol")
-    assert node.bounds is not None and abs(node.bounds.left - box.left) <= 3 and box.right > 390
+    assert node.bounds is not None and abs(node.bounds.left - box.left) <= 3 and box.right > 393
     device.tap(x=box.center[0], y=box.center[1])  # screenshot pixels in, points to the driver
     assert log(device, "open_dialog")[0]["author"] == "Carol"
     assert device.observe().package == "Feed"

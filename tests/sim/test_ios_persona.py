@@ -75,7 +75,7 @@ def test_page_source_is_shaped_as_webdriveragent_writes_it(feed: webdriver.Remot
     app = root[0]
     assert app.tag == "XCUIElementTypeApplication"
     assert (app.get("name"), app.get("label")) == ("Feed", "Feed")
-    assert [app.get(k) for k in ("x", "y", "width", "height")] == ["0", "0", "390", "844"]
+    assert [app.get(k) for k in ("x", "y", "width", "height")] == ["0", "0", "393", "852"]
     assert app[0].tag == "XCUIElementTypeWindow"
     for element in root.iter():
         if element is root:
@@ -97,9 +97,9 @@ def test_page_source_is_shaped_as_webdriveragent_writes_it(feed: webdriver.Remot
 
 
 def test_points_in_the_tree_pixels_in_the_screenshot(server: SimServer, feed: webdriver.Remote) -> None:
-    assert feed.get_window_rect() == {"x": 0, "y": 0, "width": 390, "height": 844}
+    assert feed.get_window_rect() == {"x": 0, "y": 0, "width": 393, "height": 852}
     png = base64.b64decode(feed.get_screenshot_as_base64())
-    assert cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR).shape == (2532, 1170, 3)
+    assert cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR).shape == (2556, 1179, 3)
     small = open_ios(server, **{"guistate:screen": {"width": 375, "height": 667, "scale": 2}})
     try:
         assert small.get_window_rect()["width"] == 375
@@ -109,7 +109,7 @@ def test_points_in_the_tree_pixels_in_the_screenshot(server: SimServer, feed: we
         small.quit()
     button = feed.find_element("accessibility id", "delete")
     rect = button.rect
-    assert rect["x"] + rect["width"] <= 390 and rect["y"] + rect["height"] <= 844
+    assert rect["x"] + rect["width"] <= 393 and rect["y"] + rect["height"] <= 852
     # W3C actions are in points too: a tap at the button's centre opens its dialog
     feed.execute_script("mobile: tap", {"x": rect["x"] + rect["width"] / 2, "y": rect["y"] + rect["height"] / 2})
     assert feed.find_element("class name", "XCUIElementTypeAlert").get_attribute("label") == "Delete post?"

@@ -1,7 +1,9 @@
 """`guistate sim`: serve the simulated phone on loopback until Ctrl-C or SIGTERM.
 
 Lets any WebDriver client (another language's Appium client, curl, a debugger) talk to the sim:
-`guistate sim --port 4723` then point the client at the printed URL.
+`guistate sim --port 4723` then point the client at the printed URL. Each session picks its persona
+(Android / UiAutomator2 by default; iOS / XCUITest for `platformName: iOS`); `--width/--height` size
+the Android screen in pixels, an iOS session sizes its own in points (`guistate:screen`).
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ def add_sim_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     """The `sim` subcommand's options, for the top-level `guistate` parser to reuse."""
     parser.add_argument("--port", type=int, default=4723, help="TCP port (0 picks a free one; default 4723)")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
-    parser.add_argument("--width", type=int, help="screen width in px for new sessions (default: the phone's)")
-    parser.add_argument("--height", type=int, help="screen height in px for new sessions (default: the phone's)")
+    parser.add_argument("--width", type=int, help="Android sessions' screen width in pixels (default 1080); an iOS "
+                        "session's screen is in points, from its guistate:screen capability (default 393)")
+    parser.add_argument("--height", type=int, help="Android sessions' screen height in pixels (default 2400); iOS: "
+                        "points from guistate:screen (default 852, scale 3)")
     return parser
 
 
@@ -44,7 +48,9 @@ def run_sim(args: argparse.Namespace, stop: threading.Event | None = None) -> in
     stop = stop or threading.Event()
     previous = _on_signals(stop)
     try:
-        print(f"guistate sim: serving a simulated Android phone at {server.url} (Ctrl-C to stop)", flush=True)
+        screen = f"{args.width}x{args.height} px" if args.width is not None else "1080x2400 px"
+        print(f"guistate sim: serving simulated phones at {server.url} (Android: UiAutomator2, {screen}; iOS: "
+              f"XCUITest, 393x852 pt at 3x; each session's capabilities pick one; Ctrl-C to stop)", flush=True)
         while not stop.wait(0.5):  # short waits keep the main thread responsive to signals
             pass
     except KeyboardInterrupt:

@@ -18,7 +18,7 @@ from pytest_guistate.devices.sim.errors import W3CError
 from pytest_guistate.devices.sim.model import SimNode
 from pytest_guistate.devices.sim.xml import xpath_nodes
 
-__all__ = ["STRATEGIES", "build_xml", "find_nodes"]
+__all__ = ["STRATEGIES", "build_xml", "find_nodes", "select_ui"]
 
 STRATEGIES = ("id", "accessibility id", "xpath", "class name", "-android uiautomator")
 
@@ -126,6 +126,11 @@ def _ui_predicate(method: str, arg: str | None) -> Callable[[SimNode], bool] | i
     if method == "instance" and isinstance(value, int):
         return value
     raise W3CError("invalid selector", f"UiSelector.{method}() is not supported by the simulated phone")
+
+
+def select_ui(nodes: list[SimNode], selector: str) -> list[SimNode]:
+    """The nodes a `new UiSelector()...` expression matches (the UiScrollable locator's parts)."""
+    return _uiautomator(nodes, selector)
 
 
 def _uiautomator(nodes: list[SimNode], selector: str) -> list[SimNode]:

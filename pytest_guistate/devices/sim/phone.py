@@ -29,10 +29,11 @@ from pytest_guistate.devices.sim.apps.system import (
     toast_window,
 )
 from pytest_guistate.devices.sim.faults import Faults
+from pytest_guistate.devices.sim.keyboard import KeyHandlers, keyboard_window
 from pytest_guistate.devices.sim.model import AppState, SimError, SimNode
 from pytest_guistate.devices.sim.phone_frames import PhoneFrames
 from pytest_guistate.devices.sim.phone_input import PhoneInput
-from pytest_guistate.devices.sim.phone_views import to_simnodes
+from pytest_guistate.devices.sim.phone_views import find_view, to_simnodes
 from pytest_guistate.devices.sim.render import Renderer
 from pytest_guistate.devices.sim.truth import snapshot
 from pytest_guistate.devices.sim.xml import PageSource
@@ -92,6 +93,11 @@ class Phone(PhoneInput, PhoneFrames):
         self._before: tuple[dict[str, Any], list[Box], tuple[str, str], View] | None = None
         self._transition: tuple[float, View] | None = None
         self._closed = False
+        self._keyboard_hidden: str | None = None  # the field whose keyboard was hidden (it keeps the focus)
+        self._keyboard_shift = False
+        self.point_px = 1.0  # pixels per point: the iOS persona sets its scale (the keyboard's size)
+        self._removed: set[str] = set()  # apps `remove_app` took off this phone
+        self._keyboard_field: str | None = None  # set by `_windows()`: the field the keyboard types into
         if app_package is not None:
             self._check_installed(app_package)
             self._open(app_package)
@@ -171,6 +177,12 @@ class Phone(PhoneInput, PhoneFrames):
             dialog = app.dialog()
             if dialog is not None:
                 windows.append(dialog)
+            field = self._focused_field(windows[0]) if dialog is None and self._popup_for is None else None
+            self._keyboard_field = field
+            if field is not None and self.platform == "ios":
+                windows.append(keyboard_window(self.m, KeyHandlers(self._key_typed, self._key_delete,
+                                                                   self._key_shift, self.hide_keyboard_now),
+                                               self.point_px, self._keyboard_shift))
             if self._toast is not None:
                 windows.append(toast_window(self.m, self._toast[1], self._toast[0]))
             if self._popup_for is not None:
@@ -181,6 +193,57 @@ class Phone(PhoneInput, PhoneFrames):
                                      (26, 115, 232)))
             self._windows_cache = (self._version, windows)
         return self._windows_cache[1]
+
+    def _focused_field(self, window: View) -> str | None:
+        """The app's focused, enabled text field, unless its keyboard was hidden."""
+        app = self._apps[self._foreground]
+        key = app.focused
+        if key is None or key == self._keyboard_hidden:
+            return None
+        view = find_view(window, key)
+        return key if view is not None and view.cls == "android.widget.EditText" and view.enabled else None
+
+    # -- the soft keyboard (drawn on the iOS persona, see keyboard.py) -------------------
+    def keyboard_field(self) -> str | None:
+        """The field the soft keyboard is up for, or None: `mobile: isKeyboardShown`."""
+        self._sync()
+        self._windows()
+        return self._keyboard_field
+
+    def hide_keyboard(self) -> bool:
+        """`mobile: hideKeyboard`: the field keeps its focus and text; False when no keyboard was up."""
+        if self.keyboard_field() is None:
+            return False
+        self._begin()
+        self.hide_keyboard_now()
+        self._end()
+        return True
+
+    def hide_keyboard_now(self) -> None:
+        self._keyboard_hidden, self._keyboard_shift = self._keyboard_field, False
+        self._record(self._foreground, "hide_keyboard")
+        self._version += 1
+
+    def _key_typed(self, char: str) -> None:
+        """A key of the drawn keyboard (inside the tap's bracketing): the character goes to the field."""
+        field = self._keyboard_field
+        if field is None:
+            return
+        app = self._apps[self._foreground]
+        app.on_text(field, app.texts.get(field, "") + char)
+        app.focus_since = self.now()
+        self._keyboard_shift = False
+        self._record(app.package, "key", target=field)
+
+    def _key_delete(self) -> None:
+        field = self._keyboard_field
+        if field is not None:
+            app = self._apps[self._foreground]
+            app.on_text(field, app.texts.get(field, "")[:-1])
+            self._record(app.package, "key", target=field)
+
+    def _key_shift(self) -> None:
+        self._keyboard_shift = not self._keyboard_shift
 
     def _root_view(self) -> tuple[View, SimNode]:
         key = (self._version, self.clock_text())
@@ -220,8 +283,30 @@ class Phone(PhoneInput, PhoneFrames):
 
     # -- PhoneModel: apps, faults, logs --------------------------------------------------
     def _check_installed(self, package: str) -> None:
-        if package != LAUNCHER and package not in INSTALLED:
-            raise SimError("invalid argument", f"app {package!r} is not installed; installed: {sorted(INSTALLED)}")
+        if package != LAUNCHER and (package not in INSTALLED or package in self._removed):
+            installed = sorted(set(INSTALLED) - self._removed)
+            raise SimError("invalid argument", f"app {package!r} is not installed; installed: {installed}")
+
+    def remove_app(self, package: str) -> bool:
+        """`mobile: removeApp`: the app stops and is gone until `install_app`; False if it was not installed."""
+        if package not in INSTALLED or package in self._removed:
+            return False
+        self.terminate_app(package)
+        self._removed.add(package)
+        self._version += 1
+        return True
+
+    def install_app(self, package: str) -> None:
+        """`mobile: installApp` of one of the sim's own apps (named by its package / bundle id)."""
+        if package not in INSTALLED:
+            raise SimError("invalid argument", f"the simulated phone installs only its own apps; "
+                                               f"{package!r} is not one of {sorted(INSTALLED)}")
+        self._removed.discard(package)
+
+    def current_activity(self) -> str:
+        """`getCurrentActivity`: the sim's apps are one activity each (`.MainActivity`; the launcher's
+        `.Launcher`), named relative to the package as UiAutomator2 reports an app's own activity."""
+        return ".Launcher" if self.current_package() == LAUNCHER else ".MainActivity"
 
     def _open(self, package: str) -> None:
         self._check_installed(package)
@@ -257,7 +342,7 @@ class Phone(PhoneInput, PhoneFrames):
 
     def app_state(self, package: str) -> int:
         self._sync()
-        if package != LAUNCHER and package not in INSTALLED:
+        if package != LAUNCHER and (package not in INSTALLED or package in self._removed):
             return AppState.NOT_INSTALLED
         if package not in self._apps:
             return AppState.NOT_RUNNING

@@ -38,6 +38,7 @@ class PhoneInput:
     _t0: float
     _dropped: list[dict[str, Any]]
     _popup_for: str | None
+    _keyboard_hidden: str | None
 
     if TYPE_CHECKING:
         def _sync(self) -> None: ...
@@ -68,6 +69,8 @@ class PhoneInput:
             return  # lost by the touchscreen: no effect, no action counted
         target, _ = hit(self._windows_now(), x, y)
         self._record(self._foreground, "tap", x=x, y=y, target=target.key if target else None)
+        if target is not None and target.cls == "android.widget.EditText":
+            self._keyboard_hidden = None  # a tap on a field brings its keyboard (back) up
         if target is not None and target.enabled and target.on_tap is not None:
             target.on_tap()
         self._end()
@@ -134,6 +137,7 @@ class PhoneInput:
         enter = text.endswith("\n")
         typed = text.rstrip("\n")
         app.focus(key)
+        self._keyboard_hidden = None  # XCUITest taps the field first; UiAutomator2's focus shows the IME
         app.on_text(key, app.texts.get(key, "") + typed)
         app.focus_since = self.now()  # Android restarts the cursor blink on every edit
         fields: dict[str, Any] = {"target": key, "length": len(typed)}

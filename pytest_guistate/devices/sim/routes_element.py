@@ -18,6 +18,7 @@ from pytest_guistate.devices.sim.errors import W3CError, arg_str, invalid_argume
 from pytest_guistate.devices.sim.locators import find_nodes
 from pytest_guistate.devices.sim.model import SimNode
 from pytest_guistate.devices.sim.routes import Request, route
+from pytest_guistate.devices.sim.scrollable import is_ui_scrollable, scroll_into_view
 from pytest_guistate.devices.sim.session import SimSession, element_ref
 
 __all__ = ["visible_centre"]
@@ -40,6 +41,8 @@ def _find(req: Request, many: bool) -> Any:
             helper = getattr(session.phone, "find_xpath", None)
             if callable(own):
                 nodes = own(using, value, scope)
+            elif using == "-android uiautomator" and is_ui_scrollable(value):
+                nodes = scroll_into_view(session.phone, value)  # scrolls the list: it is an action
             else:
                 nodes = find_nodes(
                     root,
@@ -83,8 +86,10 @@ def _node(req: Request) -> SimNode:
 
 
 def visible_centre(session: SimSession, node: SimNode) -> tuple[int, int]:
-    """Centre of the on-screen part of a node: where UiAutomator2 taps for `click`."""
-    visible = node.bounds.clamp(session.phone.width, session.phone.height)
+    """Centre of the on-screen part of a node: where UiAutomator2 taps for `click` (an iOS row partly
+    scrolled out of its list reports its whole frame; the part still inside the list is `shown`)."""
+    shown = getattr(node, "shown", None) or node.bounds
+    visible = shown.clamp(session.phone.width, session.phone.height)
     if visible.is_empty:
         raise W3CError(
             "element not interactable", f"element {node.key} has no on-screen area ({node.bounds.to_bounds()})"

@@ -31,7 +31,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import urlsplit
 
-from pytest_guistate.devices.sim import mobile_reset, routes_element, routes_input  # noqa: F401  (they register routes)
+from pytest_guistate.devices.sim import (  # noqa: F401  (they register routes and mobile: commands)
+    mobile_apps,
+    mobile_reset,
+    routes_element,
+    routes_input,
+)
 from pytest_guistate.devices.sim.errors import W3CError, error_body, from_sim_error, invalid_argument
 from pytest_guistate.devices.sim.latency import LatencyBook, LatencyError, command_kind
 from pytest_guistate.devices.sim.model import PhoneModel, SimError
@@ -287,7 +292,8 @@ class SimServer:
     """WebDriver server for simulated phones: one phone per session, many sessions per server.
 
     `SimServer(port=0)` picks a free port; `url` is valid after `start()`. `default_caps` are
-    merged under each session's capabilities (the client's own values win).
+    merged under each session's capabilities (the client's own values win); a default
+    `guistate:screen` is the Android persona's, in pixels: an iOS session keeps its own (points).
     """
 
     def __init__(

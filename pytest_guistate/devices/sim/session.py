@@ -173,7 +173,11 @@ class SessionStore:
         self.stopping = threading.Event()  # set on server stop: ends implicit-wait polls early
 
     def create(self, body: dict[str, Any]) -> SimSession:
-        merged = {**self._default_caps, **merge_capabilities(body)}
+        requested = merge_capabilities(body)
+        defaults = dict(self._default_caps)
+        if match_platform(requested)[0] == IOS:
+            defaults.pop("guistate:screen", None)  # a default screen is Android pixels; iOS takes points of its own
+        merged = {**defaults, **requested}
         with self._lock:
             if len(self._sessions) >= self._max:
                 raise W3CError("session not created", f"too many open sessions ({self._max}); quit one first")

@@ -50,10 +50,10 @@ def platform_of(caps: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class IosScreen:
-    """An iPhone's screen: size in points and pixels per point (iPhone 14/15: 390x844 at 3x)."""
+    """An iPhone's screen: size in points and pixels per point (default an iPhone 15: 393x852 at 3x)."""
 
-    width_pt: int = 390
-    height_pt: int = 844
+    width_pt: int = 393
+    height_pt: int = 852
     scale: int = 3
 
     @property
@@ -73,7 +73,7 @@ class IosScreen:
         if not isinstance(screen, dict) or set(screen) - {"width", "height", "scale"}:
             raise SimError("invalid argument",
                            f"guistate:screen on iOS must be {{'width': pt, 'height': pt, 'scale': 1-3}}, got {screen!r}")
-        values = {"width": screen.get("width", 390), "height": screen.get("height", 844),
+        values = {"width": screen.get("width", cls.width_pt), "height": screen.get("height", cls.height_pt),
                   "scale": screen.get("scale", 3)}
         for key, value in values.items():
             if isinstance(value, bool) or not isinstance(value, int):

@@ -34,6 +34,7 @@ class IosPhone:
 
     def __init__(self, inner: Phone, screen: IosScreen) -> None:
         self.inner = inner
+        inner.point_px = screen.scale
         self.screen = screen
         self.scale = screen.scale
         self.width, self.height = screen.width_pt, screen.height_pt

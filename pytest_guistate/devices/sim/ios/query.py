@@ -32,7 +32,7 @@ _TOKEN = re.compile(r"""\s*(?:
   | (?P<word>[A-Za-z_][\w.]*)
 )""", re.VERBOSE)
 _ATTRS = ("type", "name", "label", "value", "enabled", "visible", "accessible", "selected", "focused", "hittable",
-          "index", "rect", "placeholderValue")
+          "index", "rect", "placeholderValue", "elementType")
 _BOOL_ATTRS = ("enabled", "visible", "accessible", "selected", "focused", "hittable")
 _WORD_OPS = ("CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "IN")
 

@@ -7,7 +7,9 @@ What follows WDA (`XCUIElement+FBWebDriverAttributes`, driver docs "Element Attr
 `name` is the accessibility identifier, else the label; a text field's `value` is its text,
 else its placeholder; a secure field's value is dots; a switch's value is "0"/"1" and its
 label is the row's title; a cell's label joins its texts. The status bar is not part of an
-app's source on iOS, so it is left out (its pixels stay in the screenshot).
+app's source on iOS, so it is left out (its pixels stay in the screenshot). A row partly scrolled
+out of its list keeps its whole frame (WDA reports the element's frame, not the visible part; the
+Android persona clips to the list as UiAutomator2 does); a tap on it goes to the part still shown.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from typing import cast
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices.sim.apps.base import View
+from pytest_guistate.devices.sim.keyboard import KEYBOARD_PACKAGE
 from pytest_guistate.devices.sim.model import SimNode
 
-__all__ = ["AUT", "IosNode", "kids", "nodes_of", "translate"]
+__all__ = ["AUT", "ELEMENT_TYPES", "IosNode", "kids", "nodes_of", "translate"]
 
 AUT = "AppiumAUT"
 SYSTEMUI = "com.android.systemui"
@@ -38,6 +41,7 @@ class IosNode(SimNode):
     accessible: bool = False
     index: int = 0
     bundle_id: str = ""
+    shown: Box | None = None  # the part inside its scroll view, when the frame reaches past it (points)
 
     def attribute(self, name: str) -> str | None:
         """Attribute values as WDA returns them (strings, `true`/`false`, None when absent)."""
@@ -53,7 +57,14 @@ class IosNode(SimNode):
         }
         if name == "bundleId":
             return self.bundle_id or None
+        if name == "elementType":  # XCUIElementType's raw value, what predicates compare as a number
+            number = ELEMENT_TYPES.get(self.cls.removeprefix("XCUIElementType"))
+            return None if number is None else str(number)
         return values.get(name)
+
+
+# XCUIElementType's raw values in declaration order (Any = 0, Other = 1, Application = 2, ... Cell = 75)
+ELEMENT_TYPES = {kind: number for number, kind in enumerate(["Any", "Other", "Application", "Group", "Window", "Sheet", "Drawer", "Alert", "Dialog", "Button", "RadioButton", "RadioGroup", "CheckBox", "DisclosureTriangle", "PopUpButton", "ComboBox", "MenuButton", "ToolbarButton", "Popover", "Keyboard", "Key", "NavigationBar", "TabBar", "TabGroup", "Toolbar", "StatusBar", "Table", "TableRow", "TableColumn", "Outline", "OutlineRow", "Browser", "CollectionView", "Slider", "PageIndicator", "ProgressIndicator", "ActivityIndicator", "SegmentedControl", "Picker", "PickerWheel", "Switch", "Toggle", "Link", "Image", "Icon", "SearchField", "ScrollView", "ScrollBar", "StaticText", "TextField", "SecureTextField", "DatePicker", "TextView", "Menu", "MenuItem", "MenuBar", "MenuBarItem", "Map", "WebView", "IncrementArrow", "DecrementArrow", "Timeline", "RatingIndicator", "ValueIndicator", "SplitGroup", "Splitter", "RelevanceIndicator", "ColorWell", "HelpTag", "Matte", "DockItem", "Ruler", "RulerMarker", "Grid", "LevelIndicator", "Cell", "LayoutArea", "LayoutItem", "Handle", "Stepper", "Tab", "TouchBar", "StatusItem"])}
 
 
 def nodes_of(root: SimNode) -> Iterator[IosNode]:
@@ -78,8 +89,16 @@ def _identifier(node: SimNode) -> str:
     return rid.rpartition("/")[2]
 
 
+def _keyboard_type(node: SimNode) -> str:
+    """The keyboard window in XCUITest's shape: Other > Keyboard > Other (keys) > Key / Button."""
+    return {"keyboard": "XCUIElementTypeKeyboard", "key": "XCUIElementTypeKey",
+            "button": "XCUIElementTypeButton"}.get(node.resource_id, "XCUIElementTypeOther")
+
+
 def _type(node: SimNode, parent_type: str) -> str:
     cls = node.cls
+    if node.package == KEYBOARD_PACKAGE:
+        return _keyboard_type(node)
     if node.resource_id.endswith(":id/toolbar"):
         return "XCUIElementTypeNavigationBar"
     if node.resource_id == "android:id/parentPanel":
@@ -122,17 +141,23 @@ class _Translator:
         label, value = self._label_value(node, kind, siblings)
         identifier = _identifier(node)
         children = node.children
+        if node.package == KEYBOARD_PACKAGE:  # a key is named by its key name and labelled by what it shows
+            label, value = (node.text or node.content_desc or None) if kind != "XCUIElementTypeOther" else None, None
+            identifier = node.content_desc if kind != "XCUIElementTypeOther" else ""
         if kind == "XCUIElementTypeNavigationBar":
             label, identifier = None, next(iter(_texts(node)), "")  # WDA: a bar is named by its title
         elif kind == "XCUIElementTypeAlert":
             label = next(iter(_texts(node)), None)  # an alert is named and labelled by its title
             children = sorted(children, key=lambda c: (c.bounds.top, c.bounds.left))  # UIKit: left to right
         name = identifier or label or None
-        out = IosNode(key=node.key, cls=kind, bounds=_pt(node.bounds, self.scale), text=value or label or "",
+        view = self.views.get(node.key)
+        clipped = view is not None and view.box != node.bounds  # a row partly scrolled out of its list
+        frame = _pt(view.box if clipped and view is not None else node.bounds, self.scale)
+        out = IosNode(key=node.key, cls=kind, bounds=frame, text=value or label or "",
                       package=node.package, clickable=node.clickable, focused=node.focused, password=node.password,
                       checked=node.checked, enabled=node.enabled, selected=node.selected, displayed=True,
                       name=name, label=label, value=value, index=index,
-                      accessible=kind not in _CONTAINERS)
+                      accessible=kind not in _CONTAINERS, shown=_pt(node.bounds, self.scale) if clipped else None)
         out.children = [self.node(child, kind, i, children) for i, child in enumerate(children)]
         return out
 
@@ -156,6 +181,7 @@ class _Translator:
 
 
 _CONTAINERS = frozenset({"XCUIElementTypeOther", "XCUIElementTypeWindow", "XCUIElementTypeApplication",
+                         "XCUIElementTypeKeyboard",
                          "XCUIElementTypeTable", "XCUIElementTypeCollectionView", "XCUIElementTypeScrollView",
                          "XCUIElementTypeNavigationBar", "XCUIElementTypeAlert"})
 
