@@ -134,6 +134,18 @@ class FrameStore:
                 return observed[position - 1][:2] if position > 0 else None
         return None
 
+    def after_boxes(self, index: int) -> list[Box] | None:
+        """The redaction boxes of the screens step `index` observed after its action (its after-
+        frame, a stability probe, the after-refresh frame): a crop of that step is cut from one of
+        them, so these and no other screen's boxes apply. None when no such screen is remembered."""
+        prefix = f"step {index} "
+        found: list[Box] | None = None
+        for frame, boxes, _ in self._observed:
+            source = getattr(frame, "source", "")
+            if isinstance(source, str) and source.startswith(prefix) and ("after" in source or "probe" in source):
+                found = [*(found or []), *boxes]
+        return found
+
     # -- whole frames ----------------------------------------------------------------------
     def write(self, pending: Pending, screen_size: tuple[int, int] | None) -> tuple[str, int]:
         """Store a whole frame (redacted, rescaled, re-encoded) under a content-addressed name;

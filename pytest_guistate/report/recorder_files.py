@@ -55,7 +55,7 @@ class FilesMixin(CanTrackScreens):
                 raise TypeError(f"the encoder of artifact {name!r} returned {type(data).__name__}, not bytes")
             data = bytes(data)
         frame, key = self.frames.find(data)
-        boxes = self._boxes_for(data, key)
+        boxes = self._boxes_for(data, key, name)
         self._pending[name] = Pending(data, media_type, [*self.redactor.regions, *boxes], frame, key)
 
     def _write_image(self, name: str, target: str | None, crop_boxes: list[Box], *, crop: bool) -> tuple[str, int]:
