@@ -168,7 +168,10 @@ class ArtifactRecorder(ScreensMixin, FilesMixin):
 
     def on_step(self, record: Any) -> None:
         links = len(getattr(self._graph, "links", None) or [])  # the graph as it is now, not when written
-        self._submit("on_step", self._on_step, _as_dict(record), self.before_crops, links, step=True)
+        step = _as_dict(record)
+        # a failed step keeps its before-crops at every tier (README: the failed step's before/after crops)
+        before_crops = self.before_crops or step.get("outcome") == "failed"
+        self._submit("on_step", self._on_step, step, before_crops, links, step=True)
 
     def _on_step(self, step: dict[str, Any], before_crops: bool, links: int) -> None:
         try:
