@@ -3,9 +3,9 @@
 Built from `journal.jsonl` (never from live objects), so the report of a finished test and the
 one `guistate report DIR` rebuilds after a SIGKILL are the same code path. Jinja2 autoescape is
 on for every template: step names, app text, errors and anchor titles are data, never markup.
-Crops and anchor thumbnails are inlined as data URIs; frames are inlined while a byte budget
-lasts, then linked as files of the same folder (a 100-step full-tier test would otherwise be
-tens of MB). Nothing is loaded from the network; a CSP meta tag forbids it.
+Every crop and frame is inlined once as a display-sized copy (`page_images.py`, issue 23), loaded
+when its step is shown; the full-resolution file of the same folder opens on click. Anchor
+thumbnails are inlined as small JPEGs. Nothing is loaded from the network; a CSP meta tag forbids it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from markupsafe import Markup
 
 from pytest_guistate.report.images import data_uri, image_size, thumbnail
 from pytest_guistate.report.journal import Journal, JournalError, read_journal
+from pytest_guistate.report.page_images import PageImages
 from pytest_guistate.report.timeline import layout_timeline
 from pytest_guistate.report.triage import triage
 from pytest_guistate.report.viewer_model import step_extras, tree_defs, unplaced_exchanges
@@ -43,7 +44,7 @@ __all__ = [
 
 REPORT_NAME = "report.html"
 TIMELINE_NAME = "timeline.svg"
-FRAME_BUDGET = 6 * 1024 * 1024  # bytes of frames inlined before linking files instead
+FRAME_BUDGET = 6 * 1024 * 1024  # kept for callers: display copies made the budget moot (issue 23)
 
 
 def _environment() -> Environment:
@@ -66,6 +67,8 @@ def _text(value: Any) -> Markup:
 _BETWEEN_TAGS = re.compile(r">\n[ \t\n]+<")
 _ENV = _environment()
 _ENV.filters["text"] = _text
+# what an <img> shows until its step is first shown and the page sets its display copy (1x1 GIF)
+_ENV.globals["PLACEHOLDER"] = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
 
 
 def environment() -> Environment:
@@ -75,37 +78,37 @@ def environment() -> Environment:
 
 @dataclass
 class _Embedder:
-    folder: Path
-    budget: int
-    used: int = 0
-    missing: list[str] = field(default_factory=list)
+    """The page's images: display copies by content (`PageImages`); frames are also SVG `<image>`
+    defs, one per distinct frame (after N = before N+1), drawn with the regions on top."""
+
+    images: PageImages
+    frames: dict[str, dict[str, Any]] = field(default_factory=dict)  # image id -> {id, src, full}
+    crop_ids: dict[str, None] = field(default_factory=dict)  # display copies of crops, in page order
+
+    @property
+    def missing(self) -> list[str]:
+        return self.images.missing
 
     def read(self, rel: str) -> bytes | None:
-        path = self.folder / rel
-        if not path.is_file():
-            self.missing.append(rel)
+        return self.images.read(rel)
+
+    def crop(self, rel: str) -> dict[str, Any] | None:
+        image_id = self.images.add(rel, "crop")
+        if image_id is None:
             return None
-        return path.read_bytes()
-
-    def inline(self, rel: str) -> str | None:
-        data = self.read(rel)
-        return None if data is None else data_uri(data)
-
-    frames: dict[str, dict[str, Any]] = field(default_factory=dict)  # rel -> {id, src}, each embedded once
+        self.crop_ids[image_id] = None
+        image = self.images.defs[image_id]
+        return {"id": image_id, "full": rel, "width": image["width"], "height": image["height"]}
 
     def frame(self, rel: str) -> str | None:
-        """The id of a frame `<image>` defined once in the page (frames repeat: after N = before N+1)."""
-        if rel in self.frames:
-            return str(self.frames[rel]["id"])
-        data = self.read(rel)
-        if data is None:
+        """The id of a frame `<image>` defined once in the page."""
+        image_id = self.images.add(rel, "frame")
+        if image_id is None:
             return None
-        src = rel  # relative file beside report.html once the inline budget is spent
-        if self.used + len(data) <= self.budget:
-            self.used += len(data)
-            src = data_uri(data)
-        self.frames[rel] = {"id": f"frame-{len(self.frames)}", "src": src}
-        return str(self.frames[rel]["id"])
+        if image_id not in self.frames:
+            image = self.images.defs[image_id]
+            self.frames[image_id] = {"id": f"frame-{len(self.frames)}", "src": image["src"], "full": image["full"]}
+        return str(self.frames[image_id]["id"])
 
 
 def _json_pretty(value: Any) -> str:
@@ -114,7 +117,8 @@ def _json_pretty(value: Any) -> str:
 
 def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[str, Any]:
     """Everything the template shows, as plain data (text stays unescaped here; Jinja escapes)."""
-    embed = _Embedder(journal.folder, frame_budget)
+    del frame_budget  # display copies are small: every frame is inlined (issue 23)
+    embed = _Embedder(PageImages(journal.folder))
     meta, finish = journal.meta, journal.finish or {}
     state = journal.last_state or {}
     tracker = state.get("tracker") or {}
@@ -157,7 +161,7 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
             if frame_id is None:
                 continue
             screen = files.get("screen") or _frame_screen(journal.folder / rel)
-            frames.append((role, {"id": frame_id, "width": int(screen[0]), "height": int(screen[1])}))
+            frames.append((role, {"id": frame_id, "width": int(screen[0]), "height": int(screen[1]), "full": rel}))
         regions = [r.get("box") if isinstance(r, dict) else r for r in record.get("regions") or []]
         duration = record.get("duration_s")
         steps.append({
@@ -183,6 +187,7 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
         "anchors": [{**a, "step": a.get("step"), "links": link_text.get(str(a.get("id")), [])} for a in anchors],
         "final_state": _json_pretty(state) if state else "", "torn_lines": journal.torn_lines,
         "missing_files": embed.missing, "frame_defs": list(embed.frames.values()),
+        "crop_defs": {i: embed.images.defs[i]["src"] for i in embed.crop_ids},
         "trees": tree_defs(journal)[0], "failed_step": _failed_step(steps), "error_head": error_lines(finish.get("error")),
         "llm_total": ((journal.llm or {}).get("usage") or {}).get("totals"),
         "llm_other": unplaced_exchanges(journal.llm, {s["index"] for s in steps}),
@@ -206,15 +211,16 @@ def _failed_step(steps: list[dict[str, Any]]) -> int | None:
 _NO_EXTRAS: dict[str, Any] = {"reason": "", "anchors": [], "tree": "", "highlight": [], "llm": None}
 
 
-def _crop_pairs(embed: _Embedder, files: dict[str, Any]) -> list[dict[str, str | None]]:
+def _crop_pairs(embed: _Embedder, files: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per region: the after-crop's and before-crop's display copy (id, size, full file)."""
     befores = list(files.get("crops_before") or [])
     pairs = []
     for position, rel in enumerate(files.get("crops") or []):
-        after = embed.inline(rel)
+        after = embed.crop(rel)
         if after is None:
             continue
         before_rel = befores[position] if position < len(befores) else ""
-        pairs.append({"after": after, "before": embed.inline(before_rel) if before_rel else None})
+        pairs.append({"after": after, "before": embed.crop(before_rel) if before_rel else None})
     return pairs
 
 
