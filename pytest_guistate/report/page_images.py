@@ -24,9 +24,9 @@ from pytest_guistate.report.images import data_uri, decode
 
 __all__ = ["DISPLAY_WIDTH", "PageImages", "display_copy"]
 
-DISPLAY_WIDTH = {"crop": 480, "frame": 360}  # CSS shows crops <= 240 px and frames 230 px wide: 2x for HiDPI
-_MAX_HEIGHT = 1200  # a tall crop (a whole list) is shown at most this high
-_WEBP_QUALITY = 80  # lossy: text of a display copy stays legible, the file is the evidence
+DISPLAY_WIDTH = {"crop": 480, "frame": 280}  # CSS shows crops <= 240 px and frames 230 px wide
+_MAX_HEIGHT = 720  # a tall crop (a whole list) is shown at most this high (its file is the detail)
+_WEBP_QUALITY = 75  # lossy: text of a display copy stays legible, the file is the evidence
 _WEBP_METHOD = 2  # measured: method 4 (the default) is 2x slower for 3 % smaller
 
 

@@ -10,7 +10,6 @@ from typing import Any
 
 from pytest_guistate.core.artifact_names import CROPS_DIR, before_crop_name
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.report.diskio import write_file
 from pytest_guistate.report.images import image_size
 from pytest_guistate.report.placement import Pending, fill_pending, find_origin
 from pytest_guistate.report.recorder_protocols import CanTrackScreens
@@ -70,13 +69,12 @@ class FilesMixin(CanTrackScreens):
             return target, size
         data = self._redact(pending, crop_boxes)
         assert target is not None
-        path = self.folder / target
-        if path.exists():
+        if (self.folder / target).exists():
             self._written[name] = target
             return target, 0
-        write_file(path, data)
-        self._written[name] = target
-        return target, len(data)
+        stored, size = self.frames.store_once(target, data)  # the same bytes as an earlier crop: linked
+        self._written[name] = stored
+        return stored, size
 
     def _redact(self, pending: Pending, crop_boxes: list[Box]) -> bytes:
         if not pending.boxes:
