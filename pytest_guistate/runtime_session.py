@@ -71,10 +71,12 @@ class SessionsMixin(CanRun):
     def new_session(self, item: pytest.Item, device: Any) -> GuistateSession:
         """Build the test's task session with its recorder (journal, report) and Allure adapter."""
         from pytest_guistate.core.settle import SettlePolicy
+        from pytest_guistate.devices.command_log import CommandLog
         from pytest_guistate.report.allure_adapter import AllureAdapter
         from pytest_guistate.report.artifacts import create_test_folder
         from pytest_guistate.report.recorder import ArtifactRecorder, RecordingScreen
         from pytest_guistate.report.redact import Redactor
+        from pytest_guistate.report.run_meta import run_metadata
 
         redactor = Redactor(source=redaction_source(self.config, item))
         redactor.start()  # patterns known up front scrub the very first journal line and every name
@@ -86,10 +88,14 @@ class SessionsMixin(CanRun):
         appium_session = item.stash.get(APPIUM_SESSION_KEY, None)  # new or reused, which reset (issue 12)
         recorder = ArtifactRecorder(
             folder, nodeid=item.nodeid, tier=tier.value, redactor=redactor, worker=self.worker,
-            extra_meta={"tier_reason": reason, "device": getattr(device, "url", ""),
+            extra_meta={"tier_reason": reason, "device": getattr(device, "url", ""), **run_metadata(device),
                         **({"appium_session": appium_session.to_dict()} if appium_session else {})},
             background=True,  # crops are encoded and written off the step loop (issue 6)
         )
+        commands = CommandLog.attach(getattr(device, "driver", None))
+        if commands is not None:
+            commands.take()  # what the fixtures sent before the test: not a step's
+            recorder.command_source = commands.take  # the viewer's action log (issue 23)
         adapter = AllureAdapter.for_pluginmanager(self.config.pluginmanager, recorder)
         settle_timeout = float(options.get("settle_timeout") or self.settings.settle_timeout_s)
         if hasattr(device, "decode_ahead"):

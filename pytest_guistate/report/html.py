@@ -174,12 +174,15 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
             "crops": _crop_pairs(embed, files),
             "state": json.dumps(record["state"], indent=1, ensure_ascii=False, default=repr) if record.get("state") else "",
             "duration": "" if duration is None else f"{duration:.2f} s",
+            "commands": _commands(event.get("commands"), record.get("wall")),
+            "source": event.get("source") if isinstance(event.get("source"), dict) else None,
             **extras.get(int(record.get("index") or 0), _NO_EXTRAS),
         })
     return {
         "schema": meta.get("schema"), "nodeid": meta.get("nodeid", journal.folder.name), "tier": meta.get("tier", ""),
         "outcome": outcome, "killed": not journal.finished, "error": finish.get("error"),
         "appium_session": meta.get("appium_session") or {},  # new or reused, which reset (issue 12)
+        "run_meta": _run_meta(meta),
         "goal": journal.goal.get("goal") or (state.get("summary") or {}).get("goal", ""),
         "tracker": {"completed": completed, "current": tracker.get("current"),
                     "remaining": list(tracker.get("remaining") or []), "total": len(plan)},
@@ -222,6 +225,37 @@ def _crop_pairs(embed: _Embedder, files: dict[str, Any]) -> list[dict[str, Any]]
         before_rel = befores[position] if position < len(befores) else ""
         pairs.append({"after": after, "before": embed.crop(before_rel) if before_rel else None})
     return pairs
+
+
+def _commands(entries: Any, started: Any) -> list[dict[str, Any]]:
+    """The step's device commands with their time from the step's start (`CommandLog` entries)."""
+    if not isinstance(entries, list):
+        return []
+    origin = float(started) if isinstance(started, (int, float)) else None
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        at = entry.get("t")
+        offset = f"+{(float(at) - origin):.2f} s" if origin is not None and isinstance(at, (int, float)) else ""
+        out.append({"at": offset, "command": str(entry.get("command", "")), "ms": entry.get("ms"),
+                    "status": str(entry.get("status", "ok"))})
+    return out
+
+
+def _run_meta(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) rows of the run: device, platform, start time, plugin version, worker, caps."""
+    rows: list[tuple[str, str]] = []
+    started = meta.get("started")
+    if isinstance(started, (int, float)):
+        rows.append(("started", time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(started))))
+    for key, label in (("device", "device"), ("platform", "platform"), ("plugin_version", "pytest-guistate"),
+                       ("worker", "xdist worker"), ("tier_reason", "tier chosen because")):
+        if meta.get(key):
+            rows.append((label, str(meta[key])))
+    if meta.get("capabilities"):
+        rows.append(("capabilities", json.dumps(meta["capabilities"], indent=1, sort_keys=True, default=repr)))
+    return rows
 
 
 def _frame_screen(path: Path) -> list[int]:
