@@ -183,6 +183,7 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
         "outcome": outcome, "killed": not journal.finished, "error": finish.get("error"),
         "appium_session": meta.get("appium_session") or {},  # new or reused, which reset (issue 12)
         "run_meta": _run_meta(meta),
+        "driver_log": journal.driver_log,
         "goal": journal.goal.get("goal") or (state.get("summary") or {}).get("goal", ""),
         "tracker": {"completed": completed, "current": tracker.get("current"),
                     "remaining": list(tracker.get("remaining") or []), "total": len(plan)},

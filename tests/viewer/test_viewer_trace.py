@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PageProbe
+from tests.viewer.conftest import PageProbe
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST = "example_suite/test_feed.py::test_delete_a_post_exactly_once_on_a_stale_list"
@@ -132,4 +132,14 @@ def test_the_run_metadata_is_shown_without_secrets(wide: PageProbe, feed_report:
     for needle in ("started", "UTC", "platform", "android", "pytest-guistate", "capabilities", "com.guistate.feed",
                    "http://127.0.0.1:"):
         assert needle in meta, (needle, meta)
+    _no_sideways_scroll(page)
+
+
+def test_the_sim_request_log_is_the_driver_log(wide: PageProbe, feed_report: Path) -> None:
+    page = wide.page
+    page.goto(feed_report.as_uri())
+    page.locator("#driver-log summary").click()
+    text = page.locator("#driver-log pre").inner_text()
+    assert "GET /session/" in text and "/screenshot 200" in text and " ms" in text
+    assert "request log" in page.locator("#driver-log summary").inner_text()
     _no_sideways_scroll(page)
