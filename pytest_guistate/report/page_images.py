@@ -3,7 +3,7 @@
 Issue 23: the viewer inlined every crop at full resolution (a 1080x2168 crop is a 280 KB PNG, and
 the same crop was inlined again for each step and anchor that showed it): the long flow's
 report.html was 4.5 MB for 9 steps. Here each distinct file becomes one display-sized copy (crops
-480 px wide as WebP, frames 280 px as JPEG; measured on 1080x2400 sim screens a copy is 3-25 KB,
+480 px wide as WebP, frames 240 px as JPEG; measured on 1080x2400 sim screens a copy is 3-25 KB,
 against 20-280 KB for the PNG), defined once in the page and referenced by id;
 the page loads a copy only when the step that shows it is shown, and the full-resolution file
 beside report.html opens on click (the copy, when the page was moved without its folder).
@@ -24,11 +24,11 @@ from pytest_guistate.report.images import data_uri, decode
 
 __all__ = ["DISPLAY_WIDTH", "PageImages", "display_copy"]
 
-DISPLAY_WIDTH = {"crop": 480, "frame": 280}  # CSS shows crops <= 240 px and frames 230 px wide
+DISPLAY_WIDTH = {"crop": 480, "frame": 240}  # CSS shows crops <= 240 px and frames 230 px wide
 _MAX_HEIGHT = 720  # a tall crop (a whole list) is shown at most this high (its file is the detail)
 _WEBP_QUALITY = 75  # lossy: text of a display copy stays legible, the file is the evidence
 _WEBP_METHOD = 0  # measured on a 358x720 list crop: 23 KB in 10 ms, against 18 KB in 35 ms at method 2
-_JPEG_QUALITY = 70  # frames: a 280x622 copy is ~20 KB in under 1 ms (WebP: 12 KB in ~20 ms)
+_JPEG_QUALITY = 65  # frames: a 240x533 copy is ~13 KB in under 1 ms (WebP: ~10 KB in ~20 ms)
 
 
 def display_copy(data: bytes, width: int, *, kind: str = "webp") -> bytes:
