@@ -27,7 +27,6 @@ import cv2
 import numpy as np
 
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.oracle_types import CROP_PNG_PARAMS
 
 __all__ = ["MIN_SECRET_LEN", "REDACTED", "Redaction", "Redactor", "fill_boxes", "fill_pixels", "id_placeholder",
            "local_boxes", "scrub_repr"]
@@ -59,7 +58,7 @@ def fill_boxes(image: bytes, boxes: Iterable[Box], *, origin: tuple[int, int] = 
         raise ValueError(f"cannot redact: {len(image)} bytes are not an image OpenCV can decode")
     if not fill_pixels(pixels, boxes, origin=origin):
         return image
-    ok, encoded = cv2.imencode(".png", pixels, CROP_PNG_PARAMS)
+    ok, encoded = cv2.imencode(".png", pixels)
     if not ok:
         raise ValueError("OpenCV could not encode the redacted image")
     return encoded.tobytes()
