@@ -68,6 +68,7 @@ class GuistateConfig:
     artifacts_dir: Path = Path("guistate-artifacts")
     retain: Retain = Retain.FAILURE
     summary_path: Path | None = None
+    driver_log: Path | None = None  # an Appium server log whose lines each report shows (issue 23)
     thresholds: AutoThresholds = field(default_factory=AutoThresholds)
     plan_ceiling: int = 12  # >= 1
     settle_timeout_s: float = 3.0
@@ -180,6 +181,14 @@ def add_options(parser: pytest.Parser) -> None:
         f"(default: ${SHARD_ENV}, else ini guistate_shard).",
     )
     group.addoption(
+        "--guistate-driver-log",
+        dest="guistate_driver_log",
+        default=None,
+        metavar="PATH",
+        help="An Appium server log file (appium --log PATH): each test's report shows the lines written "
+        "while it ran. The embedded sim's request log is shown without it.",
+    )
+    group.addoption(
         "--guistate-session",
         dest="guistate_session",
         choices=[m.value for m in SessionMode],
@@ -205,6 +214,7 @@ def add_options(parser: pytest.Parser) -> None:
     add_llm_options(parser)
     parser.addini("guistate", "default tier (off|light|standard|full|auto)", default="auto")
     parser.addini("guistate_device", "sim, Appium server URL(s) or @FILE.json", default=SIM)
+    parser.addini("guistate_driver_log", "an Appium server log file shown per test in report.html", default="")
     parser.addini("guistate_device_wait", "seconds a test process waits for a pool device held by another",
                   default="0")
     parser.addini("guistate_caps", "JSON file of Appium capabilities", default="")
@@ -319,6 +329,8 @@ def build_config(config: pytest.Config) -> GuistateConfig:
         artifacts_dir=Path(pick("guistate_artifacts", "guistate_artifacts")),
         retain=_choice(pick("guistate_retain", "guistate_retain"), Retain, "--guistate-retain"),
         summary_path=Path(summary) if summary else None,
+        driver_log=Path(pick("guistate_driver_log", "guistate_driver_log")) if pick(
+            "guistate_driver_log", "guistate_driver_log") else None,
         thresholds=AutoThresholds(
             light_max_steps=_positive_int(config, "guistate_light_max_steps"),
             standard_max_steps=_positive_int(config, "guistate_standard_max_steps"),

@@ -71,10 +71,12 @@ class SessionsMixin(CanRun):
     def new_session(self, item: pytest.Item, device: Any) -> GuistateSession:
         """Build the test's task session with its recorder (journal, report) and Allure adapter."""
         from pytest_guistate.core.settle import SettlePolicy
+        from pytest_guistate.devices.command_log import CommandLog
         from pytest_guistate.report.allure_adapter import AllureAdapter
         from pytest_guistate.report.artifacts import create_test_folder
         from pytest_guistate.report.recorder import ArtifactRecorder, RecordingScreen
         from pytest_guistate.report.redact import Redactor
+        from pytest_guistate.report.run_meta import run_metadata
 
         redactor = Redactor(source=redaction_source(self.config, item))
         redactor.start()  # patterns known up front scrub the very first journal line and every name
@@ -86,10 +88,15 @@ class SessionsMixin(CanRun):
         appium_session = item.stash.get(APPIUM_SESSION_KEY, None)  # new or reused, which reset (issue 12)
         recorder = ArtifactRecorder(
             folder, nodeid=item.nodeid, tier=tier.value, redactor=redactor, worker=self.worker,
-            extra_meta={"tier_reason": reason, "device": getattr(device, "url", ""),
+            extra_meta={"tier_reason": reason, "device": getattr(device, "url", ""), **run_metadata(device),
                         **({"appium_session": appium_session.to_dict()} if appium_session else {})},
             background=True,  # crops are encoded and written off the step loop (issue 6)
         )
+        recorder.driver_log = self._driver_log(device)
+        commands = CommandLog.attach(getattr(device, "driver", None))
+        if commands is not None:
+            commands.take()  # what the fixtures sent before the test: not a step's
+            recorder.command_source = commands.take  # the viewer's action log (issue 23)
         adapter = AllureAdapter.for_pluginmanager(self.config.pluginmanager, recorder)
         settle_timeout = float(options.get("settle_timeout") or self.settings.settle_timeout_s)
         if hasattr(device, "decode_ahead"):
@@ -155,6 +162,7 @@ class SessionsMixin(CanRun):
         llm_tokens, llm_cost = 0, None
         recording = item.stash[RECORDER_KEY]
         try:
+            self._write_driver_log(recording.recorder)
             if session.llm is not None:
                 session.llm.close()
                 llm_report = session.llm.report()
@@ -185,6 +193,30 @@ class SessionsMixin(CanRun):
         self.store_step_count(recording.test_id, len(session.steps))
         if done.write_error is not None:  # the summary has the test; now say the disk refused its record
             raise done.write_error
+
+    def _driver_log(self, device: Any) -> Any:
+        """Where this test's driver log comes from: the named Appium log file, else the embedded sim."""
+        from pytest_guistate.report.driver_log import DriverLogTail
+
+        if self.settings.driver_log is not None:
+            return DriverLogTail(self.settings.driver_log).start()
+        sim = getattr(self, "_sim", None)
+        if sim is not None and getattr(device, "url", None) == sim.url:
+            return ("sim", time.time())
+        return None
+
+    def _write_driver_log(self, recorder: Any) -> None:
+        from pytest_guistate.report.driver_log import DriverLogTail, sim_request_lines
+
+        source = getattr(recorder, "driver_log", None)
+        if isinstance(source, DriverLogTail):
+            lines, note = source.lines()
+            recorder.write_event("driver_log", {"source": str(source.path), "lines": lines, "note": note})
+        sim = getattr(self, "_sim", None)
+        if isinstance(source, tuple) and sim is not None:
+            lines = sim_request_lines(sim.request_log(), source[1])
+            recorder.write_event("driver_log", {"source": "the embedded sim's request log", "lines": lines,
+                                                "note": ""})
 
     def test_budget(self, item: pytest.Item) -> AbstractContextManager[None]:
         """The whole-test watchdog around the call phase (`budgets.py`)."""

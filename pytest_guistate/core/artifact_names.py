@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CROPS_DIR", "before_crop_name", "crop_name", "crop_region", "frame_name"]
+__all__ = ["CROPS_DIR", "before_crop_name", "crop_name", "crop_region", "crop_step", "frame_name"]
 
 CROPS_DIR = "crops"
 _REGION = re.compile(r"^crops/step-\d{4,}-r(\d+)\.png$")
+_STEP = re.compile(r"^crops/step-(\d{4,})-")
 
 
 def crop_name(step: int, region: int | None = None, *, label: str = "") -> str:
@@ -31,6 +32,12 @@ def crop_name(step: int, region: int | None = None, *, label: str = "") -> str:
 def crop_region(name: str) -> int | None:
     """The region number of a `crop_name(step, region)` name; None for any other name."""
     match = _REGION.match(name)
+    return int(match.group(1)) if match else None
+
+
+def crop_step(name: str) -> int | None:
+    """The step number of any `crop_name` name (region or labelled); None for any other name."""
+    match = _STEP.match(name)
     return int(match.group(1)) if match else None
 
 

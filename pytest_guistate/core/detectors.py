@@ -12,13 +12,13 @@ never allowed to fail the test it observes.
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_guistate.core.anchors import AnchorType
+from pytest_guistate.core.artifact_names import crop_region
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.geometry import Box
 
@@ -32,7 +32,6 @@ __all__ = ["DETECTABLE", "DetectFn", "DetectedAnchor", "run_detectors"]
 
 # SUBGOAL and FINISH belong to the progress tracker: a detector cannot complete a milestone or end a test
 DETECTABLE = (AnchorType.EXCEPTION, AnchorType.STATE_CHANGE, AnchorType.CONTEXT_INFO, AnchorType.DEPENDENCY)
-_CROP_NO = re.compile(r"crop(\d+)")
 
 DetectFn = Callable[["StepRecord", "Observation | None", "Observation | None", "Transition | None"],
                     Sequence[Any]]
@@ -69,15 +68,16 @@ class DetectedAnchor:
 
 
 def _crops_for(record: StepRecord, transition: Transition | None, box: Box | None) -> list[str]:
+    """The step's crops whose region overlaps `box` (none when none does: the box itself stays in
+    the anchor's data); all of them without a box or without the transition that placed them."""
     if box is None or transition is None:
-        return list(record.crops[:1])
+        return list(record.crops)
     chosen = []
     for name in record.crops:
-        match = _CROP_NO.search(name)
-        number = int(match.group(1)) if match else -1
-        if 0 <= number < len(transition.crops) and transition.crops[number].box.intersects(box):
+        number = crop_region(name)
+        if number is not None and number < len(transition.crops) and transition.crops[number].box.intersects(box):
             chosen.append(name)
-    return chosen or list(record.crops[:1])
+    return chosen
 
 
 def run_detectors(journal: Journal, detect: DetectFn, record: StepRecord, before: Observation | None,

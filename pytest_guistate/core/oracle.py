@@ -131,21 +131,30 @@ class VisualOracle:
                before_tree: Callable[[], UITree | None] | None, ignored: list[Box], masks: ChangeMasks,
                unstable: tuple[list[Box], list[Box], list[UINode]]) -> tuple[list[SnappedRegion], str] | None:
         """A global dim / undim: the dialog that (dis)appeared plus what changed under the scrim."""
-        overlay = find_overlay(before_tree() if before_tree is not None else None, tree)
+        screen = Box(0, 0, *after.size)
+        overlay = find_overlay(before_tree() if before_tree is not None else None, tree, screen)
         if overlay is None:
             return None  # no modal came or went: a theme switch or a new page is a real whole-screen change
         scale = self.config.scale_divisor
         small_before, small_after = before.small(scale), after.small(scale)
-        gain = dim_gain(small_before, small_after, masks.strict, to_small(overlay.box, scale, masks.strict.shape))
+        by_pixels = overlay.layer and overlay.content is None  # a dim layer with no content node: find the dialog
+        exclude = None if by_pixels else to_small(overlay.box, scale, masks.strict.shape)
+        gain = dim_gain(small_before, small_after, masks.strict, exclude)
         if gain is None:
             return None
         residual = change_masks(compensate(small_before, gain), small_after, self.config, after.size,
-                                [*ignored, overlay.box])
+                                ignored if by_pixels else [*ignored, overlay.box])
         kept = self._keep(find_regions(residual, self.config), residual, *unstable, [])
-        screen = Box(0, 0, *after.size)
+        if by_pixels:  # the dialog is the largest area that does not follow the scrim's gain
+            if not kept:
+                return None
+            dialog = max(kept, key=lambda k: k[0].box.area)
+            kept = [k for k in kept if k is not dialog]
+            box = dialog[0].box.clamp(*after.size)
+        else:
+            box = overlay.box.clamp(*after.size)
         snapped = snap_regions(kept, tree, screen, self.config)
         what = "dim" if gain < 1 else "undim"
-        box = overlay.box.clamp(*after.size)
         region = Region(box, box, overlay.label, 1.0, None)
         note = f"global {what} (gain {gain:.2f}) divided out: {overlay.label}, {len(snapped)} change(s) under the scrim"
         return [SnappedRegion(region, box.area // (scale * scale), False), *snapped], note

@@ -7,6 +7,11 @@ pixels share one brightness ratio, the oracle divides that gain out of the befor
 again: what still differs is the real change (a removed row). The dialog itself is taken from the
 tree where it exists - the before-tree when it vanished, the after-tree when it appeared - and
 becomes its own region, snapped to the dialog's container, instead of the whole frame.
+
+Issue 23: a web app whose `role="dialog"` element is the full-screen dim layer itself gave the
+whole frame again. A dialog node that covers the screen is a layer, not the box a reader needs:
+its content child is (the largest child, descended while it still covers the screen), and with no
+such child the dialog is where the pixels do not follow the scrim's gain (the undimmed area).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ _UNIFORM = 0.7  # share of changed pixels that must follow the one gain
 _RATIO_SPREAD = 0.2  # how far a pixel's ratio may stray from the gain and still follow it
 _DIALOG_HINTS = ("Dialog", "AlertDialog", "BottomSheet", "PopupWindow")
 _DIALOG_IDS = (":id/parentPanel", ":id/dialog", "dialog")
+_LAYER = 0.8  # a dialog node covering this much of the screen is a dim layer, not the dialog's box
 
 
 @dataclass(frozen=True)
@@ -35,11 +41,16 @@ class Overlay:
 
     node: UINode
     change: str  # "appeared" | "vanished"
+    content: UINode | None = None  # the dialog's box when `node` is a full-screen layer; None: not in the tree
+    layer: bool = False  # `node` covers the screen (a scrim with role="dialog")
 
     @property
     def box(self) -> Box:
-        assert self.node.bounds is not None
-        return self.node.bounds
+        """The dialog's box: the node's own, its content child's when it is a layer (a layer
+        without content in the tree keeps the layer's bounds; the oracle looks at pixels then)."""
+        node = self.content if self.content is not None else self.node
+        assert node.bounds is not None
+        return node.bounds
 
     @property
     def label(self) -> str:
@@ -58,13 +69,36 @@ def _key(node: UINode) -> tuple[str, str, tuple[int, int, int, int] | None]:
     return node.cls, node.resource_id, tuple(node.bounds.as_list()) if node.bounds else None  # type: ignore[return-value]
 
 
-def find_overlay(before: UITree | None, after: UITree | None) -> Overlay | None:
-    """The outermost dialog in exactly one of the two trees (vanished first: closing is the common case)."""
+def _content(node: UINode, screen: Box) -> tuple[bool, UINode | None]:
+    """(is `node` a full-screen layer, the content child that is the dialog's box). Descends into
+    the largest drawn child while it still covers the screen; None when no child is smaller."""
+    assert node.bounds is not None
+    if node.bounds.area < _LAYER * screen.area:
+        return False, None
+    current = node
+    while True:
+        kids = [c for c in current.children if c.bounds is not None and not c.bounds.is_empty]
+        if not kids:
+            return True, None
+        biggest = max(kids, key=lambda c: c.bounds.area if c.bounds else 0)
+        assert biggest.bounds is not None
+        if biggest.bounds.area < _LAYER * screen.area:
+            return True, biggest
+        current = biggest
+
+
+def find_overlay(before: UITree | None, after: UITree | None, screen: Box | None = None) -> Overlay | None:
+    """The outermost dialog in exactly one of the two trees (vanished first: closing is the common
+    case); with `screen`, a dialog node that is a full-screen layer names its content child."""
     for source, other, change in ((before, after, "vanished"), (after, before, "appeared")):
         others = {_key(n) for n in _dialogs(other)}
         lonely = [n for n in _dialogs(source) if _key(n) not in others]
         if lonely:
-            return Overlay(max(lonely, key=lambda n: n.bounds.area if n.bounds else 0), change)
+            node = max(lonely, key=lambda n: n.bounds.area if n.bounds else 0)
+            if screen is None:
+                return Overlay(node, change)
+            layer, content = _content(node, screen)
+            return Overlay(node, change, content, layer)
     return None
 
 

@@ -18,6 +18,10 @@ from pytest_guistate.core.geometry import Box
 
 __all__ = ["Crop", "OracleConfig", "PixelSource", "Region", "Transition", "Verdict"]
 
+# zlib level 6 for the PNGs that outlive a run (crops): measured on a 1080x2168 sim crop, 134 KB in
+# 57 ms against OpenCV's default 271 KB in 31 ms (issue 23: report sizes)
+CROP_PNG_PARAMS = [cv2.IMWRITE_PNG_COMPRESSION, 6]
+
 Verdict = Literal["changed", "no_change", "uncertain"]
 
 
@@ -144,7 +148,7 @@ class Crop:
         with self._lock:
             if self._png is None:
                 pixels = self._pixels if self._pixels is not None else self._cut(self._source)
-                ok, encoded = cv2.imencode(".png", pixels)
+                ok, encoded = cv2.imencode(".png", pixels, CROP_PNG_PARAMS)
                 if not ok:
                     raise ValueError(f"OpenCV could not encode the crop {self.box.as_list()} as PNG")
                 self._png = encoded.tobytes()

@@ -21,6 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from pytest_guistate.report.images import image_size
 from pytest_guistate.report.recorder import ArtifactRecorder
 from pytest_guistate.report.side_by_side import side_by_side
 
@@ -71,7 +72,8 @@ class AllureAdapter:
         self._recorder = recorder
         self._types = (Parameter, Status, StatusDetails, TestStepResult, AttachmentType)
         self._open: list[tuple[int, str, dict[str, Any]]] = []  # (step index, Allure uuid, stop_step kwargs)
-        self._failed: dict[int, tuple[list[list[int]], list[int] | None]] = {}  # step -> (regions, expect box)
+        # steps that get a side-by-side (failed, refreshed): step -> (regions, expect box, failed)
+        self._failed: dict[int, tuple[list[list[int]], list[int] | None, bool]] = {}
 
     @classmethod
     def for_pluginmanager(cls, pluginmanager: Any, recorder: ArtifactRecorder) -> AllureAdapter | None:
@@ -101,8 +103,9 @@ class AllureAdapter:
         details = None
         if record.outcome == "failed":
             details = StatusDetails(message=self._recorder.redactor.text(record.explanation or record.error or ""))
+        if record.outcome in ("failed", "refreshed"):  # issue 23: a refreshed step gets its before | after too
             regions = [list(r["box"]) for r in record.regions if isinstance(r, dict) and r.get("box")]
-            self._failed[index] = (regions, record.expect_box)
+            self._failed[index] = (regions, record.expect_box, record.outcome == "failed")
         self._open.append((index, step_uuid, {"stop": _ms(stop), "status": status, "statusDetails": details}))
         self._settle(wait=False)
 
@@ -131,16 +134,25 @@ class AllureAdapter:
             self._open.pop(0)
 
     def _attach_pair(self, index: int, files: dict[str, Any], parent: str) -> None:
-        """The failed step's before | after, first in the step (Allure opens the first attachment)."""
+        """A failed or refreshed step's before | after with its regions drawn, first in the step:
+        from the whole frames when kept (full tier, any failure), else from its first crop pair."""
         *_, AttachmentType = self._types
+        regions, expect_box, failed = self._failed.pop(index)
         frames = files.get("frames") or {}
         before, after = frames.get("before"), frames.get("after")
-        if not before or not after:
-            return  # the step failed before its after-frame was taken (its body raised)
-        regions, expect_box = self._failed.pop(index)
-        screen = files.get("screen")
-        png = side_by_side((self._recorder.folder / before).read_bytes(), (self._recorder.folder / after).read_bytes(),
-                           regions, screen_width=int(screen[0]) if screen else None, expect_box=expect_box)
+        folder = self._recorder.folder
+        if before and after:
+            screen = files.get("screen")
+            png = side_by_side((folder / before).read_bytes(), (folder / after).read_bytes(), regions,
+                               screen_width=int(screen[0]) if screen else None, expect_box=expect_box)
+        else:
+            crops, befores = list(files.get("crops") or []), list(files.get("crops_before") or [])
+            if not crops or not befores or not befores[0]:
+                return  # nothing to pair (the step failed before its after-frame was taken)
+            after_crop = (folder / crops[0]).read_bytes()
+            width, height = image_size(after_crop)
+            png = side_by_side((folder / befores[0]).read_bytes(), after_crop, [[0, 0, width, height]])
+        del failed  # the same image for both: a refreshed step's change is as worth a look
         self._reporter.attach_data(str(uuid.uuid4()), png, name=f"step {index} before | after",
                                    attachment_type=AttachmentType.PNG, parent_uuid=parent)
 

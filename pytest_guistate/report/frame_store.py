@@ -11,6 +11,7 @@ decoding the PNG would give: PNG is lossless and every resize is the same INTER_
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import cv2
 import numpy as np
 
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle_types import CROP_PNG_PARAMS
 from pytest_guistate.report.diskio import write_file
 from pytest_guistate.report.images import FrameFormat, decode, encode_frame, encode_pixels, frame_divisor, image_size
 from pytest_guistate.report.placement import Pending, digest
@@ -97,6 +99,26 @@ class FrameStore:
         self._observed: deque[tuple[Any, list[Box], str]] = deque(maxlen=OBSERVED_KEPT)
         self.pixels = FramePixels()
         self._files: dict[tuple[str, tuple[Box, ...]], str] = {}  # (PNG digest, fill) -> stored file
+        self._stored: dict[str, str] = {}  # content digest -> the file that holds those bytes (crops)
+
+    def store_once(self, target: str, data: bytes) -> tuple[str, int]:
+        """Write `data` to `target`, stored once (issue 23: a list crop repeated on every other step
+        was 280 KB each time): bytes a file of this test already holds become a hard link to it, so
+        every name the journal and the terminal use exists and the disk holds the bytes once (a
+        copy where the file system has no hard links). Returns (target, new bytes on disk)."""
+        key = hashlib.sha1(data).hexdigest()
+        known = self._stored.get(key)
+        path = self.folder / target
+        if known is not None and known != target and (self.folder / known).exists():
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                os.link(self.folder / known, path)
+                return target, 0
+            except OSError:
+                pass  # no hard links here (or the name exists): write the bytes
+        write_file(path, data)
+        self._stored.setdefault(key, target)
+        return target, len(data)
 
     def __len__(self) -> int:
         """Observations remembered (at most `OBSERVED_KEPT`)."""
@@ -133,6 +155,18 @@ class FrameStore:
             if getattr(frame, "source", "") == f"step {index} after":
                 return observed[position - 1][:2] if position > 0 else None
         return None
+
+    def after_boxes(self, index: int) -> list[Box] | None:
+        """The redaction boxes of the screens step `index` observed after its action (its after-
+        frame, a stability probe, the after-refresh frame): a crop of that step is cut from one of
+        them, so these and no other screen's boxes apply. None when no such screen is remembered."""
+        prefix = f"step {index} "
+        found: list[Box] | None = None
+        for frame, boxes, _ in self._observed:
+            source = getattr(frame, "source", "")
+            if isinstance(source, str) and source.startswith(prefix) and ("after" in source or "probe" in source):
+                found = [*(found or []), *boxes]
+        return found
 
     # -- whole frames ----------------------------------------------------------------------
     def write(self, pending: Pending, screen_size: tuple[int, int] | None) -> tuple[str, int]:
@@ -197,14 +231,13 @@ class FrameStore:
             if fill:
                 piece = piece.copy()  # never draw on the session's pixels
                 fill_pixels(piece, fill)
-            ok, encoded = cv2.imencode(".png", piece)
+            ok, encoded = cv2.imencode(".png", piece, CROP_PNG_PARAMS)
             if not ok:
                 out.append("")
                 continue
-            data = encoded.tobytes()
-            write_file(self.folder / target, data)
-            out.append(target)
-            total += len(data)
+            stored, size = self.store_once(target, encoded.tobytes())
+            out.append(stored)
+            total += size
         return out, total
 
 

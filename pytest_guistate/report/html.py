@@ -3,9 +3,9 @@
 Built from `journal.jsonl` (never from live objects), so the report of a finished test and the
 one `guistate report DIR` rebuilds after a SIGKILL are the same code path. Jinja2 autoescape is
 on for every template: step names, app text, errors and anchor titles are data, never markup.
-Crops and anchor thumbnails are inlined as data URIs; frames are inlined while a byte budget
-lasts, then linked as files of the same folder (a 100-step full-tier test would otherwise be
-tens of MB). Nothing is loaded from the network; a CSP meta tag forbids it.
+Every crop and frame is inlined once as a display-sized copy (`page_images.py`, issue 23), loaded
+when its step is shown; the full-resolution file of the same folder opens on click. Anchor
+thumbnails are inlined as small JPEGs. Nothing is loaded from the network; a CSP meta tag forbids it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from markupsafe import Markup
 from pytest_guistate.report.diskio import ArtifactWriteError, replace_file
 from pytest_guistate.report.images import data_uri, image_size, thumbnail
 from pytest_guistate.report.journal import Journal, JournalError, read_journal
+from pytest_guistate.report.page_images import PageImages
 from pytest_guistate.report.timeline import layout_timeline
 from pytest_guistate.report.triage import triage
 from pytest_guistate.report.viewer_model import step_extras, tree_defs, unplaced_exchanges
@@ -44,7 +45,7 @@ __all__ = [
 
 REPORT_NAME = "report.html"
 TIMELINE_NAME = "timeline.svg"
-FRAME_BUDGET = 6 * 1024 * 1024  # bytes of frames inlined before linking files instead
+FRAME_BUDGET = 6 * 1024 * 1024  # kept for callers: display copies made the budget moot (issue 23)
 
 
 def _environment() -> Environment:
@@ -67,6 +68,8 @@ def _text(value: Any) -> Markup:
 _BETWEEN_TAGS = re.compile(r">\n[ \t\n]+<")
 _ENV = _environment()
 _ENV.filters["text"] = _text
+# what an <img> shows until its step is first shown and the page sets its display copy (1x1 GIF)
+_ENV.globals["PLACEHOLDER"] = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
 
 
 def environment() -> Environment:
@@ -76,37 +79,37 @@ def environment() -> Environment:
 
 @dataclass
 class _Embedder:
-    folder: Path
-    budget: int
-    used: int = 0
-    missing: list[str] = field(default_factory=list)
+    """The page's images: display copies by content (`PageImages`); frames are also SVG `<image>`
+    defs, one per distinct frame (after N = before N+1), drawn with the regions on top."""
+
+    images: PageImages
+    frames: dict[str, dict[str, Any]] = field(default_factory=dict)  # image id -> {id, src, full}
+    crop_ids: dict[str, None] = field(default_factory=dict)  # display copies of crops, in page order
+
+    @property
+    def missing(self) -> list[str]:
+        return self.images.missing
 
     def read(self, rel: str) -> bytes | None:
-        path = self.folder / rel
-        if not path.is_file():
-            self.missing.append(rel)
+        return self.images.read(rel)
+
+    def crop(self, rel: str) -> dict[str, Any] | None:
+        image_id = self.images.add(rel, "crop")
+        if image_id is None:
             return None
-        return path.read_bytes()
-
-    def inline(self, rel: str) -> str | None:
-        data = self.read(rel)
-        return None if data is None else data_uri(data)
-
-    frames: dict[str, dict[str, Any]] = field(default_factory=dict)  # rel -> {id, src}, each embedded once
+        self.crop_ids[image_id] = None
+        image = self.images.defs[image_id]
+        return {"id": image_id, "full": rel, "width": image["width"], "height": image["height"]}
 
     def frame(self, rel: str) -> str | None:
-        """The id of a frame `<image>` defined once in the page (frames repeat: after N = before N+1)."""
-        if rel in self.frames:
-            return str(self.frames[rel]["id"])
-        data = self.read(rel)
-        if data is None:
+        """The id of a frame `<image>` defined once in the page."""
+        image_id = self.images.add(rel, "frame")
+        if image_id is None:
             return None
-        src = rel  # relative file beside report.html once the inline budget is spent
-        if self.used + len(data) <= self.budget:
-            self.used += len(data)
-            src = data_uri(data)
-        self.frames[rel] = {"id": f"frame-{len(self.frames)}", "src": src}
-        return str(self.frames[rel]["id"])
+        if image_id not in self.frames:
+            image = self.images.defs[image_id]
+            self.frames[image_id] = {"id": f"frame-{len(self.frames)}", "src": image["src"], "full": image["full"]}
+        return str(self.frames[image_id]["id"])
 
 
 def _json_pretty(value: Any) -> str:
@@ -115,7 +118,8 @@ def _json_pretty(value: Any) -> str:
 
 def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[str, Any]:
     """Everything the template shows, as plain data (text stays unescaped here; Jinja escapes)."""
-    embed = _Embedder(journal.folder, frame_budget)
+    del frame_budget  # display copies are small: every frame is inlined (issue 23)
+    embed = _Embedder(PageImages(journal.folder))
     meta, finish = journal.meta, journal.finish or {}
     state = journal.last_state or {}
     tracker = state.get("tracker") or {}
@@ -158,7 +162,7 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
             if frame_id is None:
                 continue
             screen = files.get("screen") or _frame_screen(journal.folder / rel)
-            frames.append((role, {"id": frame_id, "width": int(screen[0]), "height": int(screen[1])}))
+            frames.append((role, {"id": frame_id, "width": int(screen[0]), "height": int(screen[1]), "full": rel}))
         regions = [r.get("box") if isinstance(r, dict) else r for r in record.get("regions") or []]
         duration = record.get("duration_s")
         steps.append({
@@ -171,12 +175,16 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
             "crops": _crop_pairs(embed, files),
             "state": json.dumps(record["state"], indent=1, ensure_ascii=False, default=repr) if record.get("state") else "",
             "duration": "" if duration is None else f"{duration:.2f} s",
+            "commands": _commands(event.get("commands"), record.get("wall")),
+            "source": event.get("source") if isinstance(event.get("source"), dict) else None,
             **extras.get(int(record.get("index") or 0), _NO_EXTRAS),
         })
     return {
         "schema": meta.get("schema"), "nodeid": meta.get("nodeid", journal.folder.name), "tier": meta.get("tier", ""),
         "outcome": outcome, "killed": not journal.finished, "error": finish.get("error"),
         "appium_session": meta.get("appium_session") or {},  # new or reused, which reset (issue 12)
+        "run_meta": _run_meta(meta),
+        "driver_log": journal.driver_log,
         "goal": journal.goal.get("goal") or (state.get("summary") or {}).get("goal", ""),
         "tracker": {"completed": completed, "current": tracker.get("current"),
                     "remaining": list(tracker.get("remaining") or []), "total": len(plan)},
@@ -184,6 +192,7 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
         "anchors": [{**a, "step": a.get("step"), "links": link_text.get(str(a.get("id")), [])} for a in anchors],
         "final_state": _json_pretty(state) if state else "", "torn_lines": journal.torn_lines,
         "missing_files": embed.missing, "frame_defs": list(embed.frames.values()),
+        "crop_defs": {i: embed.images.defs[i]["src"] for i in embed.crop_ids},
         "trees": tree_defs(journal)[0], "failed_step": _failed_step(steps), "error_head": error_lines(finish.get("error")),
         "llm_total": ((journal.llm or {}).get("usage") or {}).get("totals"),
         "llm_other": unplaced_exchanges(journal.llm, {s["index"] for s in steps}),
@@ -207,16 +216,48 @@ def _failed_step(steps: list[dict[str, Any]]) -> int | None:
 _NO_EXTRAS: dict[str, Any] = {"reason": "", "anchors": [], "tree": "", "highlight": [], "llm": None}
 
 
-def _crop_pairs(embed: _Embedder, files: dict[str, Any]) -> list[dict[str, str | None]]:
+def _crop_pairs(embed: _Embedder, files: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per region: the after-crop's and before-crop's display copy (id, size, full file)."""
     befores = list(files.get("crops_before") or [])
     pairs = []
     for position, rel in enumerate(files.get("crops") or []):
-        after = embed.inline(rel)
+        after = embed.crop(rel)
         if after is None:
             continue
         before_rel = befores[position] if position < len(befores) else ""
-        pairs.append({"after": after, "before": embed.inline(before_rel) if before_rel else None})
+        pairs.append({"after": after, "before": embed.crop(before_rel) if before_rel else None})
     return pairs
+
+
+def _commands(entries: Any, started: Any) -> list[dict[str, Any]]:
+    """The step's device commands with their time from the step's start (`CommandLog` entries)."""
+    if not isinstance(entries, list):
+        return []
+    origin = float(started) if isinstance(started, (int, float)) else None
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        at = entry.get("t")
+        offset = f"+{(float(at) - origin):.2f} s" if origin is not None and isinstance(at, (int, float)) else ""
+        out.append({"at": offset, "command": str(entry.get("command", "")), "ms": entry.get("ms"),
+                    "status": str(entry.get("status", "ok"))})
+    return out
+
+
+def _run_meta(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) rows of the run: device, platform, start time, plugin version, worker, caps."""
+    rows: list[tuple[str, str]] = []
+    started = meta.get("started")
+    if isinstance(started, (int, float)):
+        rows.append(("started", time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(started))))
+    for key, label in (("device", "device"), ("platform", "platform"), ("plugin_version", "pytest-guistate"),
+                       ("worker", "xdist worker"), ("tier_reason", "tier chosen because")):
+        if meta.get(key):
+            rows.append((label, str(meta[key])))
+    if meta.get("capabilities"):
+        rows.append(("capabilities", json.dumps(meta["capabilities"], indent=1, sort_keys=True, default=repr)))
+    return rows
 
 
 def _frame_screen(path: Path) -> list[int]:

@@ -58,7 +58,9 @@ def media_type_of(data: bytes) -> str:
         return "image/png"
     if data.startswith(b"\xff\xd8"):
         return "image/jpeg"
-    raise ValueError("image bytes are neither PNG nor JPEG")
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    raise ValueError("image bytes are neither PNG, JPEG nor WebP")
 
 
 def decode(data: bytes) -> np.ndarray:

@@ -23,7 +23,7 @@ __all__ = ["EVENT_TYPES", "JOURNAL_NAME", "JOURNAL_SCHEMA", "Journal", "JournalE
 
 JOURNAL_SCHEMA = "guistate.journal/1"
 JOURNAL_NAME = "journal.jsonl"
-EVENT_TYPES = ("meta", "goal", "step", "anchor", "link", "state", "llm", "finish")
+EVENT_TYPES = ("meta", "goal", "step", "anchor", "link", "state", "llm", "driver_log", "finish")
 
 
 class JournalError(ValueError):
@@ -109,6 +109,7 @@ class Journal:
     links: list[dict[str, Any]] = field(default_factory=list)
     states: list[dict[str, Any]] = field(default_factory=list)  # state events
     llm: dict[str, Any] | None = None  # the llm event (tokens, cost, exchanges), when the test used LLM steps
+    driver_log: dict[str, Any] | None = None  # the driver_log event: the sim's requests or an Appium log's lines
     finish: dict[str, Any] | None = None
     torn_lines: int = 0  # lines that were not valid JSON (a kill mid-write)
 
@@ -181,5 +182,7 @@ def _apply(journal: Journal, event: dict[str, Any], path: Path, number: int) -> 
         journal.states.append(event)
     elif kind == "llm":
         journal.llm = event
+    elif kind == "driver_log":
+        journal.driver_log = event
     else:
         journal.finish = event

@@ -41,6 +41,7 @@ from pytest_guistate.report.placement import Pending, RecordingScreen, crop_boxe
 from pytest_guistate.report.recorder_files import FilesMixin, crop_path
 from pytest_guistate.report.recorder_screens import ScreensMixin
 from pytest_guistate.report.redact import Redactor
+from pytest_guistate.report.source_line import test_source_line
 from pytest_guistate.report.viewer_tree import compact_tree, tree_key
 
 __all__ = ["ArtifactRecorder", "Pending", "RecordingScreen"]
@@ -113,6 +114,9 @@ class ArtifactRecorder(ScreensMixin, FilesMixin):
         self._deferred: list[Any] = []  # observations whose tree is not read yet (light)
         self._unknown: dict[str, None] = {}  # digests (oldest first) of screens that moved on before their tree was read
         self._writer = SerialWriter(inline=not background)
+        # the device commands sent since the last step (`CommandLog.take`), for the viewer's action log
+        self.command_source: Callable[[], list[dict[str, Any]]] | None = None
+        self.driver_log: Any = None  # where the finish reads this test's driver log from (runtime_session)
         self.journal.write("meta", {
             "schema": JOURNAL_SCHEMA, "nodeid": self.nodeid, "tier": self.tier,
             "worker": worker, "folder": folder.name, "started": round(time.time(), 3),
@@ -168,15 +172,22 @@ class ArtifactRecorder(ScreensMixin, FilesMixin):
 
     def on_step(self, record: Any) -> None:
         links = len(getattr(self._graph, "links", None) or [])  # the graph as it is now, not when written
-        self._submit("on_step", self._on_step, _as_dict(record), self.before_crops, links, step=True)
+        step = _as_dict(record)
+        # a failed step keeps its before-crops at every tier (README: the failed step's before/after crops)
+        before_crops = self.before_crops or step.get("outcome") == "failed"
+        trace = {"commands": self.command_source() if self.command_source is not None else [],
+                 "source": test_source_line(self.raw_nodeid)}  # on the test's thread: its stack is here
+        self._submit("on_step", self._on_step, step, before_crops, links, trace, step=True)
 
-    def _on_step(self, step: dict[str, Any], before_crops: bool, links: int) -> None:
+    def _on_step(self, step: dict[str, Any], before_crops: bool, links: int,
+                 trace: dict[str, Any] | None = None) -> None:
         try:
-            self._record_step(step, before_crops, links)
+            self._record_step(step, before_crops, links, trace or {})
         finally:
             self.frames.pixels.release()  # a frame the session released is decoded for one step at most
 
-    def _record_step(self, step: dict[str, Any], before_crops: bool, links: int) -> None:
+    def _record_step(self, step: dict[str, Any], before_crops: bool, links: int,
+                     trace: dict[str, Any] | None = None) -> None:
         index = int(step.get("index", len(self.bytes_by_step)))
         placed = crop_boxes(step)
         files: dict[str, Any] = {"crops": [], "frames": {}}
@@ -219,6 +230,9 @@ class ArtifactRecorder(ScreensMixin, FilesMixin):
         clean["frames"] = [self._written[n] for n in frame_names if n in self._written]
         self.steps.append(clean)
         event: dict[str, Any] = {"record": clean, "files": files, "bytes": written}
+        for key, value in (trace or {}).items():
+            if value:
+                event[key] = self.redactor.scrub(value)  # a source line may hold a literal password
         if refused is None:
             event.update(self._tree_fields(clean))
         else:  # the line stays small (no tree) and says which file the disk refused and why

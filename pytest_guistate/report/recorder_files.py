@@ -10,7 +10,6 @@ from typing import Any
 
 from pytest_guistate.core.artifact_names import CROPS_DIR, before_crop_name
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.report.diskio import write_file
 from pytest_guistate.report.images import image_size
 from pytest_guistate.report.placement import Pending, fill_pending, find_origin
 from pytest_guistate.report.recorder_protocols import CanTrackScreens
@@ -55,7 +54,7 @@ class FilesMixin(CanTrackScreens):
                 raise TypeError(f"the encoder of artifact {name!r} returned {type(data).__name__}, not bytes")
             data = bytes(data)
         frame, key = self.frames.find(data)
-        boxes = self._boxes_for(data, key)
+        boxes = self._boxes_for(data, key, name)
         self._pending[name] = Pending(data, media_type, [*self.redactor.regions, *boxes], frame, key)
 
     def _write_image(self, name: str, target: str | None, crop_boxes: list[Box], *, crop: bool) -> tuple[str, int]:
@@ -70,13 +69,12 @@ class FilesMixin(CanTrackScreens):
             return target, size
         data = self._redact(pending, crop_boxes)
         assert target is not None
-        path = self.folder / target
-        if path.exists():
+        if (self.folder / target).exists():
             self._written[name] = target
             return target, 0
-        write_file(path, data)
-        self._written[name] = target
-        return target, len(data)
+        stored, size = self.frames.store_once(target, data)  # the same bytes as an earlier crop: linked
+        self._written[name] = stored
+        return stored, size
 
     def _redact(self, pending: Pending, crop_boxes: list[Box]) -> bytes:
         if not pending.boxes:

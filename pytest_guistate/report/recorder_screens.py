@@ -1,15 +1,19 @@
 """The screens part of `ArtifactRecorder`: the password boxes of every observed screen, so bytes
 put later (frames, crops) are filled wherever a secret may show.
 
-Boxes are keyed by the PNG's digest; bytes that are no frame we saw take the boxes of the latest
-screens. At light (`defer_redaction`, issue 12) a screen's tree is read only when something is
-put; a screen that moved on unread is remembered as unknown and filled whole if ever put.
+Boxes are keyed by the PNG's digest; a step's crop takes the boxes of the screens that step
+observed after its action (issue 23: a login screen's password box blacked out the next screens'
+crops), other bytes that are no frame we saw those of the latest screens. At light
+(`defer_redaction`, issue 12) a screen's tree is read only when something is put, or at once when
+the screen before it had a secure field (it may still show one); a screen that moved on unread is
+remembered as unknown and filled whole if ever put, its crops too.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pytest_guistate.core.artifact_names import crop_step
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import TreeExpired
 from pytest_guistate.report.images import image_size
@@ -48,7 +52,8 @@ class ScreensMixin(CanRecord):
             boxes = list(last[1])  # the same pixels as the screen before: its password boxes (no page source)
             tree = None  # the viewer keeps the previous screen's tree: the same pixels
         elif (self.defer_redaction and not getattr(observation, "tree_fetched", True)
-              and getattr(observation, "tree_available", None) is not None):
+              and getattr(observation, "tree_available", None) is not None
+              and not (last is not None and last[1])):  # after a secure field: read now, never guess
             self._deferred.append(observation)
             if self.screen_size is None:
                 self.screen_size = image_size(frame.png)
@@ -82,6 +87,9 @@ class ScreensMixin(CanRecord):
                 self._unknown[digest(observation.frame.png)] = None
                 while len(self._unknown) > 64:
                     self._unknown.pop(next(iter(self._unknown)))
+                # remembered as all secret: its frame and the crops cut from it are filled whole
+                self._submit("on_observation", self._observed, observation.frame,
+                             [Box(0, 0, *image_size(observation.frame.png))], None)
                 continue
             self._note_observed(observation.frame, self.redactor.screen_boxes(observation), tree)
 
@@ -94,11 +102,14 @@ class ScreensMixin(CanRecord):
         while len(self._screen_boxes) > 64:
             self._screen_boxes.pop(next(iter(self._screen_boxes)))
 
-    def _boxes_for(self, data: bytes, key: str) -> list[Box]:
-        """The boxes to fill on put bytes whose digest is `key` (`FrameStore.find`)."""
+    def _boxes_for(self, data: bytes, key: str, name: str = "") -> list[Box]:
+        """The boxes to fill on put bytes whose digest is `key` (`FrameStore.find`), named `name`."""
         boxes = self._screen_boxes.get(key)
         if boxes is None and key in self._unknown:  # a screen whose tree nobody can read any more
             boxes = [Box(0, 0, *image_size(data))]
+        step = crop_step(name)
+        if boxes is None and step is not None:  # a step's crop: the screens it was cut from, no other's
+            boxes = self.frames.after_boxes(step)
         if boxes is None:  # not a frame we saw: a crop of the latest screens (after-frame, probe)
             boxes = [b for recent in list(self._screen_boxes.values())[-3:] for b in recent]
         return boxes

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from pytest_guistate.core.oracle_types import CROP_PNG_PARAMS
 from pytest_guistate.report.images import decode
 
 __all__ = ["side_by_side"]
@@ -60,7 +61,7 @@ def side_by_side(before: bytes, after: bytes, regions: Sequence[Sequence[int]], 
     if expect_box is not None:
         legend += ", blue: expected element"
     pair = _label(pair, f"{titles[0]}  |  {titles[1]}   ({legend})")
-    ok, png = cv2.imencode(".png", pair)
+    ok, png = cv2.imencode(".png", pair, CROP_PNG_PARAMS)
     if not ok:
         raise ValueError("OpenCV could not encode the side-by-side image")
     return png.tobytes()

@@ -106,13 +106,17 @@ class FeedServer:
             raise RuntimeError("FeedServer is not started")
         return f"http://{self._address[0]}:{self._server.server_port}/"
 
-    def page_url(self, *, delay_ms: int = 0, refresh_ms: int = 600, toast_ms: int = 1500) -> str:
-        """The Feed's URL: `delay_ms` is how long the list stays stale after a delete."""
+    def page_url(self, *, delay_ms: int = 0, refresh_ms: int = 600, toast_ms: int = 1500,
+                 scrim_dialog: bool = False) -> str:
+        """The Feed's URL: `delay_ms` is how long the list stays stale after a delete;
+        `scrim_dialog` gives `role="dialog"` to the full-screen dim layer instead of the dialog box."""
         for name, value in (("delay_ms", delay_ms), ("refresh_ms", refresh_ms), ("toast_ms", toast_ms)):
             if value < 0:
                 raise ValueError(f"{name} must be >= 0, got {value}")
-        query = urlencode({"delay": delay_ms, "refresh": refresh_ms, "toast": toast_ms})
-        return f"{self.url}index.html?{query}"
+        fields = {"delay": delay_ms, "refresh": refresh_ms, "toast": toast_ms}
+        if scrim_dialog:
+            fields["scrim_dialog"] = 1
+        return f"{self.url}index.html?{urlencode(fields)}"
 
     def hits(self) -> list[str]:
         """Requests served so far, e.g. `['200 /index.html?delay=0', ...]`."""

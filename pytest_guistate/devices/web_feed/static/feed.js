@@ -63,6 +63,13 @@
 
   const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
   const list = $("posts"), spinner = $("refresh_progress"), scrim = $("dialog_scrim"), toast = $("toast");
+  if (params.get("scrim_dialog") === "1") {  // the dim layer itself is the dialog node (issue 23)
+    const box = $("dialog");
+    for (const name of ["role", "aria-modal", "aria-labelledby"]) {
+      scrim.setAttribute(name, box.getAttribute(name));
+      box.removeAttribute(name);
+    }
+  }
 
   function el(tag, attrs, text) {
     const node = document.createElement(tag);

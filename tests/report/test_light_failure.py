@@ -1,0 +1,42 @@
+"""Light tier on failure keeps the failed step's before-crops too (issue 23; README: "on failure the
+failed step's before/after frames and crops"), not only its after-crops."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from tests.inner_run import run_inprocess
+
+FAILING_FEED = """
+import pytest
+
+
+@pytest.mark.guistate(app="com.guistate.feed", tier="light")
+def test_feed(device, guistate):
+    with guistate.step("open the delete dialog", expect="Delete post by Nobody?"):
+        device.tap(desc="Delete post by Carol")
+"""
+
+
+def test_a_failed_light_step_keeps_before_and_after_crops(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_feed=FAILING_FEED)
+    result = run_inprocess(pytester, "-p", "no:cacheprovider", "--guistate-retain=on", "--guistate-artifacts=art", "-o", "guistate_settle_timeout=0.5")
+    result.assert_outcomes(failed=1)
+    [folder] = [p for p in (pytester.path / "art").iterdir() if p.is_dir()]
+    events = [json.loads(line) for line in (folder / "journal.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert next(e for e in events if e["type"] == "meta")["tier"] == "light"
+    [step] = [e for e in events if e["type"] == "step"]
+    assert step["record"]["outcome"] == "failed"
+    files = step["files"]
+    assert set(files["frames"]) >= {"before", "after"}
+    assert files["crops"], "the failed step's after-crops"
+    before = [rel for rel in files.get("crops_before", []) if rel]
+    assert before and len(before) == len(files["crops"]), files
+    for rel in before:
+        pixels = cv2.imdecode(np.frombuffer((folder / rel).read_bytes(), np.uint8), cv2.IMREAD_COLOR)
+        assert pixels is not None and pixels.size > 0
+        assert len(np.unique(pixels.reshape(-1, 3), axis=0)) > 1, f"{rel} is one solid colour"
