@@ -1,0 +1,122 @@
+"""Locator checks answered with a find instead of a page source (issue 24, `core/finding.py`).
+
+The find asks the driver for the elements a `visible`/`gone` check names, with no implicit wait,
+and gives the tree's verdict or none at all:
+
+* nothing matches: nothing is visible (one find, what a careful script pays);
+* a match is found: it is visible when it is displayed and on screen (iOS: the predicate asks for
+  `visible == 1`, which WebDriverAgent sets only for elements on screen; Android: the element's
+  rect against the screen) - unless something may cover it that only the tree can place: a focused
+  element (the soft keyboard may be up) or, on iOS, an open alert (WebDriverAgent lists the screen
+  beneath it). Then, and when the driver refuses the query or too many candidates need a look,
+  the answer is None and the check reads the page source.
+
+Web contexts answer None: their "page source" is already one script (`web.TREE_JS`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from appium.webdriver.common.appiumby import AppiumBy
+from selenium.common.exceptions import NoSuchElementException, WebDriverException
+
+from pytest_guistate.core.finding import FindAnswer, FoundNode, NodeQuery
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.devices import ios, web
+from pytest_guistate.devices.errors import DeviceError
+
+__all__ = ["MAX_LOOKS", "android_query", "answer", "ios_query"]
+
+MAX_LOOKS = 3  # candidates whose rect an Android answer may ask for before the tree is cheaper
+
+
+def ios_query(query: NodeQuery) -> tuple[str, str]:
+    """One `-ios predicate string` for the check's target among elements WDA says are visible:
+    text = label, name (when no desc) or a text element's value; desc = label or name; id = name."""
+    op = "==" if query.exact else "CONTAINS"
+    parts = []
+    if query.text is not None:
+        lit = ios.predicate_literal(query.text)
+        alternatives = [f"label {op} {lit}", f"(value {op} {lit} AND type IN {_IOS_VALUE_TYPES})"]
+        if query.desc is None:
+            alternatives.append(f"name {op} {lit}")
+        parts.append("(" + " OR ".join(alternatives) + ")")
+    if query.desc is not None:
+        lit = ios.predicate_literal(query.desc)
+        parts.append(f"(label {op} {lit} OR name {op} {lit})")
+    if query.id is not None:
+        parts.append(f"name == {ios.predicate_literal(query.id)}")
+    return AppiumBy.IOS_PREDICATE, " AND ".join([*parts, "visible == 1"])
+
+
+_IOS_VALUE_TYPES = ("{'XCUIElementTypeStaticText', 'XCUIElementTypeTextField', 'XCUIElementTypeSecureTextField', "
+                    "'XCUIElementTypeSearchField', 'XCUIElementTypeTextView', 'XCUIElementTypePickerWheel'}")
+
+
+def android_query(query: NodeQuery) -> tuple[str, str]:
+    """One UiAutomator2 XPath over the attributes the tree matches, displayed elements only (the id
+    and accessibility-id strategies cannot say "displayed", nor match a text or its description)."""
+    def same(attribute: str, value: str) -> str:
+        lit = web.xpath_literal(value)
+        return f"@{attribute}={lit}" if query.exact else f"contains(@{attribute}, {lit})"
+
+    conditions = []
+    if query.text is not None:
+        conditions.append(same("text", query.text) if query.desc is not None
+                          else f"{same('text', query.text)} or {same('content-desc', query.text)}")
+    if query.desc is not None:
+        conditions.append(same("content-desc", query.desc))
+    if query.id is not None:
+        lit = web.xpath_literal(query.id)
+        conditions.append(f"@resource-id={lit} or substring-after(@resource-id, ':id/')={lit}")
+    return AppiumBy.XPATH, "//*" + "".join(f"[{c}]" for c in conditions) + "[@displayed='true']"
+
+
+def _nothing_covers(driver: Any, platform: str) -> bool:
+    """No focused element (so no soft keyboard) and, on iOS, no open alert: asked with the cheapest
+    requests a driver has (`GET /element/active`, `GET /alert/text`)."""
+    try:
+        driver.switch_to.active_element  # noqa: B018 - the request is the question
+        return False
+    except NoSuchElementException:
+        pass
+    except WebDriverException:
+        return False
+    if platform == "ios":
+        try:
+            _ = driver.switch_to.alert.text
+            return False
+        except WebDriverException as exc:
+            return "no such alert" in (exc.msg or str(exc)).lower() or exc.__class__.__name__ == "NoAlertPresentException"
+    return True
+
+
+def answer(device: Any, query: NodeQuery) -> FindAnswer | None:
+    """The check's answer by a find on `device`'s current screen, or None (read the tree)."""
+    if device.is_web or not query.given:
+        return None
+    platform = device.platform
+    by, value = ios_query(query) if platform == "ios" else android_query(query)
+    via = f"find {by}"
+    try:
+        elements = device.driver.find_elements(by, value)
+    except WebDriverException:
+        return None  # a driver that cannot run this query: the tree can
+    if not elements:
+        return FindAnswer((), via)
+    label = next(v for _, v in query.given)
+    if platform == "ios":
+        return FindAnswer((FoundNode(label),), via) if _nothing_covers(device.driver, platform) else None
+    width, height = device.size
+    screen = Box(0, 0, width, height)
+    for element in elements[:MAX_LOOKS]:
+        try:
+            box = device.box_of(element)
+        except (WebDriverException, DeviceError):
+            return None  # gone stale between the find and the rect: the tree decides
+        if not box.is_empty and box.intersects(screen):
+            if not _nothing_covers(device.driver, platform):
+                return None
+            return FindAnswer((FoundNode(label, bounds=box),), via)
+    return None if len(elements) > MAX_LOOKS else FindAnswer((), via)
