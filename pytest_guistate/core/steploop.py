@@ -233,6 +233,8 @@ class StepLoop:
         # no action in between: `after`'s tree (read for the change just judged) places the flicker,
         # so the probe costs a screenshot and no page source of its own
         tree = again.tree if again.tree_fetched else _tree_if_known(after)
+        if tree is not None and not again.tree_fetched and again.frame.same_bytes(after.frame):
+            again.tree = tree  # the same screen, no input: the next step's before-tree is already read
         return self.oracle.unstable_regions(after.frame, again.frame, tree, ignore=self.ignore(again)), again
 
     def verify(
