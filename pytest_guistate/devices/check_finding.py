@@ -11,11 +11,15 @@ and gives the tree's verdict or none at all:
   beneath it). Then, and when the driver refuses the query or too many candidates need a look,
   the answer is None and the check reads the page source.
 
-Web contexts answer None: their "page source" is already one script (`web.TREE_JS`).
+In a web context the page source is itself a script (`web.TREE_JS`: a DOM walk building the
+tree), so the find is that same walk with the check's match at its end (`FIND_JS`): the very nodes
+the tree would hold, matched by the rules of `checks.visible`, and only the first match comes back -
+no XML serialised, sent or parsed. The same nodes make the same verdict, whatever CSS hides.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from appium.webdriver.common.appiumby import AppiumBy
@@ -26,7 +30,7 @@ from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices import ios, web
 from pytest_guistate.devices.errors import DeviceError
 
-__all__ = ["MAX_LOOKS", "android_query", "answer", "ios_query"]
+__all__ = ["FIND_JS", "MAX_LOOKS", "android_query", "answer", "ios_query"]
 
 MAX_LOOKS = 3  # candidates whose rect an Android answer may ask for before the tree is cheaper
 
@@ -92,10 +96,49 @@ def _nothing_covers(driver: Any, platform: str) -> bool:
     return True
 
 
+_TREE_TAIL = "return new XMLSerializer().serializeToString(out);"
+_MATCH_TAIL = r"""
+const q = arguments[0];
+const same = (value, wanted) => q.exact ? value === wanted : value.includes(wanted);
+for (const node of top.getElementsByTagName("node")) {
+  const text = node.getAttribute("text"), desc = node.getAttribute("content-desc");
+  const rid = node.getAttribute("resource-id");
+  if (q.text !== null && !(same(text, q.text) || (q.desc === null && same(desc, q.text)))) continue;
+  if (q.desc !== null && !same(desc, q.desc)) continue;
+  if (q.id !== null && !(rid === q.id || rid.slice(rid.lastIndexOf("/") + 1) === q.id)) continue;
+  return {label: text || desc || node.getAttribute("hint") || rid || node.getAttribute("class"),
+          kind: node.getAttribute("class").split(".").pop(), bounds: node.getAttribute("bounds")};
+}
+return null;
+"""
+if _TREE_TAIL not in web.TREE_JS:  # pragma: no cover - the tree script changed its last line
+    raise ImportError("web.TREE_JS no longer ends by serialising its document: update check_finding.FIND_JS")
+FIND_JS = web.TREE_JS.replace(_TREE_TAIL, _MATCH_TAIL)
+_BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
+
+
+def _web_answer(device: Any, query: NodeQuery) -> FindAnswer | None:
+    try:
+        found = device.driver.execute_script(FIND_JS, {"text": query.text, "desc": query.desc, "id": query.id,
+                                                        "exact": query.exact})
+    except WebDriverException:
+        return None  # a context that runs no script: the tree route says why
+    if found is None:
+        return FindAnswer((), "find (DOM walk)")
+    if not isinstance(found, dict):
+        return None
+    corners = _BOUNDS.fullmatch(str(found.get("bounds", "")))
+    box = Box(*(int(v) for v in corners.groups())) if corners else None
+    return FindAnswer((FoundNode(str(found.get("label", "")), str(found.get("kind", "element")), box),),
+                      "find (DOM walk)")
+
+
 def answer(device: Any, query: NodeQuery) -> FindAnswer | None:
     """The check's answer by a find on `device`'s current screen, or None (read the tree)."""
-    if device.is_web or not query.given:
+    if not query.given:
         return None
+    if device.is_web:
+        return _web_answer(device, query)
     platform = device.platform
     by, value = ios_query(query) if platform == "ios" else android_query(query)
     via = f"find {by}"
