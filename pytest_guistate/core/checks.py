@@ -171,8 +171,9 @@ def _tree_check(
 def visible(text: str | None = None, *, id: str | None = None, desc: str | None = None, exact: bool = False) -> Check:
     """Passes when a displayed node on screen matches: `text` (its text -- on iOS its label, or a
     field's value -- or content-desc / iOS name when `desc` is not given), `id` (full resource-id,
-    its part after "/", or the iOS accessibility id `name`), `desc` (content-desc / iOS name).
-    Substring unless `exact`."""
+    its part after "/", or the iOS accessibility id `name`), `desc` (content-desc; on iOS the
+    accessibility label or the name, as for `device.tap(desc=...)`). Substring unless `exact`.
+    Visible: displayed, on screen, not under the soft keyboard, not behind an iOS alert."""
 
     def judge(target: str, found: Sequence[UINode | FoundNode]) -> CheckResult:
         if found:

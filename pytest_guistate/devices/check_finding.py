@@ -5,8 +5,8 @@ and gives the tree's verdict or none at all:
 
 * nothing matches: nothing is visible (one find, what a careful script pays);
 * a match is found: it is visible when it is displayed and on screen (iOS: the predicate asks for
-  `visible == 1`, which WebDriverAgent sets only for elements on screen; Android: the element's
-  rect against the screen) - unless something may cover it that only the tree can place: a focused
+  `visible == 1`, which WebDriverAgent sets only for elements on screen; Android: UiAutomator2
+  finds only elements visible to the user, and the first one's rect is checked against the screen) - unless something may cover it that only the tree can place: a focused
   element (the soft keyboard may be up) or, on iOS, an open alert (WebDriverAgent lists the screen
   beneath it). Then, and when the driver refuses the query or too many candidates need a look,
   the answer is None and the check reads the page source.
@@ -30,7 +30,7 @@ from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices import ios, web
 from pytest_guistate.devices.errors import DeviceError
 
-__all__ = ["FIND_JS", "MAX_LOOKS", "android_query", "answer", "ios_query"]
+__all__ = ["FIND_JS", "MAX_LOOKS", "android_queries", "answer", "ios_query"]
 
 MAX_LOOKS = 3  # candidates whose rect an Android answer may ask for before the tree is cheaper
 
@@ -58,23 +58,30 @@ _IOS_VALUE_TYPES = ("{'XCUIElementTypeStaticText', 'XCUIElementTypeTextField', '
                     "'XCUIElementTypeSearchField', 'XCUIElementTypeTextView', 'XCUIElementTypePickerWheel'}")
 
 
-def android_query(query: NodeQuery) -> tuple[str, str]:
-    """One UiAutomator2 XPath over the attributes the tree matches, displayed elements only (the id
-    and accessibility-id strategies cannot say "displayed", nor match a text or its description)."""
-    def same(attribute: str, value: str) -> str:
-        lit = web.xpath_literal(value)
-        return f"@{attribute}={lit}" if query.exact else f"contains(@{attribute}, {lit})"
+def _java_literal(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    conditions = []
-    if query.text is not None:
-        conditions.append(same("text", query.text) if query.desc is not None
-                          else f"{same('text', query.text)} or {same('content-desc', query.text)}")
+
+def android_queries(query: NodeQuery) -> list[tuple[str, str]]:
+    """UiAutomator2 locators whose results together are the check's matches: `-android uiautomator`
+    selectors (priced like an id find; XPath makes the driver dump the window first), one per
+    alternative - a text without `desc=` matches the text or, failing that, the description.
+    UiAutomator2 finds, like its page source, hold only elements visible to the user (its
+    `allowInvisibleElements` setting is off by default), so displayed is given; on screen is the rect's."""
+    def call(method: str, value: str) -> str:
+        return f".{method}{'' if query.exact else 'Contains'}({_java_literal(value)})"
+
+    common = ""
     if query.desc is not None:
-        conditions.append(same("content-desc", query.desc))
+        common += call("description", query.desc)
     if query.id is not None:
-        lit = web.xpath_literal(query.id)
-        conditions.append(f"@resource-id={lit} or substring-after(@resource-id, ':id/')={lit}")
-    return AppiumBy.XPATH, "//*" + "".join(f"[{c}]" for c in conditions) + "[@displayed='true']"
+        common += f".resourceIdMatches({_java_literal('(.*/)?' + re.escape(query.id))})"
+    if query.text is None:
+        return [(AppiumBy.ANDROID_UIAUTOMATOR, "new UiSelector()" + common)]
+    out = [(AppiumBy.ANDROID_UIAUTOMATOR, "new UiSelector()" + call("text", query.text) + common)]
+    if query.desc is None:
+        out.append((AppiumBy.ANDROID_UIAUTOMATOR, "new UiSelector()" + call("description", query.text) + common))
+    return out
 
 
 def _nothing_covers(driver: Any, platform: str) -> bool:
@@ -140,12 +147,16 @@ def answer(device: Any, query: NodeQuery) -> FindAnswer | None:
     if device.is_web:
         return _web_answer(device, query)
     platform = device.platform
-    by, value = ios_query(query) if platform == "ios" else android_query(query)
-    via = f"find {by}"
-    try:
-        elements = device.driver.find_elements(by, value)
-    except WebDriverException:
-        return None  # a driver that cannot run this query: the tree can
+    elements: list[Any] = []
+    locators = [ios_query(query)] if platform == "ios" else android_queries(query)
+    via = f"find {locators[0][0]}"
+    for by, value in locators:
+        try:
+            elements = device.driver.find_elements(by, value)
+        except WebDriverException:
+            return None  # a driver that cannot run this query: the tree can
+        if elements:
+            break
     if not elements:
         return FindAnswer((), via)
     label = next(v for _, v in query.given)

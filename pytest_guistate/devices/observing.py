@@ -12,10 +12,10 @@ import binascii
 import time
 from collections.abc import Callable
 
+from pytest_guistate.core.finding import Finder
 from pytest_guistate.core.frame import Frame, FrameError, check_png
 from pytest_guistate.core.observation import Observation, TreeExpired
 from pytest_guistate.core.uitree import UITree, parse_page_source
-from pytest_guistate.core.finding import Finder
 from pytest_guistate.devices import check_finding, ios, web
 from pytest_guistate.devices.devtools_capture import DevtoolsScreenshots, wants_devtools
 from pytest_guistate.devices.errors import screenshot_payload_text
