@@ -30,7 +30,7 @@ from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices import ios, web
 from pytest_guistate.devices.errors import DeviceError
 
-__all__ = ["FIND_JS", "MAX_LOOKS", "android_queries", "answer", "ios_query"]
+__all__ = ["FIND_JS", "MAX_LOOKS", "android_queries", "answer", "ios_query", "java_literal"]
 
 MAX_LOOKS = 3  # candidates whose rect an Android answer may ask for before the tree is cheaper
 
@@ -58,7 +58,8 @@ _IOS_VALUE_TYPES = ("{'XCUIElementTypeStaticText', 'XCUIElementTypeTextField', '
                     "'XCUIElementTypeSearchField', 'XCUIElementTypeTextView', 'XCUIElementTypePickerWheel'}")
 
 
-def _java_literal(value: str) -> str:
+def java_literal(value: str) -> str:
+    """A double-quoted Java string, as a UiSelector argument takes it."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -69,13 +70,13 @@ def android_queries(query: NodeQuery) -> list[tuple[str, str]]:
     UiAutomator2 finds, like its page source, hold only elements visible to the user (its
     `allowInvisibleElements` setting is off by default), so displayed is given; on screen is the rect's."""
     def call(method: str, value: str) -> str:
-        return f".{method}{'' if query.exact else 'Contains'}({_java_literal(value)})"
+        return f".{method}{'' if query.exact else 'Contains'}({java_literal(value)})"
 
     common = ""
     if query.desc is not None:
         common += call("description", query.desc)
     if query.id is not None:
-        common += f".resourceIdMatches({_java_literal('(.*/)?' + re.escape(query.id))})"
+        common += f".resourceIdMatches({java_literal('(.*/)?' + re.escape(query.id))})"
     if query.text is None:
         return [(AppiumBy.ANDROID_UIAUTOMATOR, "new UiSelector()" + common)]
     out = [(AppiumBy.ANDROID_UIAUTOMATOR, "new UiSelector()" + call("text", query.text) + common)]
