@@ -182,7 +182,12 @@ class StepLoop:
     def _compare(self, before: Observation, after: Observation, unstable: Sequence[Box], pixels_only: bool) -> Transition:
         """The oracle on one pair; `pixels_only`: without the after-tree (not read: light tier)."""
         if before.frame.same_bytes(after.frame):
-            tree = _tree_if_known(after)  # no change to snap: a step whose frames did not change reads no tree
+            # nothing changed to snap: a step whose frames did not change reads no tree; at standard
+            # and full the before-tree (already read) stands for the identical after-screen, so the
+            # journal's package, route and dialog detectors read no page source either (issue 24)
+            if self.policy.step_trees and before.tree_fetched and not after.tree_fetched:
+                after.tree = before.tree
+            tree = _tree_if_known(after)
         else:
             tree = None if pixels_only and not self.policy.step_trees else after.tree
         ignore = [*self.ignore(after), *steady_keyboard(_tree_if_known(before), tree)]

@@ -141,3 +141,16 @@ def test_page_sources_per_step(open_device: Any, platform: str) -> None:
     for expect in (True, False):
         standard = _open_and_cancel(open_device(caps(platform, FEED)), "standard", expect=expect)
         assert standard[0] <= 2 and all(n <= 1 for n in standard[1:]), (expect, standard)
+
+
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_a_standard_step_whose_frames_did_not_change_reads_no_tree(open_device: Any, platform: str) -> None:
+    from pytest_guistate.core.session import TaskSession
+    from pytest_guistate.core.tiers import TierPolicy
+
+    device = open_device(caps(platform, FEED))
+    session = TaskSession(device, policy=TierPolicy.for_tier("standard"), reuse_window_s=60.0)
+    first = session.perform("look", lambda: None, expect=visible("Alice"))
+    again = session.perform("look again", lambda: None, expect=gone("Delete post?"))
+    assert (first.verdict, again.verdict) == ("no_change", "no_change")
+    assert first.page_sources == 1 and again.page_sources == 0  # the first before-tree, then none
