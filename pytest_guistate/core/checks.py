@@ -79,9 +79,9 @@ class Check:
 CheckSpec = str | Check | Callable[[Observation], CheckResult | bool] | list[Any] | tuple[Any, ...]
 
 
-def _is_visible(node: UINode, screen: Box | None, keys: Box | None, modal: Box | None) -> bool:
+def _is_visible(node: UINode, screen: Box | None, keys: Box | None, modal: set[int] | None) -> bool:
     """What a person can see: displayed, on screen, not wholly under the soft keyboard, and on iOS
-    inside an open alert / action sheet, which dims the screen and takes the touches (WebDriverAgent
+    the open alert / action sheet or what it holds: it dims the screen and takes the touches (WebDriverAgent
     still lists the screen beneath it; UiAutomator2's dump holds only the dialog's window; an iPad
     popover leaves the screen beneath in view). A disabled control is still visible."""
     bounds = node.bounds
@@ -91,15 +91,16 @@ def _is_visible(node: UINode, screen: Box | None, keys: Box | None, modal: Box |
         return False
     if keys is not None and not node.keyboard and keys.contains(bounds):
         return False
-    return modal is None or modal.contains(bounds)
+    return modal is None or id(node) in modal
 
 
-def _covers(tree: UITree) -> tuple[Box | None, Box | None]:
-    """The soft keyboard's box and (iOS) the open modal's box, what `_is_visible` leaves out."""
+def _covers(tree: UITree) -> tuple[Box | None, set[int] | None]:
+    """The soft keyboard's box and (iOS) the open alert / sheet with all it holds (ids of its
+    nodes): what `_is_visible` leaves out is under the one or beneath the other."""
     modal = tree.modal() if tree.platform == IOS else None
-    if modal is not None and modal.kind not in _DIMMING_MODALS:
-        modal = None  # an iPad popover leaves the screen beneath it in view
-    return tree.keyboard_box, modal.bounds if modal is not None else None
+    if modal is None or modal.kind not in _DIMMING_MODALS:
+        return tree.keyboard_box, None  # an iPad popover leaves the screen beneath it in view
+    return tree.keyboard_box, {id(node) for node in modal.walk()}
 
 
 _DIMMING_MODALS = ("Alert", "Sheet")

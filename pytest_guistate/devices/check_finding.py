@@ -6,10 +6,13 @@ and gives the tree's verdict or none at all:
 * nothing matches: nothing is visible (one find, what a careful script pays);
 * a match is found: it is visible when it is displayed and on screen (iOS: the predicate asks for
   `visible == 1`, which WebDriverAgent sets only for elements on screen; Android: UiAutomator2
-  finds only elements visible to the user, and the first one's rect is checked against the screen) - unless something may cover it that only the tree can place: a focused
-  element (the soft keyboard may be up) or, on iOS, an open alert (WebDriverAgent lists the screen
-  beneath it). Then, and when the driver refuses the query or too many candidates need a look,
-  the answer is None and the check reads the page source.
+  finds only elements visible to the user, and the first one's rect is checked against the screen);
+  on iOS with an alert or action sheet open (`GET /alert/text`; WebDriverAgent still lists the
+  screen beneath it) only a match that is the modal or inside it counts, asked with class chains
+  scoped to the modal;
+* unless an element has focus (`GET /element/active`): a soft keyboard may be up, and only the tree
+  knows where. Then, and when the driver refuses a query or too many candidates need a look, the
+  answer is None and the check reads the page source.
 
 In a web context the page source is itself a script (`web.TREE_JS`: a DOM walk building the
 tree), so the find is that same walk with the check's match at its end (`FIND_JS`): the very nodes
@@ -23,7 +26,7 @@ import re
 from typing import Any
 
 from appium.webdriver.common.appiumby import AppiumBy
-from selenium.common.exceptions import NoSuchElementException, WebDriverException
+from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, WebDriverException
 
 from pytest_guistate.core.finding import FindAnswer, FoundNode, NodeQuery
 from pytest_guistate.core.geometry import Box
@@ -85,23 +88,38 @@ def android_queries(query: NodeQuery) -> list[tuple[str, str]]:
     return out
 
 
-def _nothing_covers(driver: Any, platform: str) -> bool:
-    """No focused element (so no soft keyboard) and, on iOS, no open alert: asked with the cheapest
-    requests a driver has (`GET /element/active`, `GET /alert/text`)."""
+def _may_have_focus(driver: Any) -> bool:
+    """True unless no element has focus (then no soft keyboard is up): `GET /element/active`."""
     try:
         driver.switch_to.active_element  # noqa: B018 - the request is the question
-        return False
     except NoSuchElementException:
-        pass
-    except WebDriverException:
         return False
-    if platform == "ios":
-        try:
-            _ = driver.switch_to.alert.text
-            return False
-        except WebDriverException as exc:
-            return "no such alert" in (exc.msg or str(exc)).lower() or exc.__class__.__name__ == "NoAlertPresentException"
+    except WebDriverException:
+        return True
     return True
+
+
+def _alert_open(driver: Any) -> bool:
+    """An iOS alert (or action sheet) is up: `GET /alert/text`; unsure counts as open."""
+    try:
+        _ = driver.switch_to.alert.text
+    except NoAlertPresentException:
+        return False
+    except WebDriverException:
+        return True
+    return True
+
+
+_IOS_MODALS = '`type IN {"XCUIElementTypeAlert", "XCUIElementTypeSheet"}`'
+
+
+def _inside_ios_modal(driver: Any, predicate: str) -> bool:
+    """Whether a match is the open alert / sheet or inside it (what the tree counts as visible then):
+    `-ios class chain` queries scoped to the modal, its descendants first, then the modal itself."""
+    for chain in (f"**/*[{_IOS_MODALS}]/**/*[`{predicate}`]", f"**/*[{_IOS_MODALS}][`{predicate}`]"):
+        if driver.find_elements(AppiumBy.IOS_CLASS_CHAIN, chain):
+            return True
+    return False
 
 
 _TREE_TAIL = "return new XMLSerializer().serializeToString(out);"
@@ -162,7 +180,15 @@ def answer(device: Any, query: NodeQuery) -> FindAnswer | None:
         return FindAnswer((), via)
     label = next(v for _, v in query.given)
     if platform == "ios":
-        return FindAnswer((FoundNode(label),), via) if _nothing_covers(device.driver, platform) else None
+        if _may_have_focus(device.driver):
+            return None
+        if not _alert_open(device.driver):
+            return FindAnswer((FoundNode(label),), via)
+        try:  # an alert takes the screen: only what is inside it counts
+            inside = _inside_ios_modal(device.driver, locators[0][1])
+        except WebDriverException:
+            return None
+        return FindAnswer((FoundNode(label),) if inside else (), f"{via} + {AppiumBy.IOS_CLASS_CHAIN}")
     width, height = device.size
     screen = Box(0, 0, width, height)
     for element in elements[:MAX_LOOKS]:
@@ -171,7 +197,7 @@ def answer(device: Any, query: NodeQuery) -> FindAnswer | None:
         except (WebDriverException, DeviceError):
             return None  # gone stale between the find and the rect: the tree decides
         if not box.is_empty and box.intersects(screen):
-            if not _nothing_covers(device.driver, platform):
+            if _may_have_focus(device.driver):
                 return None
             return FindAnswer((FoundNode(label, bounds=box),), via)
     return None if len(elements) > MAX_LOOKS else FindAnswer((), via)
