@@ -350,8 +350,8 @@ class TaskSession(ProgressVerbs):
         offline updater, or any other updater), and then the before-tree too (triage, routes)."""
         if self.policy.step_trees or not isinstance(self.updater, OfflineUpdater):
             return True
-        if check is not None and check.needs_tree:
-            return True
+        if check is not None and (check.needs_tree or not getattr(self.screen, "find_checks", False)):
+            return True  # a locator check is a find only on a screen that answers finds (issue 24)
         state = self._state
         names = [state.current, state.completed[-1] if state.completed else None]
         return any(m is not None and m.check is not None for m in map(state.milestone, filter(None, names)))
