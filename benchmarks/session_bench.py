@@ -53,11 +53,20 @@ from pytest_guistate.devices.web_feed import FeedServer
 FEED = "com.guistate.feed"
 SIM_TAPS = ("ACCESSIBILITY_ID", "Delete post by Bob", "ID", "android:id/button2")
 SIM_DEVICE_TAPS = ({"desc": "Delete post by Bob"}, {"id": "android:id/button2"})
+IOS_TAPS = ("IOS_PREDICATE", 'label == "Delete post by Bob"', "ACCESSIBILITY_ID", "Cancel")
+IOS_DEVICE_TAPS = ({"desc": "Delete post by Bob"}, {"desc": "Cancel"})
 WEB_FIRST_DELETE = "(//*[@data-testid='delete'])[1]"
 WEB_TAPS = ("XPATH", WEB_FIRST_DELETE, "XPATH", "//*[@data-testid='cancel_delete']")
 WEB_DEVICE_TAPS = ({"xpath": WEB_FIRST_DELETE}, {"id": "cancel_delete"})
-SIM_CHECK = "//*[@text='Delete post?']"
-WEB_CHECK = "//*[contains(text(), 'Delete post?')]"
+# the bare client's check: the cheapest strategy a careful script has for a text (not XPath, which
+# both drivers price above a find: the sim's latency profiles do too)
+SIM_CHECK = ("ANDROID_UIAUTOMATOR", 'new UiSelector().text("Delete post?")')
+IOS_CHECK = ("IOS_PREDICATE", 'label == "Delete post?"')
+WEB_CHECK = ("XPATH", "//*[contains(text(), 'Delete post?')]")
+# the sim persona of each latency profile: the xcuitest profile on the iOS persona (its page source
+# shape, its predicates), uiautomator2 on the Android one
+PERSONAS = {"xcuitest": {"platformName": "iOS", "appium:automationName": "XCUITest", "appium:bundleId": FEED}}
+ANDROID = {"platformName": "Android", "appium:automationName": "UiAutomator2", "appium:appPackage": FEED}
 
 BARE = '''
 import base64
@@ -116,7 +125,7 @@ def test_body(driver, n):
             else:
                 driver.get_screenshot_as_png()
             if CHECK:
-                driver.find_elements(AppiumBy.XPATH, CHECK)
+                driver.find_elements(getattr(AppiumBy, CHECK[0]), CHECK[1])
 '''
 
 PLUGIN = '''
@@ -228,20 +237,23 @@ def kind(method: str, path: str) -> str:
 def variants(args: argparse.Namespace, url: str, caps: dict[str, Any], page: str,
              profile: str) -> dict[str, tuple[str, list[str]]]:
     web = bool(page)
-    taps, device_taps, check = (WEB_TAPS, WEB_DEVICE_TAPS, WEB_CHECK) if web else (SIM_TAPS, SIM_DEVICE_TAPS, SIM_CHECK)
+    ios = caps.get("platformName") == "iOS"
+    taps, device_taps, check = ((WEB_TAPS, WEB_DEVICE_TAPS, WEB_CHECK) if web else
+                                (IOS_TAPS, IOS_DEVICE_TAPS, IOS_CHECK) if ios else (SIM_TAPS, SIM_DEVICE_TAPS, SIM_CHECK))
     common = {"url": url, "caps": caps, "page": page, "tests": args.tests, "pairs": args.pairs, "taps": taps}
     out = {
         "bare reuse": (BARE.format(reuse=True, check="", devtools=False, **common), []),
-        "bare reuse+check": (BARE.format(reuse=True, check=check, devtools=False, **common), []),
+        "bare reuse+check": (BARE.format(reuse=True, check=tuple(check), devtools=False, **common), []),
         "bare new": (BARE.format(reuse=False, check="", devtools=False, **common), []),
     }
     if web:  # the same baseline with the plugin's screenshot route: what is left is the plugin's own work
         out["bare reuse devtools"] = (BARE.format(reuse=True, check="", devtools=True, **common), [])
-    marker = "" if web else (f"@pytest.mark.guistate(app={FEED!r}, caps={{'guistate:clock': 'frozen', "
+    persona = "'platformName': 'iOS', 'appium:automationName': 'XCUITest', " if ios else ""
+    marker = "" if web else (f"@pytest.mark.guistate(app={FEED!r}, caps={{{persona}'guistate:clock': 'frozen', "
                              f"'guistate:seed': 11, 'guistate:latency': {profile!r}}})\n")
     device_args = [f"--guistate-device={url}", f"--guistate-caps={args.caps_file}"] if web else []
     for mode in ("worker", "test"):
-        for tier in ("light", "standard"):
+        for tier in ("light", "standard", "full"):
             for expect in (False, True):
                 source = PLUGIN.format(page=page, expect=expect, device_taps=device_taps, marker=marker,
                                        tests=args.tests, pairs=args.pairs, w3c=False)
@@ -336,10 +348,10 @@ def main() -> None:
             runtime.GuistateRuntime.stop_sim = lambda self: None  # type: ignore[method-assign]
             try:
                 for profile in profiles:
-                    caps = {"platformName": "Android", "appium:automationName": "UiAutomator2",
-                            "appium:appPackage": FEED, "guistate:clock": "frozen", "guistate:seed": 11,
+                    caps = {**PERSONAS.get(profile, ANDROID), "guistate:clock": "frozen", "guistate:seed": 11,
                             "guistate:latency": profile}
-                    measure(args, f"the sim, latency profile {profile}", sim.url, caps, "", profile, sim)
+                    measure(args, f"the sim ({caps['platformName']} persona), latency profile {profile}", sim.url,
+                            caps, "", profile, sim)
             finally:
                 sim.stop()
         if args.appium:

@@ -116,7 +116,8 @@ def _session_capabilities(request: pytest.FixtureRequest, base: dict[str, Any]) 
     if options.get("app"):
         from pytest_guistate.devices.ios import is_ios
 
-        caps["appium:bundleId" if is_ios(caps) else "appium:appPackage"] = options["app"]
+        wanted = {**caps, **(options.get("caps") or {})}  # the marker's own caps may make it an iOS session
+        caps["appium:bundleId" if is_ios(wanted) else "appium:appPackage"] = options["app"]
     if options.get("faults"):
         caps["guistate:faults"] = dict(options["faults"])
     caps.update(options.get("caps") or {})

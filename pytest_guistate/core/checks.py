@@ -9,14 +9,16 @@ bool | CheckResult` is wrapped, and the factories below build the common ones wi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_guistate.core.finding import FoundNode, NodeQuery
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation
-from pytest_guistate.core.uitree import UINode
+from pytest_guistate.core.uitree import UINode, UITree
+from pytest_guistate.core.uitree_platform import IOS
 
 __all__ = [
     "Check",
@@ -51,6 +53,16 @@ class Check:
 
     description: str
     fn: Callable[[Observation], CheckResult | bool]
+    query: NodeQuery | None = None  # a plain locator check (`visible`/`gone`): a find may answer it
+    parts: tuple[Check, ...] = ()  # the checks of an `all_of`
+
+    @property
+    def needs_tree(self) -> bool:
+        """False for locator checks (and `all_of` them): a find may answer them without a page
+        source, so a light step need not read its trees for them (issue 24)."""
+        if self.query is not None:
+            return False
+        return not self.parts or any(part.needs_tree for part in self.parts)
 
     def __call__(self, observation: Observation) -> CheckResult:
         result = self.fn(observation)
@@ -67,10 +79,31 @@ class Check:
 CheckSpec = str | Check | Callable[[Observation], CheckResult | bool] | list[Any] | tuple[Any, ...]
 
 
-def _is_visible(node: UINode, screen: Box | None) -> bool:
-    if not node.displayed or node.bounds is None or node.bounds.is_empty:
+def _is_visible(node: UINode, screen: Box | None, keys: Box | None, modal: set[int] | None) -> bool:
+    """What a person can see: displayed, on screen, not wholly under the soft keyboard, and on iOS
+    the open alert / action sheet or what it holds: it dims the screen and takes the touches (WebDriverAgent
+    still lists the screen beneath it; UiAutomator2's dump holds only the dialog's window; an iPad
+    popover leaves the screen beneath in view). A disabled control is still visible."""
+    bounds = node.bounds
+    if not node.displayed or bounds is None or bounds.is_empty:
         return False
-    return screen is None or node.bounds.intersects(screen)
+    if screen is not None and not bounds.intersects(screen):
+        return False
+    if keys is not None and not node.keyboard and keys.contains(bounds):
+        return False
+    return modal is None or id(node) in modal
+
+
+def _covers(tree: UITree) -> tuple[Box | None, set[int] | None]:
+    """The soft keyboard's box and (iOS) the open alert / sheet with all it holds (ids of its
+    nodes): what `_is_visible` leaves out is under the one or beneath the other."""
+    modal = tree.modal() if tree.platform == IOS else None
+    if modal is None or modal.kind not in _DIMMING_MODALS:
+        return tree.keyboard_box, None  # an iPad popover leaves the screen beneath it in view
+    return tree.keyboard_box, {id(node) for node in modal.walk()}
+
+
+_DIMMING_MODALS = ("Alert", "Sheet")
 
 
 def _describe_target(text: str | None, id: str | None, desc: str | None, exact: bool) -> str:
@@ -92,7 +125,7 @@ def _matcher(text: str | None, id: str | None, desc: str | None, exact: bool) ->
         if text is not None and not (any(same(shown, text) for shown in node.shown_texts)
                                      or (desc is None and same(node.content_desc, text))):
             return False
-        if desc is not None and not same(node.content_desc, desc):
+        if desc is not None and not any(same(described, desc) for described in node.descriptions if described):
             return False
         return id is None or node.has_id(id)
 
@@ -104,8 +137,9 @@ def _find(observation: Observation, text: str | None, id: str | None, desc: str 
     if tree is None:
         return []
     screen = tree.screen_box
+    keys, modal = _covers(tree)
     match = _matcher(text, id, desc, exact)
-    return [node for node in tree.nodes() if match(node) and _is_visible(node, screen)]
+    return [node for node in tree.nodes() if match(node) and _is_visible(node, screen, keys, modal)]
 
 
 def _tree_check(
@@ -114,28 +148,35 @@ def _tree_check(
     id: str | None,
     desc: str | None,
     exact: bool,
-    judge: Callable[[str, list[UINode]], CheckResult],
+    judge: Callable[[str, Sequence[UINode | FoundNode]], CheckResult],
 ) -> Check:
-    """What `visible` and `gone` share: a named target, its displayed nodes found, `judge` decides."""
+    """What `visible` and `gone` share: a named target, its visible nodes found, `judge` decides.
+    The driver answers with a find when it can give the tree's verdict (`Observation.find`, issue
+    24); otherwise, or once the tree is read anyway, the tree answers."""
     if text is None and id is None and desc is None:
         raise ValueError(f"{verdict}() needs at least one of text=, id=, desc=")
     target = _describe_target(text, id, desc, exact)
+    query = NodeQuery(text, id, desc, exact)
 
     def fn(observation: Observation) -> CheckResult:
+        answer = observation.find(query)
+        if answer is not None:
+            return judge(target, answer.found)
         if observation.tree is None:
             return CheckResult(False, f"{target} cannot be checked: no accessibility tree in this observation")
         return judge(target, _find(observation, text, id, desc, exact))
 
-    return Check(f"{target} {verdict}", fn)
+    return Check(f"{target} {verdict}", fn, query)
 
 
 def visible(text: str | None = None, *, id: str | None = None, desc: str | None = None, exact: bool = False) -> Check:
     """Passes when a displayed node on screen matches: `text` (its text -- on iOS its label, or a
     field's value -- or content-desc / iOS name when `desc` is not given), `id` (full resource-id,
-    its part after "/", or the iOS accessibility id `name`), `desc` (content-desc / iOS name).
-    Substring unless `exact`."""
+    its part after "/", or the iOS accessibility id `name`), `desc` (content-desc; on iOS the
+    accessibility label or the name, as for `device.tap(desc=...)`). Substring unless `exact`.
+    Visible: displayed, on screen, not under the soft keyboard, not behind an iOS alert."""
 
-    def judge(target: str, found: list[UINode]) -> CheckResult:
+    def judge(target: str, found: Sequence[UINode | FoundNode]) -> CheckResult:
         if found:
             node = found[0]
             return CheckResult(True, f"{target} visible as {node.kind} {node.label!r}", node.bounds)
@@ -147,7 +188,7 @@ def visible(text: str | None = None, *, id: str | None = None, desc: str | None 
 def gone(text: str | None = None, *, id: str | None = None, desc: str | None = None, exact: bool = False) -> Check:
     """Passes when no displayed node matches (the negation of `visible`, with the node as evidence)."""
 
-    def judge(target: str, found: list[UINode]) -> CheckResult:
+    def judge(target: str, found: Sequence[UINode | FoundNode]) -> CheckResult:
         if found:
             node = found[0]
             where = node.bounds.to_bounds() if node.bounds else "?"
@@ -184,7 +225,7 @@ def all_of(*checks: CheckSpec) -> Check:
                 return result
         return CheckResult(True, "; ".join(r.evidence for r in results), results[0].box)
 
-    return Check(" and ".join(p.description for p in parts), fn)
+    return Check(" and ".join(p.description for p in parts), fn, parts=tuple(parts))
 
 
 def as_check(spec: CheckSpec) -> Check:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from pytest_guistate.core.errors import GuistateError
+from pytest_guistate.core.finding import FindAnswer, Finder, NodeQuery
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.uitree import UITree
 
@@ -50,6 +51,7 @@ class Observation:
         fetch_tree: TreeFetch | None = None,
         package_of: Callable[[UITree | None], str] | None = None,
         tree_current: Callable[[], bool] | None = None,
+        finder: Finder | None = None,
     ) -> None:
         self.frame = frame
         self.timestamp = time.time() if timestamp is None else timestamp
@@ -59,6 +61,8 @@ class Observation:
         self._package_of = package_of
         self._lock = threading.Lock()
         self._current = tree_current
+        self._finder = finder
+        self.finds = 0  # locator checks the driver answered without a page source
         self.tree_at: float | None = None if fetch_tree is not None else self.timestamp  # wall clock of the fetch
 
     @property
@@ -74,6 +78,18 @@ class Observation:
         if self._fetch is None:
             return True
         return None if self._current is None else self._current()
+
+    def find(self, query: NodeQuery) -> FindAnswer | None:
+        """A locator check answered by the driver (issue 24), or None: no finder, the tree is
+        already known (reading it costs nothing), the screen moved on, or the find cannot decide."""
+        if self._finder is None or self.tree_fetched:
+            return None
+        if self._current is not None and not self._current():
+            return None
+        answer = self._finder(query)
+        if answer is not None:
+            self.finds += 1
+        return answer
 
     @property
     def known_package(self) -> str:

@@ -318,12 +318,16 @@ class TaskSession(ProgressVerbs):
         return observation
 
     def _fresh(self) -> Observation:
-        if self._last is not None:
-            observation, epoch, taken, actions = self._last
-            if (epoch == self._epoch and getattr(self.screen, "action_count", None) == actions
-                    and self.clock.monotonic() - taken <= self.reuse_window_s and _tree_still_readable(observation)):
-                return observation
-        return self._observe("observe")
+        if self._last is None:
+            return self._observe("observe")
+        observation, epoch, taken, actions = self._last
+        unmoved = epoch == self._epoch and getattr(self.screen, "action_count", None) == actions
+        if unmoved and self.clock.monotonic() - taken <= self.reuse_window_s and _tree_still_readable(observation):
+            return observation
+        fresh = self._observe("observe")
+        if unmoved and observation.tree_fetched and not fresh.tree_fetched and fresh.frame.same_bytes(observation.frame):
+            fresh.tree = observation.tree  # the same screen, no input since: its tree is already read (issue 24)
+        return fresh
 
     def _before(self, record: StepRecord) -> Observation | None:
         if not self.policy.compare:
@@ -347,8 +351,10 @@ class TaskSession(ProgressVerbs):
         """Whether this step reads its trees: always with `step_trees` (standard, full); at light
         only when a check will (the expect, the current or latest milestone's check through the
         offline updater, or any other updater), and then the before-tree too (triage, routes)."""
-        if self.policy.step_trees or check is not None or not isinstance(self.updater, OfflineUpdater):
+        if self.policy.step_trees or not isinstance(self.updater, OfflineUpdater):
             return True
+        if check is not None and (check.needs_tree or not getattr(self.screen, "find_checks", False)):
+            return True  # a locator check is a find only on a screen that answers finds (issue 24)
         state = self._state
         names = [state.current, state.completed[-1] if state.completed else None]
         return any(m is not None and m.check is not None for m in map(state.milestone, filter(None, names)))

@@ -10,6 +10,10 @@ this loop returns (`Verification.proven_no_effect`).
 "Met" means: the expect check passes; with no expect and transition gating on, the oracle saw a
 visible change vs the before-frame; with gating off (tier light/off), met.
 
+Page sources (issue 24): a step whose frames did not change reads no tree; the stability probe
+places its flicker with the after-tree already read; at standard a step reads at most one (its
+after-tree, which is the next step's before-tree while the screen is unchanged).
+
 Without `step_trees` (light) the oracle reads no page source of its own: the expect runs first
 (what it read, the oracle uses), the status bar comes from `StatusBars`, and `complete` snaps
 an unmet look's regions once its tree is read (see `tiers.py`).
@@ -177,7 +181,15 @@ class StepLoop:
 
     def _compare(self, before: Observation, after: Observation, unstable: Sequence[Box], pixels_only: bool) -> Transition:
         """The oracle on one pair; `pixels_only`: without the after-tree (not read: light tier)."""
-        tree = None if pixels_only and not self.policy.step_trees else after.tree
+        if before.frame.same_bytes(after.frame):
+            # nothing changed to snap: a step whose frames did not change reads no tree; at standard
+            # and full the before-tree (already read) stands for the identical after-screen, so the
+            # journal's package, route and dialog detectors read no page source either (issue 24)
+            if self.policy.step_trees and before.tree_fetched and not after.tree_fetched:
+                after.tree = before.tree
+            tree = _tree_if_known(after)
+        else:
+            tree = None if pixels_only and not self.policy.step_trees else after.tree
         ignore = [*self.ignore(after), *steady_keyboard(_tree_if_known(before), tree)]
         if self.policy.step_trees:
             return self.oracle.compare(
@@ -223,7 +235,12 @@ class StepLoop:
             return [], after
         self.clock.sleep(self.settle_policy.interval_s)
         again = self._observe("stability probe")
-        return self.oracle.unstable_regions(after.frame, again.frame, again.tree, ignore=self.ignore(again)), again
+        # no action in between: `after`'s tree (read for the change just judged) places the flicker,
+        # so the probe costs a screenshot and no page source of its own
+        tree = again.tree if again.tree_fetched else _tree_if_known(after)
+        if tree is not None and not again.tree_fetched and again.frame.same_bytes(after.frame):
+            again.tree = tree  # the same screen, no input: the next step's before-tree is already read
+        return self.oracle.unstable_regions(after.frame, again.frame, tree, ignore=self.ignore(again)), again
 
     def verify(
         self,

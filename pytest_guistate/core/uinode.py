@@ -194,6 +194,16 @@ class UINode:
         return self.resource_id == wanted or self.resource_id.rpartition("/")[2] == wanted
 
     @property
+    def descriptions(self) -> tuple[str, ...]:
+        """What `desc=` matches, the same for a tap, a find, a check and the memory: Android its
+        `content-desc`; iOS its accessibility label or its `name` (WebDriverAgent's `label`, which
+        carries "Delete post by Alice", and the identifier, e.g. "delete")."""
+        if self.platform == IOS:
+            label = ios_label(self.attrs)
+            return (label, self.content_desc) if label and label != self.content_desc else (self.content_desc,)
+        return (self.content_desc,)
+
+    @property
     def shown_texts(self) -> tuple[str, ...]:
         """Texts a text check matches (the description aside): iOS adds a field's typed value."""
         if self.platform == IOS and self.value and self.value != self.text and self.kind in _TEXT_VALUE_KINDS:

@@ -67,6 +67,7 @@ class Device(AppsMixin, ObservingMixin, LocatingMixin, InputsMixin):
         # still the newest and no input was sent since (else `TreeExpired`). False = fetch it
         # right after the screenshot, as before.
         self.tree_on_demand = True
+        self.find_checks = True  # locator checks by a find, not a page source (devices/check_finding.py)
         # Screenshots through DevTools on desktop Chromium (`devtools_capture.py`): None = when the
         # capabilities say chromedriver, True = try on any session, False = always the W3C route.
         self.devtools_screenshots: bool | None = None

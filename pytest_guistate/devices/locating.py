@@ -19,6 +19,7 @@ from selenium.common.exceptions import (
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices import ios, web
+from pytest_guistate.devices.check_finding import java_literal
 from pytest_guistate.devices.errors import DeviceError, ElementNotFound
 from pytest_guistate.devices.protocols import CanFind, CanObserve
 
@@ -94,8 +95,8 @@ class LocatingMixin(CanFind, CanObserve):
             return web.web_locator(kind, value)
         if self.platform == "ios":
             return ios.ios_locator(kind, value)
-        if kind == "text":
-            return AppiumBy.XPATH, f"//*[@text={web.xpath_literal(value)}]"
+        if kind == "text":  # a UiSelector, not XPath: the driver dumps the window for an XPath (issue 24)
+            return AppiumBy.ANDROID_UIAUTOMATOR, f"new UiSelector().text({java_literal(value)})"
         if kind == "desc":
             return AppiumBy.ACCESSIBILITY_ID, value
         if kind == "id":

@@ -12,10 +12,11 @@ import binascii
 import time
 from collections.abc import Callable
 
+from pytest_guistate.core.finding import Finder
 from pytest_guistate.core.frame import Frame, FrameError, check_png
 from pytest_guistate.core.observation import Observation, TreeExpired
 from pytest_guistate.core.uitree import UITree, parse_page_source
-from pytest_guistate.devices import ios, web
+from pytest_guistate.devices import check_finding, ios, web
 from pytest_guistate.devices.devtools_capture import DevtoolsScreenshots, wants_devtools
 from pytest_guistate.devices.errors import screenshot_payload_text
 from pytest_guistate.devices.protocols import CanObserve
@@ -28,6 +29,7 @@ class ObservingMixin(CanObserve):
 
     decode_ahead: bool
     tree_on_demand: bool
+    find_checks: bool  # answer locator checks with a find when that gives the tree's verdict (issue 24)
     page_source_calls: int
     devtools_screenshots: bool | None
     _devtools: DevtoolsScreenshots | None
@@ -114,12 +116,19 @@ class ObservingMixin(CanObserve):
         if self.tree_on_demand:
             shot, inputs = self._shots, self.action_count
             observation = Observation(frame=frame, fetch_tree=self._tree_while_current(), package_of=_package_of,
-                                      tree_current=lambda: (self._shots, self.action_count) == (shot, inputs))
+                                      tree_current=lambda: (self._shots, self.action_count) == (shot, inputs),
+                                      finder=self._check_finder())
         else:
             tree = self.ui_tree()
             observation = Observation(frame=frame, tree=tree, package=_package_of(tree))
         self._newest = (observation, self._shots, self.action_count)
         return observation
+
+    def _check_finder(self) -> Finder | None:
+        """Locator checks answered by a find (issue 24) unless `find_checks` is off."""
+        if not self.find_checks:
+            return None
+        return lambda query: check_finding.answer(self, query)
 
     def _tree_while_current(self) -> Callable[[], UITree]:
         """The fetch of one observation's tree: allowed only while it is the newest observation

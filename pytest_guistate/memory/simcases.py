@@ -103,7 +103,7 @@ def find_by_locator(tree: Any, locator: Locator) -> UINode | None:
     if locator.kind == "id":
         nodes = tree.by_resource_id(locator.value)
     elif locator.kind == "desc":
-        nodes = tree.find(lambda n: n.content_desc == locator.value)
+        nodes = tree.find(lambda n: locator.value in n.descriptions)
     elif locator.kind == "text":
         nodes = tree.find(lambda n: n.text == locator.value)
     else:

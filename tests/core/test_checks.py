@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -107,3 +109,39 @@ def test_bad_checks_are_refused_clearly(obs: Observation) -> None:
         visible()
     with pytest.raises(TypeError, match="must return bool or CheckResult"):
         Check("weird", lambda o: "yes")(obs)  # type: ignore[arg-type, return-value]
+
+
+# -- "visible" is what a person sees (issue 24: the rule a driver find must match) ---------------
+SOURCES = Path(__file__).parent / "pagesources"
+
+
+def _observed(xml: str) -> Observation:
+    tree = parse_page_source(xml)
+    assert tree.width and tree.height
+    return Observation(Frame.from_array(np.zeros((tree.height, tree.width, 3), np.uint8)), tree, "app")
+
+
+def test_beneath_an_ios_alert_is_not_visible_inside_it_is() -> None:
+    observation = _observed((SOURCES / "ios_alert.xml").read_text(encoding="utf-8"))
+    assert visible("This cannot be undone.")(observation).ok and visible("Cancel", exact=True)(observation).ok
+    assert visible("Delete post by Carol?", exact=True)(observation).ok  # the alert's own title
+    assert gone("Feed", exact=True)(observation).ok  # the screen beneath: WebDriverAgent lists it, a person does not read it
+    assert gone(desc="Delete post by Carol", exact=True)(observation).ok  # the row's button beneath
+
+
+def test_wholly_under_the_soft_keyboard_is_not_visible() -> None:
+    rows = "".join(
+        f'<XCUIElementTypeStaticText type="XCUIElementTypeStaticText" label="Result {i}" enabled="true" '
+        f'visible="true" accessible="true" x="0" y="{380 + 100 * i}" width="390" height="40"/>' for i in range(4))
+    xml = (SOURCES / "ios_keyboard.xml").read_text(encoding="utf-8").replace(
+        "      </XCUIElementTypeOther>\n    </XCUIElementTypeWindow>", rows + "</XCUIElementTypeOther></XCUIElementTypeWindow>", 1)
+    observation = _observed(xml)  # the keyboard starts at y=508 pt
+    assert visible("Result 0")(observation).ok and visible("Result 1")(observation).ok  # 480-520: pokes above the keys
+    assert gone("Result 2")(observation).ok and gone("Result 3")(observation).ok
+
+
+@pytest.mark.parametrize("name", ["android_disabled", "ios_disabled"])
+def test_a_disabled_control_is_still_visible(name: str) -> None:
+    observation = _observed((SOURCES / f"{name}.xml").read_text(encoding="utf-8"))
+    disabled = [n for n in observation.tree.nodes() if not n.enabled and n.label] if observation.tree else []
+    assert disabled and all(visible(n.label, exact=True)(observation).ok for n in disabled)

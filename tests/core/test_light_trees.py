@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 import pytest
 
-from pytest_guistate.core.checks import visible
+from pytest_guistate.core.checks import gone, visible
 from pytest_guistate.core.detect import route_change
 from pytest_guistate.core.errors import StepFailed
 from pytest_guistate.core.frame import Frame
@@ -89,10 +89,18 @@ def test_a_light_step_no_check_reads_fetches_no_page_source() -> None:
         assert record.package_before == record.package_after == ""  # unknown: no page source was read
     assert opened.verdict == "changed" and opened.regions  # the pixels still say what changed
     assert all(region["element"] is None for region in opened.regions)  # raw, not snapped to containers
-    # a check reads the trees again, before and after (triage, the route detector)
-    checked = session.perform("open it again", lambda: screen.tap_text("Delete"), expect=visible("Delete post?"))
+    # a check reading the tree reads the trees again, before and after (triage, the route detector)
+
+    def dialog_open(observation: Observation) -> bool:
+        return observation.tree is not None and observation.tree.has_text("Delete post?")
+
+    checked = session.perform("open it again", lambda: screen.tap_text("Delete"), expect=dialog_open)
     assert checked.reads_trees and checked.page_sources == 2
     assert checked.package_before == checked.package_after == FEED
+    # a locator check is answered by a find only on a screen that finds (issue 24); this one does not,
+    # so the step reads its trees as for any check
+    located = session.perform("cancel again", lambda: screen.tap_text("Cancel"), expect=gone("Delete post?"))
+    assert located.reads_trees and located.page_sources == 1  # the before-tree was read with the last check
 
 
 def test_standard_reads_every_step_tree_as_before() -> None:

@@ -157,3 +157,28 @@ def test_app_starts_and_the_sims_reset_cost_an_app_launch(server: SimServer) -> 
     finally:
         drv.quit()
     assert delays["sync"] == [11.0, 777.0, 777.0, 777.0]
+
+
+@pytest.mark.parametrize("profile", ["uiautomator2", "xcuitest"])
+def test_an_xpath_find_costs_more_than_an_id_find(server: SimServer, profile: str) -> None:
+    """XCUITest snapshots the whole hierarchy for XPath (its docs: a page source's price);
+    UiAutomator2 dumps the window first (above an id find). A custom profile without `xpath`
+    prices it like `find`."""
+    drv = _open(server, profile)
+    try:
+        for _ in range(3):
+            drv.find_element(AppiumBy.ACCESSIBILITY_ID, "Delete post by Carol")
+            drv.find_elements(AppiumBy.XPATH, "//*[@text='Carol']")
+        by_using = [rec.delay_ms for rec in server.request_log() if drv.session_id in rec.path
+                    and rec.path.endswith(("/element", "/elements"))]
+    finally:
+        drv.quit()
+    ids, xpaths = by_using[0::2], by_using[1::2]
+    for kind, delays in (("find", ids), ("xpath", xpaths)):
+        mean, jitter = PROFILES[profile][kind]
+        assert all(mean - jitter <= d <= mean + jitter for d in delays), (kind, delays)
+    assert PROFILES[profile]["xpath"][0] > PROFILES[profile]["find"][0] and sum(xpaths) > sum(ids)
+    if profile == "xcuitest":
+        assert PROFILES[profile]["xpath"] == PROFILES[profile]["source"]
+    custom = parse_profile({"find": [100, 0]})
+    assert custom.delay_ms("xpath", 0, 0) == custom.delay_ms("find", 0, 0) == 100.0

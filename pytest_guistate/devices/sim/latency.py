@@ -8,6 +8,10 @@ a session is delayed by `mean + jitter * u`, `u` in [-1, 1] drawn from a hash of
 same delays in the same order, whatever the thread timing. The delay runs on the phone's clock
 (a `ManualClock` is advanced, never slept on), so tests on a manual clock do not get slower.
 
+An XPath find (`xpath`) is priced apart: on XCUITest like a page source (WebDriverAgent snapshots
+the whole hierarchy to evaluate it), on UiAutomator2 above an id find (the window is dumped to XML
+first); a custom profile without `xpath` prices it like `find`.
+
 The figures are estimates from published measurements (docs/latency.md cites them), meant to
 make the *shape* of a real run visible - a page source costing as much as a screenshot, a
 session start costing seconds - not to predict one device's speed.
@@ -25,7 +29,8 @@ from typing import Any
 __all__ = ["COMMANDS", "PROFILES", "LatencyBook", "LatencyError", "LatencyProfile", "command_kind", "parse_profile"]
 
 # What a request costs is decided by its kind; "other" covers every command not listed.
-COMMANDS = ("session", "quit", "screenshot", "source", "find", "click", "actions", "keys", "app", "execute", "other")
+COMMANDS = ("session", "quit", "screenshot", "source", "find", "xpath", "click", "actions", "keys", "app", "execute",
+            "other")
 FREE = "free"  # the sim's own instrumentation (action log, ground truth, faults): no real driver has it
 
 
@@ -38,12 +43,12 @@ PROFILES: dict[str, dict[str, tuple[float, float]]] = {
     "none": {},
     "uiautomator2": {
         "session": (6000, 2000), "quit": (300, 100), "screenshot": (250, 80), "source": (450, 150),
-        "find": (150, 60), "click": (200, 80), "actions": (250, 80), "keys": (300, 100),
+        "find": (150, 60), "xpath": (250, 90), "click": (200, 80), "actions": (250, 80), "keys": (300, 100),
         "app": (1500, 500), "execute": (120, 40), "other": (40, 15),
     },
     "xcuitest": {
         "session": (15000, 5000), "quit": (500, 150), "screenshot": (350, 120), "source": (1200, 500),
-        "find": (300, 120), "click": (350, 120), "actions": (450, 150), "keys": (500, 150),
+        "find": (300, 120), "xpath": (1200, 500), "click": (350, 120), "actions": (450, 150), "keys": (500, 150),
         "app": (2000, 700), "execute": (200, 60), "other": (60, 20),
     },
 }
@@ -62,6 +67,8 @@ class LatencyProfile:
         """The delay of the `n`-th request of `kind` in a session seeded `seed` (deterministic)."""
         if kind == FREE:
             return 0.0
+        if kind == "xpath" and kind not in self.costs:
+            kind = "find"  # a custom profile that prices no XPath: an XPath find costs what a find costs
         mean, jitter = self.costs.get(kind, self.costs.get("other", (0.0, 0.0)))
         if mean <= 0 and jitter <= 0:
             return 0.0
@@ -126,7 +133,9 @@ def command_kind(method: str, template: str, body: Mapping[str, Any]) -> str:
     if tail == "/source":
         return "source"
     if tail.endswith(("/element", "/elements")):
-        return "find"
+        # XPath is the slowest strategy: XCUITest snapshots the whole hierarchy for it (its docs,
+        # "locator-strategies"), UiAutomator2 dumps the window to XML before evaluating it
+        return "xpath" if str(body.get("using", "")).lower() == "xpath" else "find"
     if tail.startswith("/guistate/"):
         return FREE
     if tail.endswith("/click") or tail == "/back":
