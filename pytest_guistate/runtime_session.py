@@ -237,6 +237,10 @@ class SessionsMixin(CanRun):
             return boxes
 
         def refresh(screen: Any, observation: Any) -> bool | None:
+            # Read the screen's tree before any implementation acts: a hook that pulls to refresh and then
+            # reads `observation.package` would otherwise find it expired (a check answered by a find, issue
+            # 24, leaves the tree unread). The default implementation reads it anyway.
+            observation.tree  # noqa: B018 - fetched for its side effect
             return hook.pytest_guistate_refresh(screen=screen, observation=observation, item=item)  # type: ignore[no-any-return]
 
         def transition_check(before: Any, after: Any, transition: Any, expect: Any) -> str | None:
