@@ -307,8 +307,8 @@ def _match(c: str) -> Intent | OutsideGrammar | None:
     if m := re.match(r"^(?:scroll(?:\s+down)?\s+(?:to|until\s+you)\s+(?:find|see|reach)|find|look\s+for|locate)\s+"
                      + _ART + r"(.+)$", body, _I):
         return FindItem(_owner(m.group(1)) or _label(m.group(1)), app)
-    if m := re.match(r"^(?:open|launch|start|switch\s+to|go\s+to|return\s+to)\s+" + _ART + r"([\w-]+)(?:\s+app)?$",
-                     c, _I):
+    if (m := re.match(r"^(?:open|launch|start|switch\s+to|go\s+to|return\s+to)\s+" + _ART + r"([\w-]+)(?:\s+app)?$",
+                      c, _I)) and m.group(1).lower() not in ("it", "them", "this", "that", "one"):
         return OpenApp(m.group(1))
     if app and (m := re.match(r"^open\s+" + _ART + r"(.+?)(?:\s+(?:page|product))?$", body, _I)):
         return SearchItem(_clean(m.group(1)), True, app)
@@ -325,22 +325,33 @@ def _expand(intent: Intent | OutsideGrammar | None, clause: str) -> list[Intent 
     return [intent]
 
 
+def _clause(part: str) -> list[Intent | OutsideGrammar]:
+    """A clause is several intents joined by "and" when every piece reads as one ("add X to the cart
+    and check out"), else one intent ("sign in with the e-mail X and the password Y")."""
+    pieces = [p for p in _AND.split(part) if p.strip()]
+    if len(pieces) > 1:
+        each = [_expand(_one(p), p) for p in pieces]
+        if all(x and not isinstance(x[0], OutsideGrammar) for x in each):
+            return [intent for x in each for intent in x]
+    whole = _expand(_one(part), part)
+    if whole:
+        return whole
+    if len(pieces) > 1:
+        return [x for p in pieces for x in (_expand(_one(p), p) or [OutsideGrammar(_clean(p))])]
+    return [OutsideGrammar(_clean(part))]
+
+
 def parse_goal(goal: str) -> list[Intent] | OutsideGrammar:
     """The plan for `goal`: a whole-goal form first, else clause by clause (see the module docstring)."""
     text = _clean(goal)
     if not text:
         return OutsideGrammar(goal)
-    whole = _expand(_one(text), text)
-    if whole:
-        found: list[Intent | OutsideGrammar] = whole
-    else:
-        found = []
-        for part in filter(None, _THEN.split(text)):
-            parsed = _expand(_one(part), part)
-            if not parsed:
-                pieces = [p for p in _AND.split(part) if p.strip()]
-                parsed = [x for p in pieces for x in (_expand(_one(p), p) or [OutsideGrammar(_clean(p))])]
-            found.extend(parsed)
+    whole = _match(text)
+    if isinstance(whole, (CancelDelete, ComparePrices)):  # one form spans "..., then cancel it" / "... and buy"
+        return [whole]
+    found: list[Intent | OutsideGrammar] = []
+    for part in filter(None, _THEN.split(text)):
+        found.extend(_clause(part))
     for item in found:
         if isinstance(item, OutsideGrammar):
             return item
