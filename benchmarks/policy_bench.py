@@ -21,9 +21,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pytest_guistate.devices.sim import SimServer  # noqa: E402
-from pytest_guistate.llm.reference_server import ReferenceServer  # noqa: E402
-from tests.llm.goal_table import CASES, effects, run_case  # noqa: E402
+from pytest_guistate.devices.sim import SimServer
+from pytest_guistate.llm.reference_server import ReferenceServer
+from tests.llm.goal_table import CASES, effects, run_case
 
 
 def main(argv: list[str] | None = None) -> int:
