@@ -330,10 +330,21 @@ def _decide_sign_in(v: PromptView, s: PlanStep) -> Decision:
     return _act("tap", element_id=button["id"], remember=s.mark("submitted"), reason="submit the sign-in form")
 
 
+# what a field is called in a goal -> what its element may be called instead ("the Email field" is `username`)
+_FIELD_WORDS = {"email": ("e-mail", "user", "username", "login", "account"), "user": ("username", "email", "login"),
+                "username": ("user", "email", "login"), "search": ("query", "find"), "password": ("pass",)}
+
+
 def _field_named(v: PromptView, name: str) -> Element | None:
     fields = [e for e in v.elements if e.get("edit")]
-    return next((e for e in fields if _mentions(_names(e), name)), None) \
-        or next((e for e in fields if _mentions(e.get("in"), name)), None)
+    key = re.sub(r"[^a-z]", "", name.lower().removesuffix(" address"))
+    for words in ((name,), _FIELD_WORDS.get(key, ())):
+        for word in words:
+            found = next((e for e in fields if _mentions(_names(e), word)), None) \
+                or next((e for e in fields if _mentions(e.get("in"), word)), None)
+            if found is not None:
+                return found
+    return None
 
 
 def _decide_type(v: PromptView, s: PlanStep) -> Decision:

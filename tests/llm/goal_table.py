@@ -27,7 +27,7 @@ FEED, GALLERY, SETTINGS = "com.guistate.feed", "com.guistate.gallery", "com.guis
 SHOPA, SHOPB = "com.guistate.shopa", "com.guistate.shopb"
 USER, PASSWORD = "qa@example.com", "correct-horse"
 # the things a goal may change: any entry of these kinds not asked for is a wrong action
-EFFECTS = ("login", "logout", "toggle", "delete_post", "add_to_cart", "checkout", "move_to_album", "notify_me",
+EFFECTS = ("type", "login", "logout", "toggle", "delete_post", "add_to_cart", "checkout", "move_to_album", "notify_me",
            "select_photo", "open_dialog", "dismiss_dialog", "search")
 
 
@@ -37,7 +37,7 @@ def entries(log: Log, action: str) -> Log:
 
 def effects(log: Log) -> list[tuple[str, ...]]:
     """The log's effects in order, short: ('toggle', 'dark_mode', 'True'), ('delete_post', 'Carol') ..."""
-    keys = {"login": ("success",), "toggle": ("setting", "value"), "delete_post": ("author",),
+    keys = {"type": ("target", "text"), "login": ("success",), "toggle": ("setting", "value"), "delete_post": ("author",),
             "add_to_cart": ("shop", "product"), "checkout": ("shop", "items"), "move_to_album": ("album", "labels"),
             "select_photo": ("label", "selected"), "open_dialog": ("dialog", "author"), "dismiss_dialog": ("dialog",),
             "search": ("shop", "query"), "notify_me": ("product",)}
@@ -72,27 +72,33 @@ def _cheaper(item: str) -> tuple[str, float]:
 def _compare_buy(item: str) -> Callable[[Log], list[tuple[str, ...]]]:
     def expected(log: Log) -> list[tuple[str, ...]]:
         shop, _ = _cheaper(item)
-        return [("search", "ShopA", item), ("search", "ShopB", item), ("add_to_cart", shop, item),
+        return [*searched("ShopA", item), *searched("ShopB", item), ("add_to_cart", shop, item),
                 ("checkout", shop, str([item]))]
     return expected
 
 
 SIGNED_IN = ("login", "True")
+TYPED_USER, TYPED_PASSWORD = ("type", "settings/username", USER), ("type", "settings/password", "None")  # never logged
+
+
+def searched(shop: str, item: str) -> list[tuple[str, ...]]:
+    return [("type", "shop/search", item), ("search", shop, item)]
+
 CASES: list[GoalCase] = [
     # Settings: sign in in any phrasing, then switches (the log shows the switch really changed, once)
     GoalCase("signin-email", "android", SETTINGS,
-             "Sign in with the e-mail qa@example.com and the password correct-horse", [SIGNED_IN]),
+             "Sign in with the e-mail qa@example.com and the password correct-horse", [TYPED_USER, TYPED_PASSWORD, SIGNED_IN]),
     GoalCase("signin-any-order", "ios", SETTINGS, "Log in with password correct-horse as qa@example.com",
-             [SIGNED_IN]),
+             [TYPED_USER, TYPED_PASSWORD, SIGNED_IN]),
     GoalCase("signin-then-dark-mode", "android", SETTINGS,
              "Sign in as qa@example.com with password correct-horse, then turn on dark mode",
-             [SIGNED_IN, ("toggle", "dark_mode", "True")]),
+             [TYPED_USER, TYPED_PASSWORD, SIGNED_IN, ("toggle", "dark_mode", "True")]),
     GoalCase("signin-and-wifi-off", "ios", None,
              "Log in to Settings as qa@example.com with the password correct-horse and turn off Wi-Fi",
-             [SIGNED_IN, ("toggle", "wifi", "False")]),
+             [TYPED_USER, TYPED_PASSWORD, SIGNED_IN, ("toggle", "wifi", "False")]),
     GoalCase("already-on-is-not-toggled", "android", SETTINGS,
              "Sign in as qa@example.com with password correct-horse, then make sure Notifications is on",
-             [SIGNED_IN]),
+             [TYPED_USER, TYPED_PASSWORD, SIGNED_IN]),
     GoalCase("switch-behind-sign-in", "ios", SETTINGS, "Turn on dark mode", [], success=False,
              reason="sign-in form"),
     # Feed: delete exactly one post (stale list: refresh, never a second delete), cancel a dialog, scroll
@@ -112,19 +118,21 @@ CASES: list[GoalCase] = [
              reason="Alice", sim={"appVersion": 2}),
     # Shops: search and open, add to cart, check out; never a purchase that was not asked for
     GoalCase("add-to-cart", "android", SHOPA, "Add a Phone Case to the cart",
-             [("search", "ShopA", "Phone Case"), ("add_to_cart", "ShopA", "Phone Case")]),
+             [*searched("ShopA", "Phone Case"), ("add_to_cart", "ShopA", "Phone Case")]),
     GoalCase("search-and-open", "ios", SHOPB, "Search for Smart Watch and open it",
-             [("search", "ShopB", "Smart Watch")]),
+             [*searched("ShopB", "Smart Watch")]),
     GoalCase("buy-from-home", "android", None, "Buy a Power Bank in ShopB",
-             [("search", "ShopB", "Power Bank"), ("add_to_cart", "ShopB", "Power Bank"),
+             [*searched("ShopB", "Power Bank"), ("add_to_cart", "ShopB", "Power Bank"),
               ("checkout", "ShopB", "['Power Bank']")]),
     GoalCase("add-and-check-out", "ios", SHOPA, "Add a USB-C Cable to the cart and check out",
-             [("search", "ShopA", "USB-C Cable"), ("add_to_cart", "ShopA", "USB-C Cable"),
+             [*searched("ShopA", "USB-C Cable"), ("add_to_cart", "ShopA", "USB-C Cable"),
               ("checkout", "ShopA", "['USB-C Cable']")]),
     GoalCase("empty-cart-checkout", "android", SHOPA, "Check out", [], success=False, reason="cart is empty"),
-    GoalCase("sold-out-v2", "ios", SHOPA, "Add a Smart Watch to the cart", [("search", "ShopA", "Smart Watch")],
+    GoalCase("sold-out-v2", "ios", SHOPA, "Add a Smart Watch to the cart", [*searched("ShopA", "Smart Watch")],
              success=False, reason="Notify me", sim={"appVersion": 2}),
-    GoalCase("type-into-field", "android", SHOPB, "Type 'Laptop' into the search field", []),
+    GoalCase("type-into-field", "android", SHOPB, "Type 'Laptop' into the search field",
+             [("type", "shop/search", "Laptop")]),
+    GoalCase("fill-named-field", "android", SETTINGS, "Fill the Email field with qa@example.com", [TYPED_USER]),
     # Gallery: select exactly the photos named, move them to the album named
     GoalCase("move-two-photos", "android", GALLERY, "Move Beach and Sunset to the Travel album",
              [("select_photo", "Beach", "True"), ("select_photo", "Sunset", "True"),
@@ -134,13 +142,13 @@ CASES: list[GoalCase] = [
               ("move_to_album", "Pets", "['Dog']")]),
     # Across apps: go home / switch apps; compare values and act on the result
     GoalCase("home-then-search-other-app", "android", SHOPA, "Go home, then open ShopB and search for Laptop Stand",
-             [("search", "ShopB", "Laptop Stand")]),
+             [*searched("ShopB", "Laptop Stand")]),
     GoalCase("home-and-open", "ios", FEED, "Go home and open Gallery", []),
     GoalCase("compare-and-buy-cheaper", "android", SHOPA,
              "Compare the price of Phone Case in ShopA and ShopB and buy it in the cheaper shop",
              _compare_buy("Phone Case"), max_steps=25),
     GoalCase("compare-only", "ios", None, "Compare the price of USB-C Cable in ShopA and ShopB",
-             [("search", "ShopA", "USB-C Cable"), ("search", "ShopB", "USB-C Cable")]),
+             [*searched("ShopA", "USB-C Cable"), *searched("ShopB", "USB-C Cable")]),
     # Outside the grammar: refused with the reason, nothing done
     GoalCase("outside-grammar", "android", FEED, "Book a flight to Paris", [], success=False, reason="cannot read"),
     GoalCase("partly-outside-grammar", "ios", SETTINGS, "Turn on dark mode and order a pizza", [], success=False,

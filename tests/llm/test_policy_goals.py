@@ -81,3 +81,17 @@ def test_clauses_split_on_then_and_and_only_where_each_piece_reads() -> None:
     assert plan[1] == Toggle("Wi-Fi", False)
     moved = parse_goal("Move Beach, Cat and Sunset to the Travel album")
     assert not isinstance(moved, OutsideGrammar) and moved[0].labels == ("Beach", "Cat", "Sunset")  # type: ignore[union-attr]
+
+
+def test_the_policy_reads_only_the_request() -> None:
+    """It decides from the prompt alone: nothing of the sim (apps, ground truth) is imported."""
+    import ast
+    import inspect
+
+    from pytest_guistate.llm import goals, policy
+
+    for module in (policy, goals):
+        tree = ast.parse(inspect.getsource(module))
+        imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        assert not [m for m in imported if "devices" in m or "sim" in m], imported
