@@ -212,9 +212,19 @@ def _scroll_for(v: PromptView, what: str, limit: int = 6) -> Decision:
     return GiveUp(f"nothing on this screen matches {what}")
 
 
+def _looks_since_action(v: PromptView) -> int:
+    """How many waits and refreshes the history shows since the last real action."""
+    looks = 0
+    for line in reversed(v.history):
+        if line.split(" ", 2)[1:2] not in (["wait"], ["refresh"]):
+            break
+        looks += 1
+    return looks
+
+
 def _look_again(v: PromptView, why: str, failed: str) -> Decision:
     """The last non-repeatable action shows no effect yet: look again (never act twice), then give up."""
-    if _history_count(v, " wait") + _history_count(v, " refresh") < 2:
+    if _looks_since_action(v) < 2:
         if _scrollable(v) is not None and _last_verdict(v) in ("uncertain", "no_change"):
             return _act("refresh", reason=f"{why}: refresh the list instead of repeating the action")
         return _act("wait", seconds=1.0, reason=f"{why}: look again instead of repeating the action")
@@ -491,7 +501,7 @@ def _decide_delete(v: PromptView, s: PlanStep) -> Decision:
     if s.marker == "confirmed":
         if _item_gone(v, it.label):
             return Satisfied(f"{it.label} was deleted and is gone from the list")
-        if _history_count(v, " refresh") < 2:
+        if _looks_since_action(v) < 2:
             return _act("refresh", reason=f"{it.label} may be a stale row: refresh, do not delete again")
         return GiveUp(f"{it.label} is still shown after two refreshes")
     if (move := _goto(v, it.app, f"to delete {it.label}")) is not None:
