@@ -109,9 +109,11 @@ class Act:
 
 @dataclass(frozen=True)
 class Satisfied:
-    """The intent holds on this screen (or its one-shot action is done)."""
+    """The intent holds on this screen (or its one-shot action is done); `notes` are facts to remember
+    with the next call (a price read on this screen)."""
 
     summary: str
+    notes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -514,9 +516,12 @@ def _decide_delete(v: PromptView, s: PlanStep) -> Decision:
 
 
 def _asks(button: Element, label: str) -> dict[str, str] | None:
-    """What a Delete button named 'Delete post by Carol' will ask: 'Delete post by Carol?'."""
+    """What a Delete button named 'Delete post by Carol' will ask: 'Delete post by Carol?'. Only for that
+    naming (a wrong expectation fails the step); 'Remove Carol's post' expects nothing."""
     name = str(button.get("desc") or button.get("text") or "")
-    return {"visible": f"{name}?"} if _mentions(name, label) and re.match(r"(delete|remove)\b", name, re.IGNORECASE) else None
+    if _mentions(name, label) and re.match(r"delete\s+\w+\s+by\b", name, re.IGNORECASE):
+        return {"visible": f"{name}?"}
+    return None
 
 
 def _decide_cancel(v: PromptView, s: PlanStep) -> Decision:
@@ -613,8 +618,12 @@ def _decide_find(v: PromptView, s: PlanStep) -> Decision:
 
 def _decide_compare(v: PromptView, s: PlanStep) -> Decision:
     it: ComparePrices = s.intent  # type: ignore[assignment]
-    return Act(*_compare(v, it.item, list(it.shops), it.buy))
+    return _compare(v, it.item, list(it.shops))
 
+
+# an interstitial the goal did not ask for (rate-the-app, a cookie notice): its way out, never its "OK"
+_DISMISS = (r"not now|no,? thanks|maybe later|remind me later|later|dismiss|skip|got it|reject all|decline|"
+            r"not interested|close")
 
 _DECIDERS: dict[type, Any] = {Toggle: _decide_toggle, SignIn: _decide_sign_in, TypeInto: _decide_type,
                               SearchItem: _decide_search_item, AddToCart: _decide_add, Checkout: _decide_checkout,
@@ -631,16 +640,23 @@ def actor_answer(v: PromptView) -> Answer:
     plan = parse_goal(v.instruction)
     if isinstance(plan, OutsideGrammar):
         return _call("done", success=False, summary=plan.reason)
+    if (nag := _button(v, _DISMISS)) is not None:
+        return _call("tap", element_id=nag["id"], reason=f"dismiss {str(nag.get('in') or 'a prompt')!r}: not part "
+                                                          "of the goal")
     facts = v.facts
     finished: dict[str, str] = {}
     summaries: list[str] = []
-    for index, intent in enumerate(plan, 1):
+    index = 0
+    while index < len(steps := _with_purchase(plan, {**facts, **finished})):
+        intent = steps[index]
+        index += 1
         step = PlanStep(index, intent, str(facts.get(PlanStep(index, intent).key, "")))
         if step.marker == "done":
-            summaries.append(intent.title)
+            summaries.append(_compare_summary(intent, facts) if isinstance(intent, ComparePrices) else intent.title)
             continue
         decision = _DECIDERS[type(intent)](v, step)
         if isinstance(decision, Satisfied):
+            finished.update(decision.notes)
             finished[step.key] = "done"
             summaries.append(decision.summary)
             continue
@@ -668,7 +684,10 @@ def _price_near(v: PromptView, item: str) -> str | None:
     return None
 
 
-def _compare(v: PromptView, item: str, shops: list[str], buy: bool) -> tuple[str, dict[str, Any]]:
+def _compare(v: PromptView, item: str, shops: list[str]) -> Decision:
+    """Read the item's price in each app in turn (search, the price on the item's row), remembering each
+    as `price_<app>`; satisfied once every price is known. Buying in the cheaper app is the plan's next
+    intents (`_with_purchase`)."""
     facts = v.facts
     key = {shop: f"price_{shop.lower()}" for shop in shops}
     for shop in shops:
@@ -676,43 +695,38 @@ def _compare(v: PromptView, item: str, shops: list[str], buy: bool) -> tuple[str
             continue
         move = _goto_app(v, shop, f"to read the price of {item}")
         if move is not None:
-            return move
+            return Act(*move)
         price = _price_near(v, item)
         if price is not None:
-            others = [s for s in shops if s != shop and key[s] not in facts]
             remember = {key[shop]: price}
-            if others or buy:
-                return _call(_leave(v), remember=remember, reason=f"{item} costs ${price} in {shop}; leave {shop}")
-            return _call("done", success=True, remember=remember,
-                         summary=_summary(item, {**facts, **remember}, key))
-        return _search(v, item, shop)
-    cheaper = min(shops, key=lambda s: float(facts[key[s]]))
-    if not buy:
-        return _call("done", success=True, summary=_summary(item, facts, key))
-    checked_out = any('"Checkout"' in line and "-> failed" not in line for line in v.history)
-    if checked_out or any(re.search(r"order placed|thank you", v.label(e), re.IGNORECASE) for e in v.elements):
-        return _call("done", success=True, summary=_summary(item, facts, key) + f"; bought in {cheaper}")
-    move = _goto_app(v, cheaper, f"to buy {item}")
-    if move is not None:
-        return move
-    tappable = [e for e in v.elements if e.get("tap") and not e.get("disabled")]
-    checkout = next((e for e in tappable if re.fullmatch(r"checkout|place order|pay|confirm", v.label(e), re.IGNORECASE)), None)
-    if checkout is not None:
-        return _call("tap", element_id=checkout["id"], reason=f"check out {item} in {cheaper}")
-    if any('"Add to cart"' in line and "-> failed" not in line for line in v.history):
-        # the cart button: its content-desc on Android, its label (the element text) on iOS (issue 11)
-        cart = next((e for e in v.elements if v.label(e).startswith("Cart")), None)
-        if cart is not None:
-            return _call("tap", element_id=cart["id"], expect={"visible": "Checkout"}, reason="open the cart")
-    add = next((e for e in tappable if re.fullmatch(r"buy|buy now|add to cart", v.label(e), re.IGNORECASE)), None)
-    if add is not None and _has(v, item):
-        return _call("tap", element_id=add["id"], reason=f"buy {item} in {cheaper}, the cheaper shop")
-    rows = [e for e in tappable if not e.get("edit") and item.lower() in str(e.get("in", "")).lower()
-            and not re.fullmatch(r"search|go", v.label(e), re.IGNORECASE) and not v.label(e).startswith("Cart")]
-    row = min(rows, key=lambda e: "row" not in str(e.get("rid", "")), default=None)
-    if row is not None:
-        return _call("tap", element_id=row["id"], reason=f"open {item} in {cheaper}")
-    return _search(v, item, cheaper)
+            if [s for s in shops if s != shop and key[s] not in facts]:
+                return _act(_leave(v), remember=remember, reason=f"{item} costs ${price} in {shop}; leave {shop}")
+            return Satisfied(_summary(item, {**facts, **remember}, key), remember)
+        name, args = _search(v, item, shop)
+        return GiveUp(str(args["summary"])) if name == "done" else Act(name, args)
+    return Satisfied(_summary(item, facts, key))
+
+
+def _compare_summary(intent: ComparePrices, facts: dict[str, Any]) -> str:
+    return _summary(intent.item, facts, {shop: f"price_{shop.lower()}" for shop in intent.shops})
+
+
+def _cheaper(facts: dict[str, Any], shops: tuple[str, ...]) -> str | None:
+    prices = {shop: facts.get(f"price_{shop.lower()}") for shop in shops}
+    if any(p is None for p in prices.values()):
+        return None
+    return min(shops, key=lambda s: float(prices[s]))  # type: ignore[arg-type]
+
+
+def _with_purchase(plan: list[Intent], facts: dict[str, Any]) -> list[Intent]:
+    """'... and buy it in the cheaper shop': once the prices are remembered, the plan goes on with adding
+    the item to the cart and checking out in the cheaper app (their own deciders and markers)."""
+    out: list[Intent] = []
+    for intent in plan:
+        out.append(intent)
+        if isinstance(intent, ComparePrices) and intent.buy and (cheaper := _cheaper(facts, intent.shops)):
+            out += [AddToCart(intent.item, cheaper), Checkout(cheaper)]
+    return out
 
 
 def _summary(item: str, facts: dict[str, Any], key: dict[str, str]) -> str:

@@ -114,6 +114,8 @@ CASES: list[GoalCase] = [
     GoalCase("scroll-to-find", "android", FEED, "Scroll to find the post by Judy", [], swipes=True),
     GoalCase("scroll-and-delete", "ios", FEED, "Delete the post by Judy",
              [("open_dialog", "confirm_delete", "Judy"), ("delete_post", "Judy")], swipes=True),
+    GoalCase("renamed-button-v2", "ios", FEED, "Delete the post by Bob",
+             [("open_dialog", "confirm_delete", "Bob"), ("delete_post", "Bob")], sim={"appVersion": 2}),
     GoalCase("pinned-post-v2", "android", FEED, "Delete the post by Alice", [], success=False,
              reason="Alice", sim={"appVersion": 2}),
     # Shops: search and open, add to cart, check out; never a purchase that was not asked for
@@ -127,6 +129,9 @@ CASES: list[GoalCase] = [
     GoalCase("add-and-check-out", "ios", SHOPA, "Add a USB-C Cable to the cart and check out",
              [*searched("ShopA", "USB-C Cable"), ("add_to_cart", "ShopA", "USB-C Cable"),
               ("checkout", "ShopA", "['USB-C Cable']")]),
+    GoalCase("restyled-shop-v2", "android", SHOPB, "Add a Phone Case to the cart and check out",
+             [*searched("ShopB", "Phone Case"), ("add_to_cart", "ShopB", "Phone Case"),
+              ("checkout", "ShopB", "['Phone Case']")], sim={"appVersion": 2}),
     GoalCase("empty-cart-checkout", "android", SHOPA, "Check out", [], success=False, reason="cart is empty"),
     GoalCase("sold-out-v2", "ios", SHOPA, "Add a Smart Watch to the cart", [*searched("ShopA", "Smart Watch")],
              success=False, reason="Notify me", sim={"appVersion": 2}),

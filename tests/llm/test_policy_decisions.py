@@ -97,3 +97,11 @@ def test_a_screen_with_nothing_that_fits_gives_up_with_the_reason() -> None:
     assert name == "done" and not args["success"] and "the cart is empty" in args["summary"]
     name, args = actor_answer(view("Add a Phone Case to the cart", [], app="com.android.launcher3"))
     assert not args["success"] and "in which app" in args["summary"]
+
+
+def test_an_interstitial_is_dismissed_by_its_way_out() -> None:
+    nag = [*CAROL, {"id": "2/1", "kind": "TextView", "text": "Enjoying Feed? Rate us!"},
+           {"id": "2/2", "kind": "Button", "text": "Rate now", "tap": True, "in": "Enjoying Feed? Rate us!"},
+           {"id": "2/3", "kind": "Button", "text": "Not now", "tap": True, "in": "Enjoying Feed? Rate us!"}]
+    name, args = actor_answer(view("Delete the post by Carol", nag, app="com.guistate.feed"))
+    assert (name, args["element_id"]) == ("tap", "2/3") and "not part of the goal" in args["reason"]
