@@ -313,7 +313,7 @@ def _user_field(v: PromptView) -> Element | None:
     password = _password_field(v)
     fields = [e for e in v.elements if e.get("edit") and e is not password]
     named = [e for e in fields if re.search(r"user|e-?mail|login|name|account|phone", _names(e), re.IGNORECASE)]
-    return (named or fields or [None])[0]
+    return next(iter(named or fields), None)
 
 
 def _decide_sign_in(v: PromptView, s: PlanStep) -> Decision:
