@@ -33,6 +33,7 @@ from pytest_guistate.llm.instructions import actor_system, system_blocks
 from pytest_guistate.llm.memory import CropMemory
 from pytest_guistate.llm.prompt import (
     ImageScale,
+    cap_images,
     element_lines,
     elements_text,
     section,
@@ -141,7 +142,7 @@ class _Run:
             content.append(section("last_error", self.last_error))
         content += self.memory.blocks()
         content += [{"type": "text", "text": "Current screenshot:"}, frame_block]
-        return content, scale
+        return cap_images(content), scale
 
     def invalid(self, turn: Turn, outcome: str, problem: str) -> RunResult | None:
         """A bad answer: let the model correct it once (`repairs`), else end the run with `outcome`."""

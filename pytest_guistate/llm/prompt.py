@@ -18,17 +18,20 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pytest_guistate.core.frame import Frame
+from pytest_guistate.core.frame import Frame, png_size
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uitree import UINode, UITree
 from pytest_guistate.core.uitree_platform import IOS
+from pytest_guistate.llm.api_limits import MANY_IMAGES, MAX_IMAGE_BASE64, MAX_IMAGE_SIDE, base64_length
 
 __all__ = [
     "SYSTEMUI",
     "ImageScale",
+    "cap_images",
     "downscale_png",
     "element_lines",
     "elements_text",
+    "fit_png",
     "image_block",
     "parse_elements",
     "parse_sections",
@@ -102,22 +105,55 @@ def downscale_png(png: bytes, divisor: float, *, max_width: int | None = None) -
     return encoded.tobytes(), (image.shape[1], image.shape[0])
 
 
+def _over_limits(png: bytes) -> float:
+    """How many times too large `png` is for the API (<= 1: it fits): 8000 px a side, 5 MB of base64."""
+    width, height = png_size(png)
+    return max(max(width, height) / MAX_IMAGE_SIDE, (base64_length(len(png)) / MAX_IMAGE_BASE64) ** 0.5)
+
+
+def fit_png(png: bytes) -> bytes:
+    """`png` unchanged when the API accepts it, else downscaled until it does (issue 21 item 7)."""
+    divisor = _over_limits(png)
+    while divisor > 1.0:
+        png, _ = downscale_png(png, divisor * 1.05)
+        divisor = _over_limits(png)
+    return png
+
+
 def image_block(png: bytes) -> dict[str, Any]:
+    png = fit_png(png)
     return {"type": "image",
             "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png).decode("ascii")}}
 
 
 def shown_image(frame: Frame, divisor: float) -> tuple[dict[str, Any], ImageScale]:
-    """The current frame as the model sees it, and the mapping back to device pixels."""
+    """The current frame as the model sees it, and the mapping back to device pixels. A frame the API
+    would refuse at `divisor` (over 8000 px a side or 5 MB of base64) is shown smaller, with its scale."""
     width, height = frame.size
-    scale = ImageScale.for_frame(width, height, divisor)
-    if scale.shown == scale.device:
-        return image_block(frame.png), scale
-    small = cv2.resize(frame.bgr, scale.shown, interpolation=cv2.INTER_AREA)
-    ok, encoded = cv2.imencode(".png", small)
-    if not ok:
-        raise ValueError("OpenCV could not encode the downscaled frame")
-    return image_block(encoded.tobytes()), scale
+    while True:
+        scale = ImageScale.for_frame(width, height, divisor)
+        if scale.shown == scale.device:
+            png = frame.png
+        else:
+            ok, encoded = cv2.imencode(".png", cv2.resize(frame.bgr, scale.shown, interpolation=cv2.INTER_AREA))
+            if not ok:
+                raise ValueError("OpenCV could not encode the downscaled frame")
+            png = encoded.tobytes()
+        over = _over_limits(png)
+        if over <= 1.0:
+            return image_block(png), scale
+        divisor *= over * 1.05
+
+
+def cap_images(blocks: list[dict[str, Any]], limit: int = MANY_IMAGES) -> list[dict[str, Any]]:
+    """At most `limit` images, the newest kept (the current screenshot is the last block): at 20 or
+    fewer the API's 2000 px many-image rule and its 100-image cap never apply."""
+    images = [i for i, block in enumerate(blocks) if block.get("type") == "image"]
+    dropped = set(images[: max(0, len(images) - limit)])
+    if not dropped:
+        return blocks
+    note = {"type": "text", "text": f"({len(dropped)} older image(s) left out: at most {limit} per request)"}
+    return [note] + [block for i, block in enumerate(blocks) if i not in dropped]
 
 
 def _parents(tree: UITree) -> dict[int, UINode]:

@@ -9,6 +9,12 @@ the API's order tools -> system -> messages, is hashed; if it is at least `min_c
 long, the first request writes it (`cache_creation_input_tokens`) and later requests with the
 same prefix within the TTL read it (`cache_read_input_tokens`). `input_tokens` is the rest.
 
+It refuses, with HTTP 400 `invalid_request_error`, what the real API refuses (`api_limits`): images
+over 5 MB of base64 or 8000 px a side (2000 px when a request holds more than 20), more than 100
+images, a `tool_use` without its `tool_result` in the next message, more than 4 `cache_control` blocks.
+The actor's answers come from `policy` (deterministic, not a language model; its goal grammar is in
+`goals`).
+
 Faults (issue 5), in priority order: a path prefix `/_fault/<spec>/v1/messages` (every request
 through that base URL), a request header `x-guistate-fault: <spec>`, then `script(...)` (one spec
 per request, in order). Specs: `429`, `529`, `500` (optionally `:retry=SECONDS`), `slow:SECONDS`,
@@ -28,6 +34,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from pytest_guistate.llm.api_limits import check_request
 from pytest_guistate.llm.httpserver import HttpReply, LoopbackServer, json_reply
 from pytest_guistate.llm.policy import (
     actor_answer,
@@ -287,6 +294,7 @@ def _validate_request(body: Any, *, counting: bool) -> None:
     for i, tool in enumerate(body.get("tools") or []):
         if not isinstance(tool.get("name"), str) or not isinstance(tool.get("input_schema"), dict):
             raise TypeError(f"tools.{i}: name and input_schema are required")
+    check_request(body)  # what the real API refuses with a 400 (issue 21 item 7): images, tool pairs, breakpoints
 
 
 def serve(argv: list[str] | None = None) -> int:
