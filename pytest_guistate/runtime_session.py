@@ -156,7 +156,7 @@ class SessionsMixin(CanRun):
         recording = item.stash[RECORDER_KEY]
         try:
             if session.llm is not None:
-                session.llm.close()
+                session.llm.close(passed=outcome == "passed")
                 llm_report = session.llm.report()
                 totals = llm_report.get("usage", {}).get("totals", {})
                 llm_tokens, llm_cost = int(totals.get("total_tokens", 0)), totals.get("cost_usd")
