@@ -28,7 +28,7 @@ from pytest_guistate.llm.cassette import cassette_path
 from pytest_guistate.llm.prompt import ImageScale, element_lines
 
 __all__ = ["SCHEMA", "ActionCache", "CacheError", "CachedCheck", "CachedRun", "CachedStep", "TargetMatch",
-           "actions_path", "best_target", "claim_words", "fingerprint", "load_cache", "screen_signature", "screen_similarity",
+           "actions_path", "best_target", "claim_words", "fingerprint", "load_cache", "screen_labels", "screen_signature", "screen_similarity",
            "write_cache"]
 
 SCHEMA = "guistate.actions/1"
@@ -58,18 +58,23 @@ def _words(*texts: str) -> set[str]:
     return {w.lower() for text in texts for w in _WORD.findall(text or "")}
 
 
+def screen_labels(tree: UITree) -> list[str]:
+    """Every label the actor is shown (texts, descriptions, resource ids), in screen order, once."""
+    labels: list[str] = []
+    for row in _rows(tree):
+        for key in ("text", "desc", "rid"):
+            value = str(row.get(key) or "").strip()
+            if value and value not in labels:
+                labels.append(value)
+    return labels
+
+
 def screen_signature(tree: UITree | None, package: str = "") -> dict[str, Any]:
     """What a screen is, for comparing it across runs: its app, a short title and the labels it shows
     (texts, descriptions, resource ids), plus a hash of them for a quick equality test."""
     if tree is None:
         return {"app": package, "title": package, "labels": [], "hash": ""}
-    labels: list[str] = []
-    for row in _rows(tree):
-        for key in ("text", "desc", "rid"):
-            value = str(row.get(key) or "").strip()
-            if value and value not in labels and len(value) <= 80:
-                labels.append(value)
-    kept = labels[:_LABELS_KEPT]
+    kept = [label for label in screen_labels(tree) if len(label) <= 80][:_LABELS_KEPT]
     texts = [str(r.get("text")) for r in _rows(tree) if r.get("text")]
     short = package.rpartition(".")[2] or "screen"
     title = f"{short}: {texts[0]}" if texts else short

@@ -41,7 +41,7 @@ from pytest_guistate.llm.prompt import (
 )
 from pytest_guistate.llm.tools import ToolInputError, actor_tools, unoffered, validate
 
-__all__ = ["ActorConfig", "RunResult", "StepObserver", "Turn", "is_idempotent_tap", "expect_check", "run", "swipe_points"]
+__all__ = ["ActorConfig", "RunResult", "StepObserver", "Turn", "expect_check", "is_idempotent_tap", "run", "swipe_points"]
 
 _NON_IDEMPOTENT = re.compile(r"\b(delete|remove|buy|purchase|pay|checkout|check out|confirm|order|send|submit|post|"
                              r"publish|transfer|log ?in|sign ?in|sign ?up|add to cart|add_to_cart|ok|yes)\b", re.IGNORECASE)
@@ -57,6 +57,7 @@ class ActorConfig:
     cache: bool = True
     max_wait_s: float = 5.0
     hints: tuple[str, ...] = ()  # flows that worked before for similar instructions (MAGNET procedural memory)
+    history_seed: tuple[str, ...] = ()  # steps already done toward this goal (a cache replay handing over)
 
 
 @dataclass
@@ -141,7 +142,7 @@ class _Run:
         self.decided_on: Any = None  # the observation of this turn
         self.target: UINode | None = None  # the element this turn's action is aimed at
         self.turns: list[Turn] = []
-        self.history: list[str] = []
+        self.history: list[str] = list(config.history_seed)
         self.memory = CropMemory(config.crops, config.whole_frames)
         self.repairs = config.repairs
         self.last_error = ""

@@ -57,7 +57,7 @@ class CacheRecorder:
             target_data = {"fingerprint": print_, "locators": locator_candidates(print_)}
         after = self.session.observe()
         newly = [m for m in self.session.state.completed if m not in completed_before]
-        clean_args = {k: v for k, v in args.items() if not k.startswith("_") and k not in ("reason", "remember")}
+        clean_args = {k: v for k, v in args.items() if not k.startswith("_") and k != "reason"}
         effect = {"expect": args.get("expect") if isinstance(args.get("expect"), dict) else None,
                   "outcome": record.outcome, "verdict": record.verdict, "confirmed": bool(record.confirmed),
                   "region": _region(record), "next_screen": screen_of(after)}

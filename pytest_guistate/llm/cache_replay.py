@@ -14,6 +14,7 @@ A cached AI check is replayed by re-verifying its evidence on a screen like the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from pytest_guistate.core.checks import CheckResult
@@ -25,6 +26,7 @@ from pytest_guistate.llm.action_cache import (
     TargetMatch,
     best_target,
     claim_words,
+    screen_labels,
     screen_similarity,
 )
 from pytest_guistate.llm.actor import expect_check, swipe_points
@@ -89,6 +91,7 @@ class ReplayOutcome:
     miss: Miss | None = None
     remaining: list[CachedStep] = field(default_factory=list)  # not replayed (from the missed step on)
     non_idempotent_done: list[int] = field(default_factory=list)  # cached step numbers already acted on
+    acted: tuple[Any, ...] | None = None  # the missed step when its action ran (for a goal reached anyway)
 
     @property
     def hit(self) -> bool:
@@ -163,6 +166,22 @@ def _action(step: CachedStep, actuator: Actuator, session: Any, tree: Any, match
     return actuator.pull_to_refresh  # refresh
 
 
+def _shown(tree: Any, value: Any) -> bool:
+    """A remembered value (a price) is on the screen: some label contains it."""
+    text = str(value).strip()
+    return bool(text) and tree is not None and any(text in label for label in screen_labels(tree))
+
+
+def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index: int, reason: str,
+            nearest: str = "") -> ReplayOutcome:
+    """End the replay at `cached.steps[position]` with a named miss."""
+    step = cached.steps[position]
+    outcome.miss = Miss(step, reason, nearest, str(step.screen.get("title") or ""), run_index)
+    outcome.remaining = cached.steps[position:]
+    outcome.statuses.append(StepStatus(step.n, step.summary(), "miss", reason))
+    return outcome
+
+
 def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: CacheRecorder, *,
                thresholds: CacheThresholds = CacheThresholds(), run_index: int = 0) -> ReplayOutcome:
     """Replay `cached` until its end or the first miss (which is returned, not raised)."""
@@ -172,13 +191,7 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
         observation = session.observe(settled=True)
         tree = observation.tree
         current = screen_of(observation)
-        title = str(step.screen.get("title") or "")
-
-        def miss(reason: str, nearest: str = "") -> ReplayOutcome:
-            outcome.miss = Miss(step, reason, nearest, title, run_index)
-            outcome.remaining = cached.steps[position:]
-            outcome.statuses.append(StepStatus(step.n, step.summary(), "miss", reason))
-            return outcome
+        miss = partial(_missed, outcome, cached, position, run_index)
 
         similarity = screen_similarity(step.screen, current)
         if similarity < thresholds.screen:
@@ -186,6 +199,10 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
                         f"{thresholds.screen:.2f}; now on '{current['title']}')")
         if not step.idempotent and not previous_verified:
             return miss("the previous step's effect was not verified, so this non-idempotent step is not replayed")
+        remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
+        unseen = [f"{key}={value}" for key, value in remembered.items() if not _shown(tree, value)]
+        if unseen:
+            return miss(f"the value the step remembered ({', '.join(unseen)}) is not on this screen")
         match: TargetMatch | None = None
         if step.target is not None and tree is not None:
             match, problem = _target(tree, step, thresholds)
@@ -197,7 +214,9 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
             expect = _next_screen_check(next_screen, thresholds.next_screen)
         size = (tree.width, tree.height) if tree is not None and tree.width else observation.frame.size
         completed_before = list(session.state.completed)
-        name = f"{step.name.split(' in: ')[0]} [cache]"
+        name = f"{step.summary().split(' (in ')[0]} [cache]"
+        for key, value in remembered.items():  # read off this screen, as the model did when it was cached
+            session.remember(str(key), value, source=f"action cache step {step.n}")
         try:
             record = session.perform(name, _action(step, actuator, session, tree, match, size), expect=expect,
                                      idempotent=step.idempotent)
@@ -206,13 +225,14 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
                 outcome.non_idempotent_done.append(step.n)
             result = miss(f"the cached effect did not show ({str(exc).splitlines()[0][:160]})")
             result.statuses[-1].step = exc.record.index if exc.record is not None else None
+            result.acted = (step, exc.record, observation, match.node if match is not None else None, completed_before)
             return result
         if not step.idempotent:
             outcome.non_idempotent_done.append(step.n)
         previous_verified = bool(record.confirmed) or expect is None and step.tool in ("wait", "refresh", "swipe")
         if step.tool == "wait" and expect is None:
             previous_verified = False  # waiting proves nothing about the screen
-        recorder.step(step.tool, dict(step.args), name.removesuffix(" [cache]"), record, observation,
+        recorder.step(step.tool, dict(step.args), step.name, record, observation,
                       match.node if match is not None else None, step.idempotent, completed_before)
         outcome.statuses.append(StepStatus(step.n, step.summary(), "hit", step=record.index))
     return outcome

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_guistate.llm.action_cache import ActionCache, CacheError, CachedRun, load_cache, plan_lines, write_cache
+from pytest_guistate.llm.action_cache import ActionCache, CachedRun, CacheError, load_cache, plan_lines, write_cache
 from pytest_guistate.llm.actor import RunResult, Turn
 from pytest_guistate.llm.actuator import as_actuator
 from pytest_guistate.llm.cache_record import CacheRecorder
@@ -120,6 +120,18 @@ class CacheSession:
         if self.strict:
             raise CacheMiss(message, miss)
         self.misses.append(message)
+        if self.session.state.plan and not unmet_milestones(self.session):
+            # the missed step's action did reach the goal (a screen of the flow was removed): done, no model
+            if outcome.acted is not None:
+                step, record, decided_on, node, before = outcome.acted
+                if record is not None:
+                    self.recorder.step(step.tool, dict(step.args), step.name, record, decided_on, node,
+                                       step.idempotent, before)
+                    self.recorder.pending[-1].effect["expect"] = None  # the old expectation no longer shows
+            self.recorder.add_run(instruction, True, str(cached.done.get("summary", "")))
+            turns = [Turn(s.n, "cache", {}, step=s.step, outcome=s.status) for s in outcome.statuses]
+            return RunResult(True, "done", f"{cached.done.get('summary', '')} (action cache: goal reached after "
+                             f"a miss: {miss.reason})", turns, {"total_tokens": 0})
         done = [s.line() for s in outcome.statuses if s.status == "hit"]
         again = [n for n in outcome.non_idempotent_done if miss.step is not None and n == miss.step.n]
         handover = [f"The first {len(done)} step(s) of this goal were replayed from the action cache and verified: "
@@ -131,7 +143,11 @@ class CacheSession:
             handover.append(f"Step {again[0]}'s action already ran once: do not repeat it unless the screen "
                             "shows it did not happen.")
         hits = len(done)
-        return live(instruction, max_steps=max(1, max_steps - hits), plan=None, hints=[*hints, *handover])
+        records = {r.index: r for r in self.session.steps}
+        history = [f"{r.index} {r.name.removesuffix(' [cache]')} -> {r.outcome}" for s in outcome.statuses
+                   if s.step is not None and (r := records.get(s.step)) is not None]
+        return live(instruction, max_steps=max(1, max_steps - hits), plan=None, hints=[*hints, *handover],
+                    history=history)
 
     def live_ended(self, instruction: str, result: RunResult) -> None:
         """A live actor run (any mode) ended: its steps join the cache when it succeeded."""

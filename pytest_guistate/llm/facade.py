@@ -42,8 +42,9 @@ class TestLLM:
             return result
         return self._live_run(instruction, max_steps=max_steps, plan=plan, hints=hints)
 
-    def _live_run(self, instruction: str, *, max_steps: int, plan: Any, hints: Sequence[str]) -> RunResult:
-        config = ActorConfig(frame_divisor=self.settings.frame_divisor, hints=tuple(hints))
+    def _live_run(self, instruction: str, *, max_steps: int, plan: Any, hints: Sequence[str],
+                  history: Sequence[str] = ()) -> RunResult:
+        config = ActorConfig(frame_divisor=self.settings.frame_divisor, hints=tuple(hints), history_seed=tuple(history))
         observer = self.cache.recorder.observer if self.cache is not None else None
         try:
             result = run(self.session, self.device, instruction, llm=self._model(), max_steps=max_steps, plan=plan,
@@ -121,7 +122,7 @@ def open_llm(settings: LLMSettings, session: Any, device: Any, *, test_file: Pat
         client = None
         if settings.mode is Mode.CACHE_FALLBACK:
             live_settings = replace(settings, mode=Mode.ANTHROPIC)
-            live_factory = lambda: make_client(live_settings, scrub=scrub)  # noqa: E731
+            live_factory = lambda: make_client(live_settings, scrub=scrub)
     else:
         client = make_client(settings, cassette_path=path, scrub=scrub)
     updater = None
