@@ -15,7 +15,7 @@ from pytest_guistate.llm.cache_session import CacheSession
 from pytest_guistate.llm.cassette import cassette_path
 from pytest_guistate.llm.check import AICheckFailed, CheckVerdict, check
 from pytest_guistate.llm.client import LLMClient, LLMSettings, Mode, make_client
-from pytest_guistate.llm.errors import LLMRunFailed
+from pytest_guistate.llm.errors import LLMConfigError, LLMRunFailed
 from pytest_guistate.llm.updater import LLMStateUpdater
 
 __all__ = ["TestLLM", "open_llm"]
@@ -64,7 +64,12 @@ class TestLLM:
     def _model(self) -> LLMClient | None:
         """The client; in cache-fallback mode it is opened at the first miss (a run of hits needs no key)."""
         if self.client is None and self.settings.mode is Mode.CACHE_FALLBACK and self.live_factory is not None:
-            self.client = self.live_factory()
+            try:
+                self.client = self.live_factory()
+            except LLMConfigError as exc:
+                misses = "; ".join(self.cache.misses) if self.cache is not None else ""
+                raise LLMConfigError(f"--guistate-llm=cache-fallback needs the live actor after a cache miss "
+                                     f"({misses}), but: {exc}") from None
         return self.client
 
     def check(self, claim: str) -> CheckVerdict:

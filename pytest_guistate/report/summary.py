@@ -60,6 +60,7 @@ class TestSummary:
     file: str | None = None  # the test's file, relative to where pytest was started (posix separators)
     line: int | None = None  # 1-based line of the test's `def`
     fail_line: int | None = None  # 1-based line of the test file the failure went through (CI annotations)
+    llm_cache: dict[str, Any] | None = None  # action cache: hits, misses, live steps, hit rate (issue 21)
 
     __test__ = False  # not a pytest test class despite the name
 
