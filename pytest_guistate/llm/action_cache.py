@@ -33,6 +33,7 @@ __all__ = ["SCHEMA", "ActionCache", "CacheError", "CachedCheck", "CachedRun", "C
 
 SCHEMA = "guistate.actions/1"
 _WORD = re.compile(r"[A-Za-z0-9$.]+")
+_TRANSIENT = ("Toast", "ProgressBar", "ActivityIndicator")
 _LABELS_KEPT = 60  # a signature keeps this many labels: enough to compare screens, short enough to review
 
 
@@ -61,7 +62,10 @@ def _words(*texts: str) -> set[str]:
 def screen_labels(tree: UITree) -> list[str]:
     """Every label the actor is shown (texts, descriptions, resource ids), in screen order, once."""
     labels: list[str] = []
+    passing = [n.index_path for n in tree.nodes() if n.cls.endswith(_TRANSIENT)]
     for row in _rows(tree):
+        if any(row["id"] == p or str(row["id"]).startswith(p + "/") for p in passing):
+            continue  # a toast or a spinner: there on one run, gone on the next
         for key in ("text", "desc", "rid"):
             value = str(row.get(key) or "").strip()
             if value and value not in labels:

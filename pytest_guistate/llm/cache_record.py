@@ -55,12 +55,14 @@ class CacheRecorder:
         if target is not None and tree is not None:
             print_ = fingerprint(tree, target)
             target_data = {"fingerprint": print_, "locators": locator_candidates(print_)}
-        after = self.session.observe()
+        # The screen this step led to is the one the next step decides on (`_close_previous`):
+        # observing here would change the test's timing (a cassette replay must see what it saw).
+        self._close_previous(decided_on)
         newly = [m for m in self.session.state.completed if m not in completed_before]
         clean_args = {k: v for k, v in args.items() if not k.startswith("_") and k != "reason"}
         effect = {"expect": args.get("expect") if isinstance(args.get("expect"), dict) else None,
                   "outcome": record.outcome, "verdict": record.verdict, "confirmed": bool(record.confirmed),
-                  "region": _region(record), "next_screen": screen_of(after)}
+                  "region": _region(record), "next_screen": None}
         step = CachedStep(n=len(self.pending) + 1, tool=tool, args=clean_args, name=name, idempotent=idempotent,
                           screen=screen_of(decided_on), target=target_data, effect=effect,
                           milestone=newly[0] if newly else None)
@@ -72,9 +74,14 @@ class CacheRecorder:
         """`actor.StepObserver`: the actor's turn carries the tool call as the model made it."""
         self.step(turn.tool, dict(turn.input), record.name, record, decided_on, target, idempotent, completed_before)
 
+    def _close_previous(self, observation: Any) -> None:
+        if self.pending and self.pending[-1].effect.get("next_screen") is None:
+            self.pending[-1].effect["next_screen"] = screen_of(observation)
+
     def add_run(self, instruction: str, success: bool, summary: str) -> None:
         """A `guistate.run()` ended: keep its steps when it succeeded, drop them otherwise."""
         if success:
+            self._close_previous(self.session.observe())  # the screen the run ended on (already settled)
             self.runs.append(CachedRun(instruction, list(self.pending), {"success": True, "summary": summary}))
         self.pending = []
 
