@@ -59,11 +59,11 @@ def committed_caches(pytester: pytest.Pytester, platform: str = "android") -> Pa
     """Copy the example suite's committed caches (recorded on app version 1) into the inner suite."""
     source = EXAMPLE / "cassettes" / "test_llm"
     target = pytester.path / "cassettes" / "test_llm"
-    sub = "ios" if platform == "ios" else ""
-    (target / sub).mkdir(parents=True, exist_ok=True)
-    for path in (source / sub).glob("*.actions.json"):
-        shutil.copy(path, target / sub / path.name)
-    return target / sub
+    for sub in ("", "ios"):
+        (target / sub).mkdir(parents=True, exist_ok=True)
+        for path in (source / sub).glob("*.actions.json"):
+            shutil.copy(path, target / sub / path.name)
+    return target / ("ios" if platform == "ios" else "")
 
 
 def action_log(pytester: pytest.Pytester, test: str) -> list[dict[str, Any]]:

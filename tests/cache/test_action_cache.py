@@ -131,31 +131,33 @@ def test_a_non_idempotent_step_after_an_unverified_effect_is_not_replayed(suite,
     assert deletes(pytester) == []  # the confirm was never tapped
 
 
-@pytest.mark.parametrize("damage", ["schema", "corrupt", "hand_edited", "platform"])
-def test_a_bad_cache_is_a_clear_error_and_never_a_silent_live_call(
-        suite, pytester: pytest.Pytester, reference_server: ReferenceServer, damage: str) -> None:
-    folder = committed_caches(pytester)
-    path = folder / f"{FEED_TEST}.actions.json"
+def _damage(path: Path, how: str) -> str:
+    """Spoil a cache file; returns the words its error must say."""
     text = path.read_text()
-    if damage == "schema":
+    if how == "schema":
         path.write_text(text.replace(SCHEMA, "guistate.actions/0"))
-        expected = "has schema 'guistate.actions/0'; this guistate reads 'guistate.actions/1'"
-    elif damage == "corrupt":
+        return "has schema 'guistate.actions/0'; this guistate reads 'guistate.actions/1'"
+    if how == "corrupt":
         path.write_text(text[: len(text) // 2])
-        expected = "is not readable JSON"
-    elif damage == "hand_edited":
-        path.write_text(text.replace('"tool": "tap"', '"tool": "click"', 1))
-        expected = "runs[0].steps[0].tool 'click' is not one of"
-    else:  # an Android cache where the iOS persona looks for its own
-        ios = folder / "ios"
-        ios.mkdir(exist_ok=True)
-        (ios / path.name).write_text(text)
-        path = ios / path.name
-        expected = "was recorded on platform 'android', this run is 'ios'"
-    platform = ["--guistate-platform=ios"] if damage == "platform" else []
-    result = suite(*platform, "--guistate-llm=cache-fallback", "-k", "deletes")
-    result.assert_outcomes(failed=1)
+        return "is not readable JSON"
+    path.write_text(text.replace('"tool": "tap"', '"tool": "click"', 1))  # hand-edited
+    return ".tool 'click' is not one of tap, type_text"
+
+
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_a_bad_cache_is_a_clear_error_and_never_a_silent_live_call(
+        suite, pytester: pytest.Pytester, reference_server: ReferenceServer, platform: str) -> None:
+    folder = committed_caches(pytester, platform)
+    feed, shop = folder / f"{FEED_TEST}.actions.json", folder / f"{SHOP_TEST}.actions.json"
+    if platform == "android":
+        expected = {feed: _damage(feed, "schema"), shop: _damage(shop, "corrupt")}
+    else:  # the Android cache where the iOS persona looks for its own; a hand-edited iOS one
+        feed.write_text((folder.parent / feed.name).read_text())
+        expected = {feed: "was recorded on platform 'android', this run is 'ios'", shop: _damage(shop, "hand_edited")}
+    result = suite(f"--guistate-platform={platform}", "--guistate-llm=cache-fallback")
+    result.assert_outcomes(failed=2)
     out = result.stdout.str()
-    assert expected in out and f"action cache {path}" in out
+    for path, words in expected.items():
+        assert f"action cache {path}" in out and words in out
     assert reference_server.requests == []  # the fallback did not quietly ask the model instead
-    assert deletes(pytester) == []
+    assert deletes(pytester) == [] and purchases(pytester) == []
