@@ -221,6 +221,9 @@ class CachedStep:
         fp = (self.target or {}).get("fingerprint") or {}
         label = fp.get("text") or fp.get("desc") or fp.get("rid") or ""
         where = f" (in {fp['in']})" if fp.get("in") else ""
+        remembered = self.args.get("remember")
+        if isinstance(remembered, dict) and remembered:
+            where += " remembering " + ", ".join(f"{k}={v}" for k, v in remembered.items())
         if self.tool == "tap":
             return f"tap {label!r}{where}" if label else f"tap {self.args}"
         if self.tool == "type_text":
@@ -229,7 +232,7 @@ class CachedStep:
             return f"swipe {self.args.get('direction', '')}"
         if self.tool == "wait":
             return f"wait {self.args.get('seconds', '')}s"
-        return self.tool
+        return self.tool + where
 
 
 @dataclass
