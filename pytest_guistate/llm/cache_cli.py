@@ -88,8 +88,7 @@ def _list(args: argparse.Namespace, out: TextIO) -> int:
         out.write("no action caches (*.actions.json) under " + ", ".join(map(str, args.folders)) + "\n")
         return 0
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")
+    out.writelines("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n" for row in rows)
     return 0
 
 
@@ -107,9 +106,8 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
             milestone = f"  -> milestone {step.milestone!r}" if step.milestone else ""
             out.write(f" {flag}{step.n:>3}. {step.summary():<70} on '{step.screen.get('title', '')}'; {effect}{milestone}\n")
         out.write(f"       done: {run.done.get('summary', '')}\n")
-    for check in cache.checks:
-        out.write(f"\nAI check: {check.claim!r} (re-verified by {len(check.evidence)} cited element(s) and the "
-                  f"claim's words {check.words})\n")
+    out.writelines(f"\nAI check: {check.claim!r} (re-verified by {len(check.evidence)} cited element(s) and the "
+                  f"claim's words {check.words})\n" for check in cache.checks)
     out.write("\n! = not repeated by the step loop, replayed only after a verified previous step\n")
     return 0
 
