@@ -172,6 +172,34 @@ def _shown(tree: Any, value: Any) -> bool:
     return bool(text) and tree is not None and any(text in label for label in screen_labels(tree))
 
 
+@dataclass
+class _Look:
+    """The current screen judged against a cached step's conditions (`problem` empty: all hold)."""
+
+    observation: Any
+    match: TargetMatch | None
+    problem: str = ""
+    nearest: str = ""
+
+    @classmethod
+    def take(cls, session: Any, step: CachedStep, thresholds: CacheThresholds, *, settled: bool) -> _Look:
+        observation = session.observe(settled=settled)
+        current = screen_of(observation)
+        tree = observation.tree
+        similarity = screen_similarity(step.screen, current)
+        if similarity < thresholds.screen:
+            return cls(observation, None, f"the screen is not the one the step acted on (similarity {similarity:.2f} "
+                                          f"< {thresholds.screen:.2f}; now on '{current['title']}')")
+        remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
+        unseen = [f"{key}={value}" for key, value in remembered.items() if not _shown(tree, value)]
+        if unseen:
+            return cls(observation, None, f"the value the step remembered ({', '.join(unseen)}) is not on this screen")
+        if step.target is None or tree is None:
+            return cls(observation, None)
+        match, problem = _target(tree, step, thresholds)
+        return cls(observation, match, problem, match.describe() if problem and match.node is not None else "")
+
+
 def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index: int, reason: str,
             nearest: str = "") -> ReplayOutcome:
     """End the replay at `cached.steps[position]` with a named miss."""
@@ -188,26 +216,18 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
     outcome = ReplayOutcome()
     previous_verified = True  # the run's start is a known state
     for position, step in enumerate(cached.steps):
-        observation = session.observe(settled=True)
-        tree = observation.tree
-        current = screen_of(observation)
         miss = partial(_missed, outcome, cached, position, run_index)
-
-        similarity = screen_similarity(step.screen, current)
-        if similarity < thresholds.screen:
-            return miss(f"the screen is not the one the step acted on (similarity {similarity:.2f} < "
-                        f"{thresholds.screen:.2f}; now on '{current['title']}')")
         if not step.idempotent and not previous_verified:
             return miss("the previous step's effect was not verified, so this non-idempotent step is not replayed")
+        # The previous step's verification left a fresh screen; only when the step's conditions do not
+        # hold on it is the screen looked at again once it has settled (a spinner, a transition).
+        look = _Look.take(session, step, thresholds, settled=False)
+        if look.problem:
+            look = _Look.take(session, step, thresholds, settled=True)
+        if look.problem:
+            return miss(look.problem, look.nearest)
+        observation, tree, match = look.observation, look.observation.tree, look.match
         remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
-        unseen = [f"{key}={value}" for key, value in remembered.items() if not _shown(tree, value)]
-        if unseen:
-            return miss(f"the value the step remembered ({', '.join(unseen)}) is not on this screen")
-        match: TargetMatch | None = None
-        if step.target is not None and tree is not None:
-            match, problem = _target(tree, step, thresholds)
-            if problem:
-                return miss(problem, match.describe() if match.node is not None else "")
         expect = expect_check(step.effect.get("expect"))
         next_screen = step.effect.get("next_screen") or {}
         if expect is None and next_screen.get("labels"):
