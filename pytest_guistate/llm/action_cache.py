@@ -18,7 +18,7 @@ import difflib
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -273,10 +273,12 @@ class ActionCache:
         return sum(len(r.steps) for r in self.runs)
 
 
-def write_cache(path: Path, cache: ActionCache) -> bool:
+def write_cache(path: Path, cache: ActionCache, scrub: Callable[[Any], Any] | None = None) -> bool:
     """Write `cache` (stable key order, so an unchanged plan leaves the file byte-identical); returns
-    whether the file changed. Written to a temporary file first: a crash never leaves half a cache."""
-    text = json.dumps(cache.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    whether the file changed. `scrub` (the test's redactor) cleans it as it cleans a cassette. Written
+    to a temporary file first: a crash never leaves half a cache."""
+    data = cache.to_dict()
+    text = json.dumps(scrub(data) if scrub is not None else data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)

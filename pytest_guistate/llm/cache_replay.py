@@ -32,6 +32,7 @@ from pytest_guistate.llm.action_cache import (
 from pytest_guistate.llm.actor import expect_check, swipe_points
 from pytest_guistate.llm.actuator import Actuator
 from pytest_guistate.llm.cache_record import CacheRecorder, screen_of
+from pytest_guistate.report.redact import REDACTED
 
 __all__ = ["CacheMiss", "CacheThresholds", "Miss", "ReplayOutcome", "StepStatus", "replay_check", "replay_run"]
 
@@ -183,6 +184,9 @@ class _Look:
 
     @classmethod
     def take(cls, session: Any, step: CachedStep, thresholds: CacheThresholds, *, settled: bool) -> _Look:
+        if step.tool == "type_text" and REDACTED in str(step.args.get("text", "")):
+            return cls(session.observe(), None, "the text to type was a secret and is stored redacted: record "
+                                                "this step with a locator-driven `guistate.perform` instead")
         observation = session.observe(settled=settled)
         current = screen_of(observation)
         tree = observation.tree

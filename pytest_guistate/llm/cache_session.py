@@ -53,6 +53,7 @@ class CacheSession:
     test: str
     platform: str
     cached: ActionCache | None = None
+    scrub: Callable[[Any], Any] | None = None  # the test's redactor: what the file may store
     recorder: CacheRecorder = field(init=False)
     statuses: list[StepStatus] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
@@ -65,10 +66,11 @@ class CacheSession:
         self.recorder = CacheRecorder(self.session)
 
     @classmethod
-    def open(cls, mode: Mode, path: Path, session: Any, device: Any, *, test: str, platform: str) -> CacheSession:
+    def open(cls, mode: Mode, path: Path, session: Any, device: Any, *, test: str, platform: str,
+             scrub: Callable[[Any], Any] | None = None) -> CacheSession:
         """In the cache modes the file is read now: a bad one fails the test here, before any action.
         A missing file fails the strict mode; the fallback mode then runs live (and reports it)."""
-        cache = cls(mode, path, session, device, test, platform)
+        cache = cls(mode, path, session, device, test, platform, scrub=scrub)
         if mode.uses_cache and (mode is Mode.CACHE or path.exists()):
             cache.cached = load_cache(path, platform=platform)
         return cache
@@ -205,7 +207,7 @@ class CacheSession:
         new = ActionCache(self.test, self.platform, list(self.recorder.runs), list(self.recorder.checks), recorded)
         self.change = list(difflib.unified_diff(_all_plan(old), _all_plan(new), "cached plan", "new plan", lineterm="",
                                                 n=0))
-        self.rewritten = write_cache(self.path, new)
+        self.rewritten = write_cache(self.path, new, self.scrub)
 
     def report(self, tokens_used: int) -> dict[str, Any]:
         counted = [s for s in self.statuses if s.status in ("hit", "miss", "live")]

@@ -121,7 +121,7 @@ def open_llm(settings: LLMSettings, session: Any, device: Any, *, test_file: Pat
     platform = str(getattr(device, "platform", "android"))
     path = cassette_path(test_file, test_name, platform) if settings.mode in (Mode.RECORD, Mode.REPLAY) else None
     cache = CacheSession.open(settings.mode, actions_path(test_file, test_name, platform), session, device,
-                              test=test_name, platform=platform)
+                              test=test_name, platform=platform, scrub=scrub)
     live_factory = None
     if settings.mode.uses_cache:  # no model unless a fallback needs one
         client = None

@@ -88,3 +88,19 @@ def test_an_instance_target_is_not_confused_with_its_neighbour_row(tmp_path: Pat
         assert match.score >= 0.95 and match.runner_up < match.score - 0.1
     finally:
         phone.close()
+
+
+def test_a_written_cache_is_scrubbed_like_a_cassette(tmp_path: Path) -> None:
+    """A password the actor typed reaches the cache file only as the redactor's placeholder."""
+    from pytest_guistate.llm.action_cache import ActionCache, CachedRun, CachedStep, write_cache
+    from pytest_guistate.report.redact import Redactor
+
+    redactor = Redactor()
+    redactor.add_secret("correct-horse")
+    step = CachedStep(n=1, tool="type_text", args={"text": "correct-horse"}, name='type_text "•••"', idempotent=False,
+                      screen={"app": "com.guistate.settings", "labels": ["Password"], "title": "settings", "hash": ""})
+    cache = ActionCache("test_login", "android", [CachedRun("Log in", [step], {"success": True, "summary": "ok"})])
+    path = tmp_path / "test_login.actions.json"
+    assert write_cache(path, cache, redactor.scrub)
+    assert "correct-horse" not in path.read_text() and load_cache(path).runs[0].steps[0].tool == "type_text"
+    assert not write_cache(path, cache, redactor.scrub)  # unchanged: the file is left as it is
