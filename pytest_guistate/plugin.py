@@ -76,6 +76,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         terminalreporter.section("guistate: locators healed by memory")
         for line in lines:
             terminalreporter.line(line)
+    cache_lines = config.stash[RUNTIME_KEY].cache_lines
+    if cache_lines:
+        terminalreporter.section("guistate: action cache")
+        for line in cache_lines:
+            terminalreporter.line(line)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -50,6 +50,7 @@ class GuistateRuntime(SessionsMixin):
     _healer: Healer | None = field(default=None, init=False)
     _summary_lock: int | None = field(default=None, init=False)  # fd of `<summary>.lock`, held for the run
     heal_lines: list[str] = field(default_factory=list, init=False)  # for the terminal summary
+    cache_lines: list[str] = field(default_factory=list, init=False)  # action cache misses and rewrites (issue 21)
     finished_rows: list[dict[str, Any]] = field(default_factory=list, init=False)  # this process's tests, for the index
     ledger: RunLedger | None = field(default=None, init=False)  # controller: collected vs finished (run_ledger.py)
 

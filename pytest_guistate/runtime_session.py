@@ -52,6 +52,7 @@ class CanRun(Protocol):
     config: pytest.Config
     settings: GuistateConfig
     heal_lines: list[str]
+    cache_lines: list[str]
     finished_rows: list[dict[str, Any]]
     _summary_part: SummaryPart | None
 
@@ -159,16 +160,17 @@ class SessionsMixin(CanRun):
         call = reports.get("call")
         outcome = "failed" if failed else ("skipped" if call is not None and call.skipped else "passed")
         error = call.longreprtext if (call is not None and call.failed) else None
-        llm_tokens, llm_cost = 0, None
+        llm_tokens, llm_cost, cache_report = 0, None, None
         recording = item.stash[RECORDER_KEY]
         try:
             self._write_driver_log(recording.recorder)
             if session.llm is not None:
-                session.llm.close()
+                session.llm.close(passed=outcome == "passed")
                 llm_report = session.llm.report()
                 totals = llm_report.get("usage", {}).get("totals", {})
                 llm_tokens, llm_cost = int(totals.get("total_tokens", 0)), totals.get("cost_usd")
                 recording.recorder.write_event("llm", llm_report)
+                cache_report = llm_report.get("cache")
         finally:
             session.finish(outcome)
             done = finalize(
@@ -181,6 +183,11 @@ class SessionsMixin(CanRun):
         from pytest_guistate.report.summary import junit_properties
 
         done.summary.llm_cost_usd = llm_cost
+        if cache_report:
+            from pytest_guistate.report.cache_gate import cache_summary
+
+            done.summary.llm_cache = cache_summary(cache_report)
+            self.cache_lines.extend(_cache_lines(done.summary.nodeid, cache_report))
         locate(done.summary, item, call)
         bridge = item.stash.get(MEMORY_KEY, None)
         if bridge is not None and bridge.heals:
@@ -256,3 +263,14 @@ class SessionsMixin(CanRun):
             extra_ignore_regions=ignore, refresh=refresh if user_refresh else None, transition_check=transition_check,
             detect_anchors=anchor_detector(self.config, item),
         )
+
+
+def _cache_lines(nodeid: str, report: dict[str, Any]) -> list[str]:
+    """The terminal summary's lines for one test's action cache: misses, live steps, a rewrite."""
+    lines = [f"{nodeid}: {message}" for message in report.get("miss_messages") or []]
+    if report.get("live") and report.get("hit_rate") is not None:
+        lines.append(f"{nodeid}: {report['live']} live LLM step(s), hit rate {report['hit_rate']:.2f}")
+    if report.get("rewritten") and str(report.get("mode", "")).startswith("cache"):
+        lines.append(f"{nodeid}: action cache rewritten: {report['path']}")
+        lines.extend(f"    {line}" for line in report.get("change") or [] if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+    return lines

@@ -104,7 +104,7 @@ class GuistateSession(TaskSession):
     def _require_llm(self, verb: str) -> TestLLM:
         if self.llm is None and self.llm_factory is not None:
             self.llm = self.llm_factory()
-        if self.llm is None or self.llm.client is None:
+        if self.llm is None or (self.llm.client is None and not self.llm.settings.mode.uses_cache):
             raise LLMNotConfigured(
                 f"guistate.{verb}() needs an LLM: run with --guistate-llm=replay (committed cassettes), "
                 "record or anthropic (ANTHROPIC_API_KEY in the environment), or set ini guistate_llm"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +42,7 @@ from pytest_guistate.llm.prompt import (
 )
 from pytest_guistate.llm.tools import ToolInputError, actor_tools, unoffered, validate
 
-__all__ = ["ActorConfig", "RunResult", "Turn", "is_idempotent_tap", "run"]
+__all__ = ["ActorConfig", "RunResult", "StepObserver", "Turn", "expect_check", "is_idempotent_tap", "run", "swipe_points"]
 
 _NON_IDEMPOTENT = re.compile(r"\b(delete|remove|buy|purchase|pay|checkout|check out|confirm|order|send|submit|post|"
                              r"publish|transfer|log ?in|sign ?in|sign ?up|add to cart|add_to_cart|ok|yes)\b", re.IGNORECASE)
@@ -57,6 +58,7 @@ class ActorConfig:
     cache: bool = True
     max_wait_s: float = 5.0
     hints: tuple[str, ...] = ()  # flows that worked before for similar instructions (MAGNET procedural memory)
+    history_seed: tuple[str, ...] = ()  # steps already done toward this goal (a cache replay handing over)
 
 
 @dataclass
@@ -98,7 +100,8 @@ def _node_at(tree: UITree, x: int, y: int) -> UINode | None:
     return max(hits, key=lambda n: n.depth) if hits else None
 
 
-def _expect(data: Any) -> Check | None:
+def expect_check(data: Any) -> Check | None:
+    """The actor's `expect` argument ({"visible": text} or {"gone": text}) as a check."""
     if not isinstance(data, dict):
         return None
     if data.get("gone"):
@@ -108,15 +111,39 @@ def _expect(data: Any) -> Check | None:
     return None
 
 
+def swipe_points(tree: UITree | None, scroller: UINode | None, direction: str,
+                 device: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Start and end of a swipe over `scroller` (else the screen's first scrollable, else the screen):
+    30% of its size each way from its centre. Shared with the action cache's replay."""
+    if scroller is None and tree is not None:
+        scroller = next((n for n in tree.nodes() if n.is_scrollable and n.bounds), None)
+    box = scroller.bounds if scroller is not None else None
+    w, h = device
+    left, top, right, bottom = box.as_list() if box is not None else [0, 0, w, h]
+    cx, cy = (left + right) // 2, (top + bottom) // 2
+    dy, dx = (bottom - top) * 3 // 10, (right - left) * 3 // 10
+    return {"up": ((cx, cy + dy), (cx, cy - dy)), "down": ((cx, cy - dy), (cx, cy + dy)),
+            "left": ((cx + dx, cy), (cx - dx, cy)), "right": ((cx - dx, cy), (cx + dx, cy))}[direction]
+
+
 HINTS_PREAMBLE = ("Flows that worked in earlier runs for similar instructions. Hints, not commands: "
                   "the current screen decides.\n")
 
 
+StepObserver = Callable[["Turn", Any, Any, "UINode | None", bool, list[str]], None]
+"""Told of every step that ran: (turn, record, observation decided on, target node, idempotent,
+milestones completed before). The action cache records with it (`cache_record.py`)."""
+
+
 class _Run:
-    def __init__(self, session: Any, actuator: Actuator, instruction: str, llm: LLMClient, config: ActorConfig) -> None:
+    def __init__(self, session: Any, actuator: Actuator, instruction: str, llm: LLMClient, config: ActorConfig,
+                 observer: StepObserver | None = None) -> None:
         self.session, self.actuator, self.instruction, self.llm, self.config = session, actuator, instruction, llm, config
+        self.observer = observer
+        self.decided_on: Any = None  # the observation of this turn
+        self.target: UINode | None = None  # the element this turn's action is aimed at
         self.turns: list[Turn] = []
-        self.history: list[str] = []
+        self.history: list[str] = list(config.history_seed)
         self.memory = CropMemory(config.crops, config.whole_frames)
         self.repairs = config.repairs
         self.last_error = ""
@@ -159,7 +186,8 @@ class _Run:
             self.session.remember(str(key), value, source=f"actor turn {turn.index}")
         if name == "done":
             return self.finish(bool(data["success"]), str(data["summary"]))
-        expect = _expect(data.get("expect"))
+        expect = expect_check(data.get("expect"))
+        self.target = None
         if name == "tap":
             node: UINode | None = None
             if "element_id" in data:
@@ -184,6 +212,7 @@ class _Run:
             inside = str(data.pop("_in", "") or "")
             context = f" in: {inside}" if inside else ""
             name_text = f"tap {node.index_path if node is not None else f'({x},{y})'}{label}{context}"
+            self.target = node
             return self.perform(turn, name_text, lambda: self.actuator.tap_point(x, y), expect, is_idempotent_tap(node))
         if name == "type_text":
             text = str(data["text"])
@@ -198,19 +227,11 @@ class _Run:
                     self.actuator.tap_point(*target.bounds.center)
                 self.actuator.type_focused(text)
             where = f" into {target.index_path} \"{target.label}\"" if target is not None else ""
+            self.target = target
             return self.perform(turn, f'type_text "{shown}"{where}', type_into, expect, False)
         if name == "swipe":
-            box = None
-            if tree is not None:
-                scroller = tree.by_index_path(str(data["element_id"])) if "element_id" in data else None
-                scroller = scroller or next((n for n in tree.nodes() if n.is_scrollable and n.bounds), None)
-                box = scroller.bounds if scroller is not None else None
-            w, h = scale.device
-            left, top, right, bottom = box.as_list() if box is not None else [0, 0, w, h]
-            cx, cy = (left + right) // 2, (top + bottom) // 2
-            dy, dx = (bottom - top) * 3 // 10, (right - left) * 3 // 10
-            start, end = {"up": ((cx, cy + dy), (cx, cy - dy)), "down": ((cx, cy - dy), (cx, cy + dy)),
-                          "left": ((cx + dx, cy), (cx - dx, cy)), "right": ((cx - dx, cy), (cx + dx, cy))}[data["direction"]]
+            scroller = tree.by_index_path(str(data["element_id"])) if tree is not None and "element_id" in data else None
+            start, end = swipe_points(tree, scroller, str(data["direction"]), scale.device)
             return self.perform(turn, f"swipe {data['direction']}", lambda: self.actuator.swipe(*start, *end), None, True)
         if name == "back":
             return self.perform(turn, "back", self.actuator.back, expect, False)
@@ -224,6 +245,7 @@ class _Run:
         return self.invalid(turn, "malformed_tool_input", f"unknown tool {name!r}")
 
     def perform(self, turn: Turn, name: str, action: Any, expect: Check | None, idempotent: bool) -> RunResult | None:
+        completed_before = list(self.session.state.completed)
         try:
             record = self.session.perform(name, action, expect=expect, idempotent=idempotent)
         except StepFailed as exc:
@@ -236,6 +258,8 @@ class _Run:
         self.history.append(f"{record.index} {name} -> {record.outcome}{verdict}")
         self.memory.add(record.index, self.session.last_transition)
         self.last_error = ""
+        if self.observer is not None:
+            self.observer(turn, record, self.decided_on, self.target, idempotent, completed_before)
         return None
 
     def finish(self, success: bool, summary: str) -> RunResult:
@@ -252,6 +276,7 @@ class _Run:
 
     def turn(self, index: int) -> RunResult | None:
         observation = self.session.observe(settled=True)  # decide on a finished screen, not mid-load
+        self.decided_on = observation
         self.memory.frame(observation.frame)
         content, scale = self.prompt(observation)
         system = system_blocks(actor_system(self.platform), cache=self.config.cache)
@@ -282,7 +307,8 @@ class _Run:
 
 
 def run(session: Any, actuator: Any, instruction: str, *, llm: LLMClient | None, max_steps: int = 30,
-        plan: Any = None, config: ActorConfig | None = None, raise_on_failure: bool = True) -> RunResult:
+        plan: Any = None, config: ActorConfig | None = None, raise_on_failure: bool = True,
+        observer: StepObserver | None = None) -> RunResult:
     """Carry out `instruction` with the LLM actor; see the module docstring. With `raise_on_failure`
     a run that does not end in `done(success=true)` raises `LLMRunFailed` (an AssertionError) whose
     `.result` keeps the turns; budget and cassette failures always raise."""
@@ -293,7 +319,8 @@ def run(session: Any, actuator: Any, instruction: str, *, llm: LLMClient | None,
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
     if not session.state.goal:
         session.goal(instruction, plan or ())
-    state = _Run(session, as_actuator(actuator), instruction, llm, config or ActorConfig(frame_divisor=llm.settings.frame_divisor))
+    state = _Run(session, as_actuator(actuator), instruction, llm, config or ActorConfig(frame_divisor=llm.settings.frame_divisor),
+                 observer)
     result: RunResult | None = None
     for index in range(1, max_steps + 1):
         try:

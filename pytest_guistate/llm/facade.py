@@ -5,15 +5,17 @@ LLM state updater on the session when the settings ask for it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pytest_guistate.llm.action_cache import actions_path
 from pytest_guistate.llm.actor import ActorConfig, RunResult, run
+from pytest_guistate.llm.cache_session import CacheSession
 from pytest_guistate.llm.cassette import cassette_path
 from pytest_guistate.llm.check import AICheckFailed, CheckVerdict, check
 from pytest_guistate.llm.client import LLMClient, LLMSettings, Mode, make_client
-from pytest_guistate.llm.errors import LLMRunFailed
+from pytest_guistate.llm.errors import LLMConfigError, LLMRunFailed
 from pytest_guistate.llm.updater import LLMStateUpdater
 
 __all__ = ["TestLLM", "open_llm"]
@@ -28,28 +30,62 @@ class TestLLM:
     device: Any
     client: LLMClient | None
     updater: LLMStateUpdater | None = None
+    live_factory: Callable[[], LLMClient | None] | None = None  # cache-fallback: the live actor's client
     runs: list[RunResult] = field(default_factory=list)
     checks: list[CheckVerdict] = field(default_factory=list)
+    cache: CacheSession | None = None  # the action cache: written after a pass, replayed in the cache modes
 
     def run(self, instruction: str, *, max_steps: int = 30, plan: Any = None, hints: Sequence[str] = ()) -> RunResult:
-        config = ActorConfig(frame_divisor=self.settings.frame_divisor, hints=tuple(hints))
+        if self.cache is not None and self.settings.mode.uses_cache:
+            result = self.cache.run(instruction, max_steps=max_steps, plan=plan, hints=hints, live=self._live_run)
+            self.runs.append(result)
+            return result
+        return self._live_run(instruction, max_steps=max_steps, plan=plan, hints=hints)
+
+    def _live_run(self, instruction: str, *, max_steps: int, plan: Any, hints: Sequence[str],
+                  history: Sequence[str] = ()) -> RunResult:
+        config = ActorConfig(frame_divisor=self.settings.frame_divisor, hints=tuple(hints), history_seed=tuple(history))
+        observer = self.cache.recorder.observer if self.cache is not None else None
         try:
-            result = run(self.session, self.device, instruction, llm=self.client, max_steps=max_steps, plan=plan,
-                         config=config)
+            result = run(self.session, self.device, instruction, llm=self._model(), max_steps=max_steps, plan=plan,
+                         config=config, observer=observer)
         except LLMRunFailed as exc:
             if exc.result is not None:
                 self.runs.append(exc.result)
+                if self.cache is not None:
+                    self.cache.recorder.add_run(instruction, False, exc.result.summary)
             raise
-        self.runs.append(result)
+        if self.cache is not None:
+            self.cache.live_ended(instruction, result)
+        if not self.settings.mode.uses_cache:
+            self.runs.append(result)
         return result
 
+    def _model(self) -> LLMClient | None:
+        """The client; in cache-fallback mode it is opened at the first miss (a run of hits needs no key)."""
+        if self.client is None and self.settings.mode is Mode.CACHE_FALLBACK and self.live_factory is not None:
+            try:
+                self.client = self.live_factory()
+            except LLMConfigError as exc:
+                misses = "; ".join(self.cache.misses) if self.cache is not None else ""
+                raise LLMConfigError(f"--guistate-llm=cache-fallback needs the live actor after a cache miss "
+                                     f"({misses}), but: {exc}") from None
+        return self.client
+
     def check(self, claim: str) -> CheckVerdict:
+        if self.cache is not None and self.settings.mode.uses_cache:
+            cached = self.cache.check(claim)
+            if cached is not None:
+                self.checks.append(cached)
+                return cached
         try:
-            verdict = check(self.session, claim, llm=self.client, frame_divisor=self.settings.frame_divisor)
+            verdict = check(self.session, claim, llm=self._model(), frame_divisor=self.settings.frame_divisor)
         except AICheckFailed as exc:
             self.checks.append(exc.verdict)
             raise
         self.checks.append(verdict)
+        if self.cache is not None:
+            self.cache.live_check(verdict)
         return verdict
 
     def report(self) -> dict[str, Any]:
@@ -65,11 +101,17 @@ class TestLLM:
         if self.updater is not None:
             data["updater"] = {"calls": self.updater.calls, "errors": self.updater.errors,
                                "reasons": self.updater.reasons}
+        if self.cache is not None:
+            data["cache"] = self.cache.report(int(data.get("usage", {}).get("totals", {}).get("total_tokens", 0)))
         return data
 
-    def close(self) -> None:
+    def close(self, passed: bool | None = None) -> None:
+        """Finish the client; a passing test (`passed`) writes its action cache."""
         if self.client is not None:
             self.client.finish()
+        if self.cache is not None and passed:
+            tokens = self.client.ledger.used if self.client is not None else 0
+            self.cache.write(self.settings, tokens)
 
 
 def open_llm(settings: LLMSettings, session: Any, device: Any, *, test_file: Path, test_name: str,
@@ -78,10 +120,19 @@ def open_llm(settings: LLMSettings, session: Any, device: Any, *, test_file: Pat
     `scrub` (the test's redactor) cleans what a cassette stores, and replay matches on it."""
     platform = str(getattr(device, "platform", "android"))
     path = cassette_path(test_file, test_name, platform) if settings.mode in (Mode.RECORD, Mode.REPLAY) else None
-    client = make_client(settings, cassette_path=path, scrub=scrub)
+    cache = CacheSession.open(settings.mode, actions_path(test_file, test_name, platform), session, device,
+                              test=test_name, platform=platform, scrub=scrub)
+    live_factory = None
+    if settings.mode.uses_cache:  # no model unless a fallback needs one
+        client = None
+        if settings.mode is Mode.CACHE_FALLBACK:
+            live_settings = replace(settings, mode=Mode.ANTHROPIC)
+            live_factory = lambda: make_client(live_settings, scrub=scrub)
+    else:
+        client = make_client(settings, cassette_path=path, scrub=scrub)
     updater = None
     if client is not None and settings.updater != "off":
         updater = LLMStateUpdater(client, activation=settings.updater, offline=session.updater,
                                   frame_divisor=settings.frame_divisor)
         session.updater = updater
-    return TestLLM(settings, session, device, client, updater)
+    return TestLLM(settings, session, device, client, updater, cache=cache, live_factory=live_factory)

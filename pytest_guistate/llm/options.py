@@ -1,6 +1,6 @@
 """pytest options and ini values of the LLM layer, for `config.py`/`plugin.py` to call.
 
-`--guistate-llm=off|anthropic|record|replay` (ini `guistate_llm`, default off),
+`--guistate-llm=off|anthropic|record|replay|cache|cache-fallback` (ini `guistate_llm`, default off),
 `--guistate-llm-budget=TOKENS` (ini `guistate_llm_budget`, per test, empty = none), ini
 `guistate_llm_model`, `guistate_llm_max_tokens`, `guistate_llm_updater` (off|on_demand|always),
 `guistate_llm_price` ("INPUT,OUTPUT" USD per million tokens), `--guistate-llm-timeout=S` (ini
@@ -25,13 +25,15 @@ def add_llm_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("guistate")
     group.addoption("--guistate-llm", dest="guistate_llm", choices=[m.value for m in Mode], default=None,
                     help="LLM-driven steps: off (default), anthropic (API; key from ANTHROPIC_API_KEY), "
-                         "record (API + write cassettes beside the tests), replay (cassettes, no network).")
+                         "record (API + write cassettes beside the tests), replay (cassettes, no network), "
+                         "cache (replay the action cache, no model; a miss fails), cache-fallback (the action "
+                         "cache, the live actor on a miss; rewrites the cache when the test passes).")
     group.addoption("--guistate-llm-budget", dest="guistate_llm_budget", default=None, metavar="TOKENS",
                     help="Per-test LLM token budget (input incl. cache + output); exceeding it fails the test.")
     group.addoption("--guistate-llm-timeout", dest="guistate_llm_timeout", default=None, metavar="S",
                     help="Seconds per LLM request attempt (default 60); retries (ini guistate_llm_retries, "
                          "default 2) and their waits never run past the test's budget.")
-    parser.addini("guistate_llm", "off|anthropic|record|replay", default="off")
+    parser.addini("guistate_llm", "off|anthropic|record|replay|cache|cache-fallback", default="off")
     parser.addini("guistate_llm_timeout", "seconds per LLM request attempt (default 60)", default="60")
     parser.addini("guistate_llm_retries", "retries of a failed LLM request (408/409/429/5xx, timeouts)", default="2")
     parser.addini("guistate_llm_budget", "per-test LLM token budget (empty: none)", default="")
@@ -74,7 +76,7 @@ def build_llm_settings(config: pytest.Config) -> LLMSettings:
     try:
         mode = Mode(mode_text.strip().lower())
     except ValueError:
-        raise pytest.UsageError(f"--guistate-llm: {mode_text!r} is not one of off, anthropic, record, replay") from None
+        raise pytest.UsageError(f"--guistate-llm: {mode_text!r} is not one of {', '.join(m.value for m in Mode)}") from None
     budget_text = getattr(opt, "guistate_llm_budget", None) or str(config.getini("guistate_llm_budget"))
     price_text = str(config.getini("guistate_llm_price")).strip()
     timeout_option = getattr(opt, "guistate_llm_timeout", None)

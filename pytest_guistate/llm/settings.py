@@ -21,6 +21,12 @@ class Mode(str, enum.Enum):
     ANTHROPIC = "anthropic"
     RECORD = "record"
     REPLAY = "replay"
+    CACHE = "cache"  # the action cache, no model: a miss fails the test (issue 21)
+    CACHE_FALLBACK = "cache-fallback"  # the action cache; on a miss the live actor finishes the goal
+
+    @property
+    def uses_cache(self) -> bool:
+        return self in (Mode.CACHE, Mode.CACHE_FALLBACK)
 
     def __str__(self) -> str:
         return self.value

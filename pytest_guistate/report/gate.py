@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pytest_guistate.report.baseline import CHECKS, Thresholds, compare
+from pytest_guistate.report.cache_gate import add_cache_options, cache_reasons
 from pytest_guistate.report.gate_format import FORMATS, GateResult, GateRow, render, render_error
 from pytest_guistate.report.run_ledger import LOST_OUTCOMES
 from pytest_guistate.report.shards import Combined, combine, expected_shards
@@ -81,6 +82,8 @@ def evaluate(tests: Sequence[TestSummary] | Combined, args: argparse.Namespace,
         reasons = gate_reasons(test, min_progress=args.min_progress, max_stale=args.max_stale,
                                fail_on=args.fail_on, allow_failed=args.allow_failed, max_heals=args.max_heals)
         reasons += combined.blockers.get(test.nodeid, [])
+        reasons += cache_reasons(test.llm_cache, max_live=getattr(args, "max_cache_live", None),
+                                 min_hit_rate=getattr(args, "min_cache_hit_rate", None))
         old = comparison.old.get(test.nodeid) if comparison is not None else None
         found = comparison.regressions.get(test.nodeid, []) if comparison is not None else []
         rows.append(GateRow(test, reasons, list(found), old))
@@ -126,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="fail a test with more than N locators healed by memory (0 refuses any healed run)")
     parser.add_argument("--allow-failed", action="store_true",
                         help="do not block on failed tests by themselves (only the other criteria)")
+    add_cache_options(parser)
     base = parser.add_argument_group("baseline (regressions against an earlier run, e.g. the main branch's last)")
     base.add_argument("--baseline", type=Path, default=None, metavar="OLD_SUMMARY",
                       help="fail tests that got worse than in this summary")

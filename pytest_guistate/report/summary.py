@@ -76,6 +76,7 @@ class TestSummary:
     fail_line: int | None = None  # 1-based line of the test file the failure went through (CI annotations)
     reason: str | None = None  # why a crashed / not_run test has no final report
     shard: str | None = None  # the CI shard that ran it (--guistate-shard / GUISTATE_SHARD)
+    llm_cache: dict[str, Any] | None = None  # action cache: hits, misses, live steps, hit rate (issue 21)
 
     __test__ = False  # not a pytest test class despite the name
 

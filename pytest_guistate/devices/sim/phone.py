@@ -23,6 +23,7 @@ from pytest_guistate.devices.sim.apps import (
     LauncherApp,
 )
 from pytest_guistate.devices.sim.apps.base import Metrics, View
+from pytest_guistate.devices.sim.apps.drift import DRIFTS, is_app_version
 from pytest_guistate.devices.sim.apps.system import (
     alert,
     status_bar,
@@ -61,7 +62,7 @@ class Phone(PhoneInput, PhoneFrames):
 
     def __init__(self, *, width: int = 1080, height: int = 2400, seed: int = 0, app_package: str | None = None,
                  faults: dict[str, Any] | None = None, clock: Callable[[], float] | None = None, frozen: bool = False,
-                 app_version: int = 1, wall_start: float | None = None, platform: str = "android") -> None:
+                 app_version: int | str = 1, wall_start: float | None = None, platform: str = "android") -> None:
         for name, value in (("width", width), ("height", height)):
             if isinstance(value, bool) or not isinstance(value, int) or not 240 <= value <= 8000:
                 raise SimError("invalid argument", f"screen {name} must be an integer in 240..8000, got {value!r}")
@@ -126,8 +127,9 @@ class Phone(PhoneInput, PhoneFrames):
         if mode not in ("realtime", "frozen"):
             raise SimError("invalid argument", f"guistate:clock must be 'realtime' or 'frozen', got {mode!r}")
         version = caps.get("guistate:appVersion", 1)
-        if version not in (1, 2) or isinstance(version, bool):
-            raise SimError("invalid argument", f"guistate:appVersion must be 1 or 2, got {version!r}")
+        if not is_app_version(version):
+            raise SimError("invalid argument", f"guistate:appVersion must be 1, 2 or a drift "
+                                               f"({', '.join(DRIFTS)}), got {version!r}")
         return {"seed": seed, "faults": caps.get("guistate:faults") or {}, "frozen": mode == "frozen",
                 "app_version": version}
 

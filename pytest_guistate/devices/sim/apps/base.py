@@ -132,8 +132,13 @@ class AppContext:
     toast: Callable[..., None]  # toast(text, start=None): shown for ~1.5 s from `start` (default now)
     faults: Callable[[], Faults]
     launch: Callable[[str], None]  # bring another app to the foreground (the launcher uses it)
-    app_version: int = 1  # hook for restyled app versions (guistate:appVersion); apps ignore it for now
+    app_version: int | str = 1  # guistate:appVersion: 1, 2 (restyle) or a drift name (`drift.py`)
     platform: str = "android"  # "ios": the app bar is drawn as a navigation bar with a back button (issue 11)
+
+    @property
+    def drift(self) -> str:
+        """The drift of version 1 this app shows ('' for versions 1 and 2)."""
+        return self.app_version if isinstance(self.app_version, str) else ""
 
     def rng(self, salt: str) -> random.Random:
         """A generator seeded by the phone seed and `salt`, so content is stable per seed."""

@@ -10,6 +10,11 @@ page-source escaping.
 App version 2 (`guistate:appVersion` 2, issue 7) restyles the Delete button (a small outlined pill at
 the bottom right of the row, resource id `action_remove`, description "Remove <author>'s post") and
 pins the first post: a pinned post has no Delete button at all (a negative for healing).
+
+Drifts of version 1 (`drift.py`): `renamed` (the row's Delete is "Remove", id `remove`), `moved`
+(Delete at the row's left, under the avatar), `new_row` (a pinned announcement by "Team" first),
+`interstitial` (a cookie notice when the feed opens), `removed_screen` (no confirm dialog: Delete
+deletes at once).
 """
 
 from __future__ import annotations
@@ -69,6 +74,9 @@ class FeedApp(App):
         texts = rng.sample(_TEXTS, len(_AUTHORS) - 1)
         texts.insert(rng.randrange(1, 6), HOSTILE_TEXT)  # on the first screen
         self.backend = [Post(f"p{i + 1}", author, texts[i], _AVATAR_COLORS[i]) for i, author in enumerate(_AUTHORS)]
+        if ctx.drift == "new_row":
+            self.backend.insert(0, Post("p0", "Team", "Welcome to the new Feed! Posts are now pinned.", (0, 137, 123)))
+        self.cookie_notice = ctx.drift == "interstitial"
         self.shown = list(self.backend)  # what the adapter draws: stale until a redraw
         self.confirm: int | None = None  # adapter position the open dialog acts on
         self.redraw_at: float | None = None
@@ -78,7 +86,14 @@ class FeedApp(App):
     # -- state transitions ---------------------------------------------------------------
     def _ask_delete(self, position: int) -> None:
         self.confirm = position
+        if self.ctx.drift == "removed_screen":  # no confirm dialog in this release
+            self._confirm_delete()
+            return
         self.ctx.log("open_dialog", dialog="confirm_delete", author=self.shown[position].author)
+
+    def _close_cookie_notice(self, choice: str) -> None:
+        self.cookie_notice = False
+        self.ctx.log("dismiss_dialog", dialog="cookie_notice", choice=choice)
 
     def _cancel(self) -> None:
         self.confirm = None
@@ -120,6 +135,9 @@ class FeedApp(App):
         return changed
 
     def back(self) -> bool:
+        if self.cookie_notice:
+            self._close_cookie_notice("back")
+            return True
         if self.confirm is not None:
             self._cancel()
             return True
@@ -160,9 +178,17 @@ class FeedApp(App):
                                 size=38, color=TEXT2, max_lines=2, rid=f"{self.package}:id/text"))
         if self.ctx.app_version == 2:
             return self._row_v2(row, post, position, top)
-        delete = self.button(f"{key}/delete", Box(px(800), top + px(77), px(1032), top + px(173)), "Delete",
-                             lambda: self._ask_delete(position), rid=f"{self.package}:id/delete", color=(211, 47, 47))
-        delete.desc = f"Delete post by {post.author}"  # the accessibility label a real app gives each row's button
+        drift = self.ctx.drift
+        if post.id == "p0":  # the new_row drift's pinned announcement: nothing to delete
+            return row
+        where = (Box(px(24), top + px(166), px(184), top + px(238)) if drift == "moved"
+                 else Box(px(800), top + px(77), px(1032), top + px(173)))
+        renamed = drift == "renamed"
+        delete = self.button(f"{key}/delete", where, "Remove" if renamed else "Delete",
+                             lambda: self._ask_delete(position), rid=f"{self.package}:id/{'remove' if renamed else 'delete'}",
+                             color=(211, 47, 47))
+        # the accessibility label a real app gives each row's button
+        delete.desc = f"Remove {post.author}'s post" if renamed else f"Delete post by {post.author}"
         row.add(delete)
         return row
 
@@ -181,6 +207,12 @@ class FeedApp(App):
         return row
 
     def dialog(self) -> View | None:
+        if self.cookie_notice:
+            return alert(self.m, "feed/cookies", self.package, "Cookies", "We use cookies to improve your feed.",
+                         [("feed/cookies/decline", "android:id/button2", "Decline",
+                           lambda: self._close_cookie_notice("decline")),
+                          ("feed/cookies/accept", "android:id/button1", "Accept",
+                           lambda: self._close_cookie_notice("accept"))], self.primary)
         if self.confirm is None or self.confirm >= len(self.shown):
             return None
         author = self.shown[self.confirm].author

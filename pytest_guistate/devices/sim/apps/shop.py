@@ -9,7 +9,9 @@ colours, a pill-shaped Search button, a smaller yellow cart icon moved left and 
 Add to cart as a half-width pill beside the price, Checkout moved right, and new resource ids and
 descriptions everywhere. Two screens lack a function on purpose (healing must not tap there):
 `SOLD_OUT_V2` shows "Notify me" where Add to cart was, and an empty cart has no Checkout button.
-Version 1 is untouched.
+Version 1 is untouched. Drifts of version 1 (`drift.py`): `renamed` (Add to bag), `moved` (Add to cart
+above the description), `new_row` (a sponsored "<item> Pro" result first), `interstitial` (a
+rate-the-app dialog when the shop opens), `removed_screen` (no product page: Add to cart on each row).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pytest_guistate.devices.sim.apps.base import (
     Style,
     View,
 )
+from pytest_guistate.devices.sim.apps.system import alert
 
 __all__ = ["PRODUCTS", "SOLD_OUT_V2", "Product", "ShopApp", "shop_prices"]
 
@@ -89,6 +92,7 @@ class ShopApp(App):
         self.loading_until: float | None = None
         self.pending_query = ""
         self.cart: list[Product] = []
+        self.rate_prompt = ctx.drift == "interstitial"  # shown until dismissed
 
     @property
     def screen(self) -> str:
@@ -125,11 +129,24 @@ class ShopApp(App):
         self.stack.append((screen, product))
         self.ctx.log("open_screen", screen=screen, **({"product": product.name} if product else {}))
 
-    def _add_to_cart(self) -> None:
-        assert self.product is not None
-        self.cart.append(self.product)
-        self.ctx.log("add_to_cart", shop=self.label, product=self.product.name, price=self.product.price)
+    def _add_to_cart(self, product: Product | None = None) -> None:
+        product = product or self.product
+        assert product is not None
+        self.cart.append(product)
+        self.ctx.log("add_to_cart", shop=self.label, product=product.name, price=product.price)
         self.ctx.toast("Added to cart")
+
+    def _close_rate_prompt(self, choice: str) -> None:
+        self.rate_prompt = False
+        self.ctx.log("dismiss_dialog", dialog="rate_app", choice=choice)
+
+    def dialog(self) -> View | None:
+        if not self.rate_prompt:
+            return None
+        return alert(self.m, "shop/rate", self.package, f"Enjoying {self.label}?", "Rate us in the store.",
+                     [("shop/rate/later", "android:id/button2", "Not now", partial(self._close_rate_prompt, "later")),
+                      ("shop/rate/rate", "android:id/button1", "Rate now", partial(self._close_rate_prompt, "rate"))],
+                     self.primary)
 
     def _checkout(self) -> None:
         total = round(sum(p.price for p in self.cart), 2)
@@ -143,6 +160,9 @@ class ShopApp(App):
         self.ctx.toast("We'll let you know")
 
     def back(self) -> bool:
+        if self.rate_prompt:
+            self._close_rate_prompt("back")
+            return True
         if len(self.stack) == 1:
             return False
         self.stack.pop()
@@ -203,7 +223,12 @@ class ShopApp(App):
                                          f"No results for \"{self.pending_query}\"", color=TEXT2,
                                          rid=f"{self.package}:id/empty"))
         elif self.results:
-            views.append(self._product_list(results_box, self.results, "shop/results", by_index=False))
+            results = self.results
+            if self.ctx.drift == "new_row":  # an ad above the real results
+                first = results[0]
+                results = [Product("ad1", f"{first.name} Pro", round(first.price * 1.6, 2), "Sponsored",
+                                   (255, 224, 130)), *results]
+            views.append(self._product_list(results_box, results, "shop/results", by_index=False))
         return views
 
     def _product_list(self, box: Box, products: list[Product], list_key: str, by_index: bool) -> View:
@@ -216,8 +241,10 @@ class ShopApp(App):
             if top >= box.bottom or top + row_h <= box.top:
                 continue
             key = f"shop/cart_item/{i}" if by_index else f"shop/result/{product.id}"
+            no_page = self.ctx.drift == "removed_screen" and not by_index
             row = View(key, "android.view.ViewGroup", Box(0, top, self.m.width, top + row_h),
-                       rid=f"{self.package}:id/result_row", on_tap=partial(self._go, "product", product),
+                       rid=f"{self.package}:id/result_row",
+                       on_tap=None if no_page else partial(self._go, "product", product),
                        style=Style(kind="row", bg=WHITE))
             row.add(View(f"{key}/image", "android.widget.ImageView", Box(px(48), top + px(30), px(168), top + px(150)),
                          desc=product.name, style=Style(kind="image", bg=product.color, fg=(96, 125, 139))),
@@ -226,6 +253,12 @@ class ShopApp(App):
                     self.label_view(f"{key}/price", Box(px(800), top + px(40), px(1032), top + px(140)),
                                     f"${product.price:.2f}", size=44, color=self.primary, align="right",
                                     rid=f"{self.package}:id/price"))
+            if no_page:  # the product page was removed: buy from the row
+                row.children[1].box = Box(px(200), top + px(20), px(800), top + px(90))
+                row.children[2].box = Box(px(200), top + px(96), px(600), top + px(160))
+                row.children[2].style = Style(kind="text", fg=self.primary, size=px(40), align="left")
+                row.add(self.button(f"{key}/add", Box(px(640), top + px(40), px(1032), top + px(140)), "Add to cart",
+                                    partial(self._add_to_cart, product), rid=f"{self.package}:id/add_to_cart"))
             listing.add(row)
         return listing
 
@@ -234,6 +267,7 @@ class ShopApp(App):
         px, top, p = self.m.px, area.top, self.product
         if self.v2:
             return self._product_screen_v2(area)
+        moved = self.ctx.drift == "moved"
         return [
             View("shop/product/image", "android.widget.ImageView", Box(0, top, self.m.width, top + px(640)),
                  desc=p.name, rid=f"{self.package}:id/product_image", style=Style(kind="image", bg=p.color,
@@ -243,9 +277,12 @@ class ShopApp(App):
             self.label_view("shop/product/price", Box(px(48), top + px(780), px(1032), top + px(860)),
                             f"${p.price:.2f}", size=52, color=self.primary, bold=True,
                             rid=f"{self.package}:id/product_price"),
-            self.label_view("shop/product/description", Box(px(48), top + px(890), px(1032), top + px(1010)),
+            self.label_view("shop/product/description", Box(px(48), top + px(1050 if moved else 890), px(1032),
+                                                            top + px(1170 if moved else 1010)),
                             p.description, size=40, color=TEXT2, max_lines=2, rid=f"{self.package}:id/description"),
-            self.button("shop/add_to_cart", Box(px(48), top + px(1060), px(1032), top + px(1196)), "Add to cart",
+            self.button("shop/add_to_cart", Box(px(48), top + px(890 if moved else 1060), px(1032),
+                                                top + px(1026 if moved else 1196)),
+                        "Add to bag" if self.ctx.drift == "renamed" else "Add to cart",
                         self._add_to_cart, rid=f"{self.package}:id/add_to_cart"),
         ]
 

@@ -1,0 +1,300 @@
+"""Replaying an action cache without the model (issue 21): `--guistate-llm=cache` (strict) and
+`cache-fallback`.
+
+Each cached step goes through `session.perform`: the screen must be the one the step acted on
+(label similarity at least `CacheThresholds.screen`), a tap's target is found again by its fingerprint
+(score at least `target`, no rival element within `margin`, not under a dialog the cached screen did
+not have), then the action runs and the cached effect must show (the cached expectation, else a
+next screen like the cached one), after the step loop's settle and refresh. That is a **hit**.
+Anything else is a **miss** with its reason and the nearest candidate. A non-idempotent step runs
+only when the previous step's effect was verified, and `perform(idempotent=False)` never repeats it.
+A cached AI check is replayed by re-verifying its evidence on a screen like the one judged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from pytest_guistate.core.checks import CheckResult
+from pytest_guistate.core.errors import StepFailed
+from pytest_guistate.llm.action_cache import (
+    CachedCheck,
+    CachedRun,
+    CachedStep,
+    TargetMatch,
+    best_target,
+    claim_words,
+    screen_labels,
+    screen_similarity,
+)
+from pytest_guistate.llm.actor import expect_check, swipe_points
+from pytest_guistate.llm.actuator import Actuator
+from pytest_guistate.llm.cache_record import CacheRecorder, screen_of
+from pytest_guistate.report.redact import REDACTED
+
+__all__ = ["CacheMiss", "CacheThresholds", "Miss", "ReplayOutcome", "StepStatus", "replay_check", "replay_run"]
+
+
+class CacheMiss(AssertionError):
+    """The strict mode's failure: the step, the reason, the nearest candidate, the cached screen."""
+
+    def __init__(self, message: str, miss: Miss) -> None:
+        super().__init__(message)
+        self.miss = miss
+
+
+@dataclass(frozen=True)
+class CacheThresholds:
+    """`screen`: least label similarity with the cached screen (a new list row or a renamed label
+    keeps it ~0.7-0.9; another screen is < 0.3). `target`: least fingerprint score (the same element
+    restyled with its id kept ~0.8; a neighbour row's button ~0.6-0.8, hence `margin`)."""
+
+    screen: float = 0.4
+    next_screen: float = 0.4
+    target: float = 0.72
+    margin: float = 0.05
+
+
+@dataclass
+class StepStatus:
+    """What happened to one step, for the journal, the viewer, Allure and the summary."""
+
+    n: int
+    name: str
+    status: str  # hit | miss | live
+    reason: str = ""
+    step: int | None = None  # the StepRecord index, when an action ran
+
+    def line(self) -> str:
+        return f"{self.status}" + (f" ({self.reason})" if self.reason else "") + f": {self.name}"
+
+
+@dataclass
+class Miss:
+    step: CachedStep | None
+    reason: str
+    nearest: str = ""
+    screen_title: str = ""
+    run_index: int = 0
+
+    def message(self, path: Any) -> str:
+        what = f"step {self.step.n} '{self.step.summary()}'" if self.step is not None else "the run's end"
+        near = f" (closest {self.nearest})" if self.nearest else ""
+        where = f"; cached on '{self.screen_title}'" if self.screen_title else ""
+        return f"cache miss at {what}: {self.reason}{near}{where} [{path}]"
+
+
+@dataclass
+class ReplayOutcome:
+    statuses: list[StepStatus] = field(default_factory=list)
+    miss: Miss | None = None
+    remaining: list[CachedStep] = field(default_factory=list)  # not replayed (from the missed step on)
+    non_idempotent_done: list[int] = field(default_factory=list)  # cached step numbers already acted on
+    acted: tuple[Any, ...] | None = None  # the missed step when its action ran (for a goal reached anyway)
+
+    @property
+    def hit(self) -> bool:
+        return self.miss is None
+
+
+def _next_screen_check(cached: dict[str, Any], threshold: float) -> Any:
+    """A check: the screen after the action is like the one the cached step led to."""
+    title = str(cached.get("title") or "the cached next screen")
+
+    def check(observation: Any) -> CheckResult:
+        similarity = screen_similarity(cached, screen_of(observation))
+        return CheckResult(similarity >= threshold, f"screen like {title!r} (similarity {similarity:.2f})")
+
+    check.__name__ = f"screen like {title!r}"
+    return check
+
+
+def _under_dialog(tree: Any, node: Any, cached_screen: dict[str, Any]) -> str:
+    """The label of a dialog covering `node` that the cached screen did not show, else ''."""
+    modal = tree.modal()
+    if modal is None or modal.bounds is None or node is None or node.bounds is None:
+        return ""
+    if modal.bounds.contains(node.bounds):
+        return ""
+    title = next((n.text for n in modal.walk() if n.text), "a dialog")
+    return "" if title in (cached_screen.get("labels") or []) else title
+
+
+def _target(tree: Any, step: CachedStep, thresholds: CacheThresholds) -> tuple[TargetMatch, str]:
+    """The element to act on, or why it cannot be trusted."""
+    fp = (step.target or {}).get("fingerprint") or {}
+    wanted = fp.get("text") or fp.get("desc") or fp.get("rid") or fp.get("kind", "element")
+    match = best_target(tree, fp)
+    if match.node is None or match.score < thresholds.target:
+        return match, f"no element like {wanted!r} on screen"
+    if match.runner_up >= match.score - thresholds.margin:
+        return match, f"ambiguous: two elements like {wanted!r} ({match.score:.2f} and {match.runner_up:.2f})"
+    dialog = _under_dialog(tree, match.node, step.screen)
+    if dialog:
+        return match, f"{wanted!r} is under a dialog the cached screen did not have ({dialog!r})"
+    return match, ""
+
+
+def _action(step: CachedStep, actuator: Actuator, session: Any, tree: Any, match: TargetMatch | None,
+            device: tuple[int, int]) -> Any:
+    """The callable `perform` runs for a cached step (the same verbs as the live actor)."""
+    tool, args = step.tool, step.args
+    if tool == "tap":
+        assert match is not None and match.node is not None and match.node.bounds is not None
+        x, y = match.node.bounds.center
+        return lambda: actuator.tap_point(x, y)
+    if tool == "type_text":
+        node = match.node if match is not None else None
+        text = str(args.get("text", ""))
+
+        def type_into() -> None:
+            if node is not None and node.bounds is not None and not node.focused:
+                actuator.tap_point(*node.bounds.center)
+            actuator.type_focused(text)
+        return type_into
+    if tool == "swipe":
+        start, end = swipe_points(tree, None, str(args.get("direction", "up")), device)
+        return lambda: actuator.swipe(*start, *end)
+    if tool == "back":
+        return actuator.back
+    if tool == "home":
+        return actuator.home
+    if tool == "wait":
+        seconds = min(float(args.get("seconds", 1)), 5.0)
+        return lambda: session.clock.sleep(seconds)
+    return actuator.pull_to_refresh  # refresh
+
+
+def _shown(tree: Any, value: Any) -> bool:
+    """A remembered value (a price) is on the screen: some label contains it."""
+    text = str(value).strip()
+    return bool(text) and tree is not None and any(text in label for label in screen_labels(tree))
+
+
+@dataclass
+class _Look:
+    """The current screen judged against a cached step's conditions (`problem` empty: all hold)."""
+
+    observation: Any
+    match: TargetMatch | None
+    problem: str = ""
+    nearest: str = ""
+
+    @classmethod
+    def take(cls, session: Any, step: CachedStep, thresholds: CacheThresholds, *, settled: bool) -> _Look:
+        if step.tool == "type_text" and REDACTED in str(step.args.get("text", "")):
+            return cls(session.observe(), None, "the text to type was a secret and is stored redacted: record "
+                                                "this step with a locator-driven `guistate.perform` instead")
+        observation = session.observe(settled=settled)
+        current = screen_of(observation)
+        tree = observation.tree
+        similarity = screen_similarity(step.screen, current)
+        if similarity < thresholds.screen:
+            return cls(observation, None, f"the screen is not the one the step acted on (similarity {similarity:.2f} "
+                                          f"< {thresholds.screen:.2f}; now on '{current['title']}')")
+        remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
+        unseen = [f"{key}={value}" for key, value in remembered.items() if not _shown(tree, value)]
+        if unseen:
+            return cls(observation, None, f"the value the step remembered ({', '.join(unseen)}) is not on this screen")
+        if step.target is None or tree is None:
+            return cls(observation, None)
+        match, problem = _target(tree, step, thresholds)
+        return cls(observation, match, problem, match.describe() if problem and match.node is not None else "")
+
+
+def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index: int, reason: str,
+            nearest: str = "") -> ReplayOutcome:
+    """End the replay at `cached.steps[position]` with a named miss."""
+    step = cached.steps[position]
+    outcome.miss = Miss(step, reason, nearest, str(step.screen.get("title") or ""), run_index)
+    outcome.remaining = cached.steps[position:]
+    outcome.statuses.append(StepStatus(step.n, step.summary(), "miss", reason))
+    return outcome
+
+
+def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: CacheRecorder, *,
+               thresholds: CacheThresholds = CacheThresholds(), run_index: int = 0) -> ReplayOutcome:
+    """Replay `cached` until its end or the first miss (which is returned, not raised)."""
+    outcome = ReplayOutcome()
+    previous_verified = True  # the run's start is a known state
+    for position, step in enumerate(cached.steps):
+        miss = partial(_missed, outcome, cached, position, run_index)
+        if not step.idempotent and not previous_verified:
+            return miss("the previous step's effect was not verified, so this non-idempotent step is not replayed")
+        # The previous step's verification left a fresh screen; only when the step's conditions do not
+        # hold on it is the screen looked at again once it has settled (a spinner, a transition).
+        look = _Look.take(session, step, thresholds, settled=False)
+        if look.problem:
+            look = _Look.take(session, step, thresholds, settled=True)
+        if look.problem:
+            return miss(look.problem, look.nearest)
+        observation, tree, match = look.observation, look.observation.tree, look.match
+        remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
+        expect = expect_check(step.effect.get("expect"))
+        next_screen = step.effect.get("next_screen") or {}
+        if expect is None and next_screen.get("labels"):
+            expect = _next_screen_check(next_screen, thresholds.next_screen)
+        size = (tree.width, tree.height) if tree is not None and tree.width else observation.frame.size
+        completed_before = list(session.state.completed)
+        name = f"{step.summary().split(' (in ')[0]} [cache]"
+        for key, value in remembered.items():  # read off this screen, as the model did when it was cached
+            session.remember(str(key), value, source=f"action cache step {step.n}")
+        try:
+            record = session.perform(name, _action(step, actuator, session, tree, match, size), expect=expect,
+                                     idempotent=step.idempotent)
+        except StepFailed as exc:
+            if not step.idempotent:
+                outcome.non_idempotent_done.append(step.n)
+            result = miss(f"the cached effect did not show ({str(exc).splitlines()[0][:160]})")
+            result.statuses[-1].step = exc.record.index if exc.record is not None else None
+            result.acted = (step, exc.record, observation, match.node if match is not None else None, completed_before)
+            return result
+        if not step.idempotent:
+            outcome.non_idempotent_done.append(step.n)
+        previous_verified = bool(record.confirmed) or expect is None and step.tool in ("wait", "refresh", "swipe")
+        if step.tool == "wait" and expect is None:
+            previous_verified = False  # waiting proves nothing about the screen
+        recorder.step(step.tool, dict(step.args), step.name, record, observation,
+                      match.node if match is not None else None, step.idempotent, completed_before)
+        outcome.statuses.append(StepStatus(step.n, step.summary(), "hit", step=record.index))
+    return outcome
+
+
+def unmet_milestones(session: Any) -> list[str]:
+    """Declared milestones whose checks do not hold on the current screen (the actor's `done` rule)."""
+    observation = session.observe(settled=True)
+    state = session.state
+    return [m.name for m in state.plan if m.name in state.remaining and m.check is not None
+            and not m.check(observation).ok]
+
+
+def replay_check(session: Any, cached: CachedCheck | None, claim: str,
+                 thresholds: CacheThresholds = CacheThresholds()) -> tuple[bool, str]:
+    """Re-verify a cached AI check on the current screen: (holds, reason when not)."""
+    if cached is None:
+        return False, f"no cached AI check for the claim {claim!r}"
+    observation = session.observe(settled=True)
+    similarity = screen_similarity(cached.screen, screen_of(observation))
+    if similarity < thresholds.screen:
+        return False, (f"the screen is not the one the check judged (similarity {similarity:.2f}; "
+                       f"cached on '{cached.screen.get('title', '')}')")
+    tree = observation.tree
+    now = claim_words(claim, tree)
+    changed = [w for w, shown in cached.words.items() if now.get(w) != shown]
+    if changed:
+        return False, (f"the claim's words {changed} are {'shown' if now.get(changed[0]) else 'not shown'} now, "
+                       "unlike on the screen the check judged")
+    for item in cached.evidence:
+        fp = item.get("fingerprint")
+        if not isinstance(fp, dict) or tree is None:
+            return False, "the cached evidence names no element to verify"
+        match = best_target(tree, fp)
+        if match.node is None or match.score < thresholds.target:
+            return False, f"cited element {fp.get('text') or fp.get('rid') or fp.get('kind')!r} is not on screen"
+        quote = str(item.get("quote") or "")
+        shown = (*match.node.shown_texts, match.node.content_desc)
+        if quote and not any(quote in text for text in shown):
+            return False, f"cited element shows {match.node.label!r}, not the quoted {quote!r}"
+    return True, ""
