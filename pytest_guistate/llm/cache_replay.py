@@ -195,7 +195,12 @@ class _Look:
             return cls(observation, None, f"the screen is not the one the step acted on (similarity {similarity:.2f} "
                                           f"< {thresholds.screen:.2f}; now on '{current['title']}')")
         remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
-        unseen = [f"{key}={value}" for key, value in remembered.items() if not _shown(tree, value)]
+        # Only a value read off the cached screen (a price) must be read off this one too; a note the model kept
+        # for itself (a policy's "goal 1: delete Erin=confirmed") was never on a screen and is replayed as it is.
+        cached_labels = step.screen.get("labels", []) if isinstance(step.screen, dict) else []
+        observed = {key: value for key, value in remembered.items()
+                    if str(value).strip() and any(str(value).strip() in str(label) for label in cached_labels)}
+        unseen = [f"{key}={value}" for key, value in observed.items() if not _shown(tree, value)]
         if unseen:
             return cls(observation, None, f"the value the step remembered ({', '.join(unseen)}) is not on this screen")
         if step.target is None or tree is None:

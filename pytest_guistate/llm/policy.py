@@ -449,7 +449,19 @@ def _decide_add(v: PromptView, s: PlanStep) -> Decision:
             why = f"it offers {v.label(offer)!r} instead" if offer is not None else "no Add to cart"
             return GiveUp(f"{it.item} cannot be added to the cart: {why}")
         return _act("tap", element_id=add["id"], remember=s.mark("added"), reason=f"add {it.item} to the cart")
+    row_add = _row_add_button(v, it.item)
+    if row_add is not None:  # a list that sells from its rows (no product page)
+        return _act("tap", element_id=row_add["id"], remember=s.mark("added"), reason=f"add {it.item} from its row")
     return _decide_search(v, s, it.item, True, None)
+
+
+def _row_add_button(v: PromptView, item: str) -> Element | None:
+    """An Add to cart button inside the item's own row: the row named exactly the item is preferred over a
+    longer name that contains it ('Phone Case Pro')."""
+    adds = [e for e in _tappable(v) if re.fullmatch(r"add to (cart|bag|basket)", v.label(e), re.IGNORECASE)
+            and _mentions(e.get("in"), item)]
+    exact = re.compile(rf"(^|·)\s*{re.escape(item)}\s*(·|$)", re.IGNORECASE)
+    return next((e for e in adds if exact.search(str(e.get("in") or ""))), adds[0] if adds else None)
 
 
 def _decide_checkout(v: PromptView, s: PlanStep) -> Decision:
