@@ -17,10 +17,16 @@ Both block the gate whatever its options. No pytest import here: the pytest laye
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["LOST_OUTCOMES", "RunLedger", "pytest_outcome"]
+from pytest_guistate.report.redact import id_placeholder
+
+__all__ = ["LOST_OUTCOMES", "RunLedger", "id_secrets", "pytest_outcome"]
+
+_PLACEHOLDER = re.compile(r"redacted-([0-9a-f]{8})")
 
 LOST_OUTCOMES = ("crashed", "not_run")
 
@@ -70,18 +76,35 @@ class RunLedger:
     def worker_down(self, worker: str, error: object) -> None:
         self.workers_down.append(f"worker {worker} went down: {str(error).strip()[:200]}")
 
+    def namer(self, reported: Iterable[str] = ()) -> Callable[[str], str]:
+        """Collected ids are pytest's raw ones; reports and rows may name a test by its redacted id (a secret in
+        a parametrize id, README "Reports and artifacts"). The secrets those names prove (`id_secrets`) map a
+        collected id to the name the rest of the run uses, so a redacted test is matched, never written raw."""
+        secrets = sorted(id_secrets(self.collected, [*self.outcomes, *self.crashes, *reported]), key=len, reverse=True)
+
+        def name(nodeid: str) -> str:
+            for secret in secrets:
+                nodeid = nodeid.replace(secret, id_placeholder(secret))
+            return nodeid
+
+        return name
+
     def lost(self, reported: Iterable[str] = ()) -> dict[str, tuple[str, str]]:
-        """Collected tests with neither a final report nor a summary row: nodeid -> (outcome, reason)."""
-        done = set(self.outcomes) | set(reported)
+        """Collected tests with neither a final report nor a summary row: name -> (outcome, reason)."""
+        reported = list(reported)
+        name = self.namer(reported)
+        done = {name(n) for n in [*self.outcomes, *reported]}
+        crashes = {name(n): why for n, why in self.crashes.items()}
+        partial = {name(n) for n in self._partial}
         lost: dict[str, tuple[str, str]] = {}
-        for nodeid in self.collected:
+        for nodeid in (name(n) for n in self.collected):
             if nodeid in done:
                 continue
-            if nodeid in self.crashes:
-                lost[nodeid] = ("crashed", self.crashes[nodeid])
-            elif nodeid in self._partial and self.stop_reason:
+            if nodeid in crashes:
+                lost[nodeid] = ("crashed", crashes[nodeid])
+            elif nodeid in partial and self.stop_reason:
                 lost[nodeid] = ("not_run", f"stopped while running: {self.stop_reason}")
-            elif nodeid in self._partial:
+            elif nodeid in partial:
                 lost[nodeid] = ("crashed", "started but never finished (no teardown report)")
             elif self.stop_reason:
                 lost[nodeid] = ("not_run", f"not run: the run stopped early ({self.stop_reason})")
@@ -90,3 +113,23 @@ class RunLedger:
             else:
                 lost[nodeid] = ("crashed", "collected but never reported (the process running it died?)")
         return lost
+
+
+def id_secrets(raw_ids: Iterable[str], named_ids: Iterable[str]) -> set[str]:
+    """The secrets behind `redacted-<digest>` names: each named id is matched against the raw ids, and a part
+    counts only when its SHA-256 gives the digest the name carries (so nothing is guessed)."""
+    raw = list(raw_ids)
+    secrets: set[str] = set()
+    for named in named_ids:
+        digests = _PLACEHOLDER.findall(named)
+        if not digests:
+            continue
+        pieces = _PLACEHOLDER.split(named)[::2]  # the text around the placeholders
+        pattern = re.compile("(.+?)".join(re.escape(piece) for piece in pieces))
+        for candidate in raw:
+            found = pattern.fullmatch(candidate)
+            if found and all(hashlib.sha256(part.encode("utf-8")).hexdigest()[:8] == digest
+                             for part, digest in zip(found.groups(), digests, strict=True)):
+                secrets.update(found.groups())
+                break
+    return secrets

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -264,7 +264,9 @@ def merge_parts(summary_path: Path, *, remove_parts: bool = True, ledger: RunLed
             raise ValueError(f"{part}: schema {data.get('schema')!r} is not {SUMMARY_SCHEMA}")
         workers.append(str(data.get("worker")))
         tests.extend(TestSummary.from_dict(t).to_dict() for t in data.get("tests") or [])
+    name: Callable[[str], str] = str
     if ledger is not None:
+        name = ledger.namer(t["nodeid"] for t in tests)  # collected ids as the rows name them (no raw secret)
         for nodeid, (outcome, reason) in ledger.lost(t["nodeid"] for t in tests).items():
             tests.append(TestSummary(nodeid=nodeid, outcome=outcome, tier="-", reason=reason,
                                      file=nodeid.split("::")[0]).to_dict())
@@ -272,8 +274,8 @@ def merge_parts(summary_path: Path, *, remove_parts: bool = True, ledger: RunLed
         test["shard"] = shard
     tests.sort(key=lambda t: (t["nodeid"], str(t.get("worker"))))
     document = {"schema": SUMMARY_SCHEMA, "created": round(time.time(), 3), "complete": True, "shard": shard,
-                "collected": list(ledger.collected) if ledger is not None else None,
-                "finished": dict(sorted(ledger.outcomes.items())) if ledger is not None else {},
+                "collected": [name(n) for n in ledger.collected] if ledger is not None else None,
+                "finished": dict(sorted((name(n), o) for n, o in ledger.outcomes.items())) if ledger is not None else {},
                 "stop_reason": ledger.stop_reason if ledger is not None else None,
                 "workers_down": list(ledger.workers_down) if ledger is not None else [],
                 "workers": workers, "totals": summary_totals(tests), "tests": tests}
