@@ -134,9 +134,10 @@ PngSource = bytes | Callable[[], bytes]
 class ArtifactSink(Protocol):
     """Where crops and frames go. `put` returns the name records refer to at once; `data` is the
     bytes or a callable producing them (e.g. `crop.encode`), so a sink that writes on its own
-    thread also encodes there."""
+    thread also encodes there; `cut_from` is the frame a crop was cut from, so a sink that redacts
+    fills it with that screen's boxes and no other's."""
 
-    def put(self, name: str, data: PngSource, media_type: str = "image/png") -> str: ...
+    def put(self, name: str, data: PngSource, media_type: str = "image/png", *, cut_from: Any = None) -> str: ...
 
 
 class MemoryArtifacts:
@@ -145,7 +146,7 @@ class MemoryArtifacts:
     def __init__(self) -> None:
         self.items: dict[str, tuple[bytes, str]] = {}
 
-    def put(self, name: str, data: PngSource, media_type: str = "image/png") -> str:
+    def put(self, name: str, data: PngSource, media_type: str = "image/png", *, cut_from: Any = None) -> str:
         if callable(data):
             data = data()
         if not isinstance(data, (bytes, bytearray)):

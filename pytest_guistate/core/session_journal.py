@@ -228,7 +228,8 @@ class Journal:
             for i, crop in enumerate(transition.crops):
                 if crop.region_index == -1 and not failed:
                     continue  # the whole-screen fallback is a frame, not a crop: only kept on failure
-                record.crops.append(sink.put(crop_name(record.index, i), crop.encode))
+                record.crops.append(sink.put(crop_name(record.index, i), crop.encode,
+                                             cut_from=after.frame if after is not None else None))
         keep_failed = failed and policy.keeps_crops_on_failure  # a failed step's pair: the report's before | after
         if before is not None and (policy.keep_frames or keep_failed):
             record.frames.append(sink.put(frame_name(record.index, "before"), before.frame.png))

@@ -131,6 +131,13 @@ class FrameStore:
         self._observed.append((frame, boxes, key))
         return key
 
+    def resolve(self, key: str, boxes: list[Box]) -> None:
+        """Give every remembered frame with the PNG digest `key` these boxes: a screen remembered as
+        unknown (it moved on unread, so filled whole) whose very pixels were later read has the boxes
+        of the tree read then (the same pixels show the same fields)."""
+        self._observed = deque(((frame, list(boxes) if seen == key else kept, seen)
+                                for frame, kept, seen in self._observed), maxlen=self._observed.maxlen)
+
     def find(self, data: bytes) -> tuple[Any, str]:
         """The observed frame whose PNG `data` is (None if none), and the digest of `data`. The
         session puts `frame.png` itself, so identity usually answers without hashing 0.4 MB."""
@@ -154,6 +161,13 @@ class FrameStore:
         for position, (frame, _, _) in enumerate(observed):
             if getattr(frame, "source", "") == f"step {index} after":
                 return observed[position - 1][:2] if position > 0 else None
+        return None
+
+    def boxes_of(self, frame: Any) -> list[Box] | None:
+        """The boxes remembered with this very frame (the newest observation of it), or None."""
+        for seen, boxes, _ in reversed(self._observed):
+            if seen is frame:
+                return boxes
         return None
 
     def after_boxes(self, index: int) -> list[Box] | None:

@@ -36,25 +36,27 @@ class FilesMixin(CanTrackScreens):
     _pending: dict[str, Pending]
     _written: dict[str, str]  # artifact name -> relative path
 
-    def put(self, name: str, data: bytes | Callable[[], bytes], media_type: str = "image/png") -> str:
+    def put(self, name: str, data: bytes | Callable[[], bytes], media_type: str = "image/png", *,
+            cut_from: Any = None) -> str:
         """Take bytes (or a callable producing them, run on the writer) to be written when a
-        step or anchor names them; returns `name` at once."""
+        step or anchor names them; returns `name` at once. `cut_from`: the observed frame a crop
+        was cut from (its screen's boxes are the ones to fill)."""
         if isinstance(data, (bytes, bytearray)):
             data = bytes(data)
         elif not callable(data):
             raise TypeError(f"artifact {name!r} must be bytes or a callable producing them, got {type(data).__name__}")
         self._settle_deferred(resolve=True)  # password boxes of the screens it may show, known first
-        self._submit(f"put({name})", self._put, name, data, media_type)
+        self._submit(f"put({name})", self._put, name, data, media_type, cut_from)
         return name
 
-    def _put(self, name: str, data: bytes | Callable[[], bytes], media_type: str) -> None:
+    def _put(self, name: str, data: bytes | Callable[[], bytes], media_type: str, cut_from: Any = None) -> None:
         if callable(data):
             data = data()
             if not isinstance(data, (bytes, bytearray)):
                 raise TypeError(f"the encoder of artifact {name!r} returned {type(data).__name__}, not bytes")
             data = bytes(data)
         frame, key = self.frames.find(data)
-        boxes = self._boxes_for(data, key, name)
+        boxes = self._boxes_for(data, key, name, cut_from)
         self._pending[name] = Pending(data, media_type, [*self.redactor.regions, *boxes], frame, key)
 
     def _write_image(self, name: str, target: str | None, crop_boxes: list[Box], *, crop: bool) -> tuple[str, int]:

@@ -97,16 +97,22 @@ class ScreensMixin(CanRecord):
         if tree is not None:
             self._last_tree = tree  # the latest screen's tree: the after-screen when its step is recorded
         key = self.frames.remember(frame, boxes)
+        if tree is not None and key in self._unknown:  # the same pixels, read now: no longer unknown
+            self._unknown.pop(key)
+            self.frames.resolve(key, boxes)
         self._screen_boxes.pop(key, None)
         self._screen_boxes[key] = boxes
         while len(self._screen_boxes) > 64:
             self._screen_boxes.pop(next(iter(self._screen_boxes)))
 
-    def _boxes_for(self, data: bytes, key: str, name: str = "") -> list[Box]:
-        """The boxes to fill on put bytes whose digest is `key` (`FrameStore.find`), named `name`."""
+    def _boxes_for(self, data: bytes, key: str, name: str = "", cut_from: Any = None) -> list[Box]:
+        """The boxes to fill on put bytes whose digest is `key` (`FrameStore.find`), named `name`,
+        cut from the observed frame `cut_from` when the caller knows it."""
         boxes = self._screen_boxes.get(key)
         if boxes is None and key in self._unknown:  # a screen whose tree nobody can read any more
             boxes = [Box(0, 0, *image_size(data))]
+        if boxes is None and cut_from is not None:  # a crop of a known screen: that screen's boxes
+            boxes = self.frames.boxes_of(cut_from)
         step = crop_step(name)
         if boxes is None and step is not None:  # a step's crop: the screens it was cut from, no other's
             boxes = self.frames.after_boxes(step)

@@ -187,12 +187,14 @@ def test_two_runs_share_one_artifacts_dir_and_a_shared_summary_is_refused(pytest
                             "UsageError: a.json is being written by another pytest run (pid N)")
 
 
-# Issue 22: a real full disk, a 2 MB tmpfs mounted in a private mount namespace (`unshare`), so the mount
+# Issue 22: a real full disk, a 256 KB tmpfs mounted in a private mount namespace (`unshare`), so the mount
 # ends with the shell that made it, whatever happens to the test; what the test reads is copied out first.
+# The size is well under what the inner run writes at standard (~600 KB: journal, crops, report), so the disk
+# fills midway through the twelve steps (2 MB held everything once issue 23 made the crops smaller).
 ON_A_FULL_DISK = r'''
 set -u
 mkdir -p out
-mount -t tmpfs -o size=2m tmpfs out || exit 97
+mount -t tmpfs -o size=256k tmpfs out || exit 97
 "{python}" -m pytest {base} --guistate=standard test_inner.py > inner.txt 2>&1
 echo "$?" > inner.rc
 for folder in out/*/; do "{python}" -m pytest_guistate.cli report "$folder" > report.txt 2>&1; echo "$?" > report.rc; done
