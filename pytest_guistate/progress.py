@@ -30,7 +30,8 @@ class TerminalProgress:
     def on_step(self, record: Any) -> None:
         progress = self._session.progress
         done = f"{len(progress.completed)}/{progress.total}" if progress.total else "-"
-        status = f" [guistate {self._name}: step {record.index} {record.outcome}, milestones {done}, " \
+        cache = f" (cache {record.cache})" if getattr(record, "cache", "") else ""
+        status = f" [guistate {self._name}: step {record.index} {record.outcome}{cache}, milestones {done}, " \
                  f"now: {progress.current or 'goal'}]"
         self._show(status)
 

@@ -83,6 +83,9 @@ class StepRecord:
     # screen does not count them
     page_sources: int | None = None
     page_sources_at_start: int | None = field(default=None, repr=False)
+    # an LLM run's step in an action-cache mode (issue 21): "hit" (replayed from the cache and verified),
+    # "miss" (replayed, its cached effect did not show) or "live" (the actor's, after a miss); "" otherwise
+    cache: str = ""
     # whether this step reads its trees (light tier: only with a check, `TaskSession._reads_trees`)
     reads_trees: bool = field(default=True, repr=False)
 
@@ -123,6 +126,7 @@ class StepRecord:
             "expect_before": self.expect_before,
             "expect_box": self.expect_box,
             "page_sources": self.page_sources,
+            **({"cache": self.cache} if self.cache else {}),
             "wall": round(self.wall, 3),
             "duration_s": None if self.duration_s is None else round(self.duration_s, 4),
         }

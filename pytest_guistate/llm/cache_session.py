@@ -61,6 +61,8 @@ class CacheSession:
     rewritten: bool = False
     run_index: int = 0
     check_index: int = 0
+    phase: str = ""  # "hit" while cached steps replay, "live" while the actor drives in a cache mode
+
 
     def __post_init__(self) -> None:
         self.recorder = CacheRecorder(self.session)
@@ -73,7 +75,24 @@ class CacheSession:
         cache = cls(mode, path, session, device, test, platform, scrub=scrub)
         if mode.uses_cache and (mode is Mode.CACHE or path.exists()):
             cache.cached = load_cache(path, platform=platform)
+        if mode.uses_cache:  # first listener: the journal, the terminal and Allure see the step's cache status
+            session.journal.listeners.insert(0, cache)
         return cache
+
+    def on_step(self, record: Any) -> None:
+        """Mark a step of an LLM run in a cache mode: a replayed one `hit` (or `miss` when its cached
+        effect did not show), one the live actor took after a miss `live`."""
+        if self.phase == "hit":
+            record.cache = "miss" if record.outcome == "failed" else "hit"
+        elif self.phase:
+            record.cache = self.phase
+
+    def _live(self, live: LiveRun, instruction: str, **kwargs: Any) -> RunResult:
+        self.phase = "live" if self.mode.uses_cache else ""
+        try:
+            return live(instruction, **kwargs)
+        finally:
+            self.phase = ""
 
     @property
     def strict(self) -> bool:
@@ -102,9 +121,13 @@ class CacheSession:
         cached = self._next_run(instruction)
         if cached is None:
             self.misses.append(f"no cached run for {instruction!r} in {self.path}: ran live")
-            return live(instruction, max_steps=max_steps, plan=None, hints=hints)
-        outcome = replay_run(self.session, as_actuator(self.device), cached, self.recorder,
-                             run_index=self.run_index - 1)
+            return self._live(live, instruction, max_steps=max_steps, plan=None, hints=hints)
+        self.phase = "hit"
+        try:
+            outcome = replay_run(self.session, as_actuator(self.device), cached, self.recorder,
+                                 run_index=self.run_index - 1)
+        finally:
+            self.phase = ""
         self.statuses.extend(outcome.statuses)
         miss = outcome.miss
         if miss is None:
@@ -148,8 +171,8 @@ class CacheSession:
         records = {r.index: r for r in self.session.steps}
         history = [f"{r.index} {r.name.removesuffix(' [cache]')} -> {r.outcome}" for s in outcome.statuses
                    if s.step is not None and (r := records.get(s.step)) is not None]
-        return live(instruction, max_steps=max(1, max_steps - hits), plan=None, hints=[*hints, *handover],
-                    history=history)
+        return self._live(live, instruction, max_steps=max(1, max_steps - hits), plan=None,
+                          hints=[*hints, *handover], history=history)
 
     def live_ended(self, instruction: str, result: RunResult) -> None:
         """A live actor run (any mode) ended: its steps join the cache when it succeeded."""

@@ -94,6 +94,8 @@ class AllureAdapter:
                   Parameter(name="verdict", value=str(record.verdict))]
         if record.expect:
             params.append(Parameter(name="expect", value=self._recorder.redactor.text(record.expect)))
+        if getattr(record, "cache", ""):  # issue 21: hit | miss | live, beside the title's "[cache]"
+            params.append(Parameter(name="cache", value=record.cache))
         step = TestStepResult(name=self._recorder.redactor.text(step_title(record)),
                               start=_ms(stop - duration), parameters=params)
         step_uuid = str(uuid.uuid4())

@@ -24,6 +24,9 @@ _OUTCOME_WORDS = {
 }
 
 
+_CACHE_WORDS = {"hit": "action cache hit", "miss": "action cache miss", "live": "live actor (after a cache miss)"}
+
+
 def outcome_reason(record: dict[str, Any]) -> str:
     """Why the step ended as it did, in one line a person can read."""
     outcome = str(record.get("outcome") or "")
@@ -43,6 +46,8 @@ def outcome_reason(record: dict[str, Any]) -> str:
     if outcome == "retried":
         words += f" ({record.get('retries', 0)} retry)"
     evidence = str(last.get("evidence") or "")
+    if record.get("cache"):  # issue 21: where the action came from
+        words = f"{_CACHE_WORDS.get(str(record['cache']), record['cache'])}; {words}"
     return f"{words}: {evidence}" if evidence else words
 
 
