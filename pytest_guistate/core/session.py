@@ -273,16 +273,17 @@ class TaskSession(ProgressVerbs):
         finally:
             self._open_step = None
 
-    def observe(self, *, settled: bool = False) -> Observation:
+    def observe(self, *, settled: bool = False, until: Callable[[Observation], bool] | None = None) -> Observation:
         """The current screen (the last observation when still fresh); for actors and hooks.
 
         `settled=True` first waits (bounded by the settle policy) until frames stop changing,
-        so an actor decides on a finished screen rather than a spinner mid-load. Its tree is read
-        here: the callers (actor, AI check, memory) use it after they act."""
+        so an actor decides on a finished screen rather than a spinner mid-load; `until` ends
+        that wait as soon as it holds on a new frame (what the caller waits for has shown). Its
+        tree is read here: the callers (actor, AI check, memory) use it after they act."""
         observation = self._fresh()
         if settled and self.policy.settle:
             observation = settle(self.screen, self.oracle, observation, self.settle_policy, self.clock,
-                                 ignore=self.loop.ignore, observe=self._observe).observation
+                                 ignore=self.loop.ignore, until=until, observe=self._observe).observation
         _ = observation.tree
         return observation
 

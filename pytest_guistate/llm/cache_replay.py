@@ -184,10 +184,18 @@ class _Look:
 
     @classmethod
     def take(cls, session: Any, step: CachedStep, thresholds: CacheThresholds, *, settled: bool) -> _Look:
+        """Judge the current screen; `settled`: wait first until the conditions hold (a price that
+        loads late) or the screen has settled, whichever comes first."""
         if step.tool == "type_text" and REDACTED in str(step.args.get("text", "")):
             return cls(session.observe(), None, "the text to type was a secret and is stored redacted: record "
                                                 "this step with a locator-driven `guistate.perform` instead")
-        observation = session.observe(settled=settled)
+        if not settled:
+            return cls.judge(session.observe(), step, thresholds)
+        observation = session.observe(settled=True, until=lambda seen: not cls.judge(seen, step, thresholds).problem)
+        return cls.judge(observation, step, thresholds)
+
+    @classmethod
+    def judge(cls, observation: Any, step: CachedStep, thresholds: CacheThresholds) -> _Look:
         current = screen_of(observation)
         tree = observation.tree
         similarity = screen_similarity(step.screen, current)
@@ -268,8 +276,16 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
 
 
 def unmet_milestones(session: Any) -> list[str]:
-    """Declared milestones whose checks do not hold on the current screen (the actor's `done` rule)."""
-    observation = session.observe(settled=True)
+    """Declared milestones whose checks do not hold on the current screen (the actor's `done` rule).
+
+    Judged first on the screen the last replayed step just verified; only when something is unmet is
+    the screen looked at again once it has settled (an animation, a late redraw): a settle costs a poll
+    interval and a screenshot, and a hit run must cost about what the same test scripted does."""
+    unmet = _unmet(session, session.observe())
+    return _unmet(session, session.observe(settled=True)) if unmet else unmet
+
+
+def _unmet(session: Any, observation: Any) -> list[str]:
     state = session.state
     return [m.name for m in state.plan if m.name in state.remaining and m.check is not None
             and not m.check(observation).ok]
@@ -277,10 +293,17 @@ def unmet_milestones(session: Any) -> list[str]:
 
 def replay_check(session: Any, cached: CachedCheck | None, claim: str,
                  thresholds: CacheThresholds = CacheThresholds()) -> tuple[bool, str]:
-    """Re-verify a cached AI check on the current screen: (holds, reason when not)."""
+    """Re-verify a cached AI check on the current screen: (holds, reason when not). As for the
+    milestones, the screen is settled and judged again only when the fresh one does not hold."""
     if cached is None:
         return False, f"no cached AI check for the claim {claim!r}"
-    observation = session.observe(settled=True)
+    holds, reason = _judge_check(session.observe(), cached, claim, thresholds)
+    if holds:
+        return holds, reason
+    return _judge_check(session.observe(settled=True), cached, claim, thresholds)
+
+
+def _judge_check(observation: Any, cached: CachedCheck, claim: str, thresholds: CacheThresholds) -> tuple[bool, str]:
     similarity = screen_similarity(cached.screen, screen_of(observation))
     if similarity < thresholds.screen:
         return False, (f"the screen is not the one the check judged (similarity {similarity:.2f}; "
