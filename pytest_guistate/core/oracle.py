@@ -83,7 +83,7 @@ class VisualOracle:
         flicker: list[Box] = []
         notes: list[str] = []
         kept = self._keep(raw_regions, masks, trusted, untrusted, focused, flicker)
-        snapped = snap_regions(kept, tree, screen, self.config)
+        snapped = self._into_vanished_dialog(snap_regions(kept, tree, screen, self.config), before_tree, tree, screen)
         covered = Box.union_all(s.region.raw for s in snapped)
         if covered is not None and covered.area >= DIM_FRACTION * screen.area:
             undimmed = self._undim(before, after, tree, before_tree, ignored, masks, (trusted, untrusted, focused))
@@ -126,6 +126,29 @@ class VisualOracle:
                 continue
             kept.append((raw, kind == "uncertain"))
         return kept
+
+    @staticmethod
+    def _into_vanished_dialog(snapped: list[SnappedRegion], before_tree: Callable[[], UITree | None] | None,
+                              tree: UITree | None, screen: Box) -> list[SnappedRegion]:
+        """A dialog that closed leaves a change where it was; the after-tree has nothing there but
+        the screen under it, so snapping made the region the whole list (issue 23). A change that
+        lies inside the closed dialog's box (from the before-tree) is that box instead: the crop
+        shows where the dialog was, its before-crop the dialog. Looked at only when a region grew
+        well past its pixels, so a step that did not close anything reads no before-tree."""
+        if before_tree is None or not any(s.region.box.area > 2 * s.region.raw.area for s in snapped):
+            return snapped
+        overlay = find_overlay(before_tree(), tree, screen)
+        if overlay is None or overlay.change != "vanished":
+            return snapped
+        dialog = overlay.box.clamp(screen.right, screen.bottom)
+        out: list[SnappedRegion] = []
+        for item in snapped:
+            region = item.region
+            if region.box.area > dialog.area and region.raw.intersection(dialog).area >= 0.8 * region.raw.area:
+                region = Region(region.raw, dialog, overlay.label, region.changed_fraction, region.element)
+                item = SnappedRegion(region, item.strict_pixels, item.uncertain)
+            out.append(item)
+        return out
 
     def _undim(self, before: Frame, after: Frame, tree: UITree | None,
                before_tree: Callable[[], UITree | None] | None, ignored: list[Box], masks: ChangeMasks,

@@ -14,7 +14,7 @@ session fills on a failed step; the tap point itself is not recorded (the device
 | 2 | progress_hallucination | a claim the screen refused (a `Conflict` resolved "not completed": `milestone()` or the updater claimed it, the check failed; state `focus.conflicts`, a `conflict` anchor, or a `MilestoneNotVisible` error). A live milestone that later left the screen ("reopened") is a regression, not a claim |
 | 3 | goal_drift (app) | the last >= 2 steps ran in an app reached by an app-switch STATE_CHANGE that is not the start app, no milestone completed there and the goal/plan never names it (so a target missing there is drift, not a hidden operation) |
 | 4 | hidden_operation | the failing step's target was never on screen (`ElementNotFound`, NoSuchElement, "no element", "not on screen"), or an anchor `data.kind == "hidden_operation"` |
-| 5 | grounding_error | an anchor `data.kind == "grounding"`, or text says "did not hit"/"missed"; or the failing step changed the screen, its unmet expect located its element on screen (`expect_box`), did not already hold before, and no changed region touches that element: the tap landed beside its target |
+| 5 | grounding_error | an anchor `data.kind == "grounding"`, or text says "did not hit"/"missed"; or the failing step changed the screen, its unmet expect located its element on screen (`expect_box`), did not already hold before, and no changed region touches that element nor is a dialog that closed (the touch landed on the dialog): the tap landed beside its target |
 | 6 | visual_state_misunderstanding (reversed) | the failing step's expect already held on the before-screen (`expect_before.ok`) and the action changed the screen away from it (a toggle tapped that was already on) |
 | 7 | stale_screen_repetition | an action was repeated (the failing step ran it more than once, or the same action ran >= 3 times in a row with no visible change), or a stale episode decided the failure: the failing step's effect never showed and the screen was never shown fresh (no refresh took effect) or never changed at all |
 | 8 | expected_effect_missing | the failing step ran its action once, the screen changed, a refresh took effect and the fresh screen still lacks the expected effect: not stale, not repeated - the action did something else (a wrong button, a wrong target); the evidence names what changed and what the expect saw (issue 15) |
@@ -131,6 +131,12 @@ def _boxes(step: dict[str, Any]) -> list[list[int]]:
     return [[int(v) for v in b] for b in boxes if isinstance(b, (list, tuple)) and len(b) == 4]
 
 
+def _closed_dialog(region: Any) -> bool:
+    """A changed region that is a dialog which closed (the oracle names it "dialog '...' vanished")."""
+    container = str(region.get("container") or "") if isinstance(region, dict) else ""
+    return container.startswith("dialog ") and container.endswith(" vanished")
+
+
 def _touches(a: Sequence[int], b: Sequence[int]) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
@@ -206,6 +212,8 @@ def _grounding(f: _Facts) -> Triage | None:
         return None
     if any(_touches(box, target) for box in changed):
         return None
+    if any(_closed_dialog(r) for r in failing.get("regions") or []):
+        return None  # a dialog closed: the touch landed on it (its button), the effect is what is missing
     return Triage("grounding_error", [
         (f"{_where(failing)} changed the screen only at {', '.join(_bounds(b) for b in changed[:3])}, not at the "
          f"element its expectation is about ({failing.get('expect')}) at {_bounds(target)}: the action landed "

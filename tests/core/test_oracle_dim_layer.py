@@ -4,6 +4,8 @@ the dialog's box: its content child in the tree, or where the pixels do not foll
 
 from __future__ import annotations
 
+import json
+
 import cv2
 import numpy as np
 
@@ -11,6 +13,7 @@ from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle import VisualOracle
 from pytest_guistate.core.uitree import parse_page_source
+from tests.inner_run import run_inprocess
 
 W, H = 540, 1200
 DIALOG = Box(60, 420, 480, 760)
@@ -105,3 +108,33 @@ def test_the_sim_feed_dialog_opening_and_closing_gives_the_dialog_box() -> None:
         box = first["box"] if isinstance(first, dict) else first.box.as_list()
         assert container is not None and (change in container or "parentPanel" in container), regions
         assert (box[2] - box[0]) * (box[3] - box[1]) < 0.5 * width * height, box
+
+
+
+CLOSE_THE_DIALOG = """
+import pytest
+
+
+@pytest.mark.guistate(app="com.guistate.feed", tier="full")
+def test_feed(device, guistate):
+    with guistate.step("open the delete dialog", expect="Delete post by Carol?"):
+        device.tap(desc="Delete post by Carol")
+    with guistate.step("cancel", expect=gone("Delete post by Carol?")):
+        device.tap(text="Cancel")
+"""
+
+
+def test_a_closed_dialog_is_its_box_on_the_before_screen_not_the_list_under_it(pytester) -> None:
+    """Issue 23: closing the sim's Feed dialog changed only the pixels where it was, but the after-tree
+    has the list there, so the region (and its crop) became the whole list."""
+    pytester.makepyfile(test_feed="from pytest_guistate import gone\n" + CLOSE_THE_DIALOG)
+    result = run_inprocess(pytester, "-p", "no:cacheprovider", "--guistate-artifacts=art", "--guistate-retain=on")
+    result.assert_outcomes(passed=1)
+    [journal] = (pytester.path / "art").glob("*/journal.jsonl")
+    steps = [e["record"] for e in map(json.loads, journal.read_text("utf-8").splitlines()) if e["type"] == "step"]
+    opened, closed = (s["regions"] for s in steps)
+    assert len(opened) == 1 and len(closed) == 1, (opened, closed)
+    assert closed[0]["box"] == opened[0]["box"], "the closed dialog's region is the box the dialog had"
+    assert closed[0]["container"] == "dialog 'Delete post?' vanished"
+    width = closed[0]["box"][2] - closed[0]["box"][0]
+    assert width < 1000 and closed[0]["box"][3] - closed[0]["box"][1] < 600, "not the whole list"
