@@ -1,5 +1,5 @@
-"""`ArtifactRecorder` and `GuistateRuntime` are assembled from typed mixins over small
-`Protocol`s (report/recorder_protocols.py, runtime_session.py): no
+"""`GuistateRuntime` is assembled from typed mixins over a small
+`Protocol` (runtime_session.py): no
 protocol's empty body may stand in for an implementation, and none of the classes is abstract."""
 
 from __future__ import annotations
@@ -9,11 +9,10 @@ from typing import Protocol
 
 import pytest
 
-from pytest_guistate.report.recorder import ArtifactRecorder
 from pytest_guistate.runtime import GuistateRuntime
 
 
-@pytest.mark.parametrize("cls", [ArtifactRecorder, GuistateRuntime], ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("cls", [GuistateRuntime], ids=lambda cls: cls.__name__)
 def test_every_member_resolves_to_an_implementation_not_a_protocol_stub(cls: type) -> None:
     mro = cls.__mro__
     protocols = [klass for klass in mro if Protocol in klass.__bases__]
