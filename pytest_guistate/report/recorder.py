@@ -131,7 +131,7 @@ class ArtifactRecorder:
         self.screens = ObservedScreens(self.redactor, self.frames, self._submit, defer=self.tier in ("light", "off"))
         # the device commands sent since the last step (`CommandLog.take`), for the viewer's action log
         self.command_source: Callable[[], list[dict[str, Any]]] | None = None
-        self.driver_log: Any = None  # where the finish reads this test's driver log from (runtime_session)
+        self.driver_log: Any = None  # where the finish reads this test's driver log from (runtime.py)
         self.journal.write("meta", {
             "schema": JOURNAL_SCHEMA, "nodeid": self.nodeid, "tier": self.tier,
             "worker": worker, "folder": folder.name, "started": round(time.time(), 3),

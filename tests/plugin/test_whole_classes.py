@@ -14,11 +14,12 @@ import pytest
 import pytest_guistate
 from pytest_guistate.devices.device import Device
 from pytest_guistate.report.recorder import ArtifactRecorder
+from pytest_guistate.runtime import GuistateRuntime
 
 PACKAGE = Path(pytest_guistate.__file__).parent
 
 
-@pytest.mark.parametrize("cls", [Device, ArtifactRecorder], ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("cls", [Device, ArtifactRecorder, GuistateRuntime], ids=lambda cls: cls.__name__)
 def test_the_class_is_whole_in_its_own_module(cls: type) -> None:
     assert cls.__mro__ == (cls, object), [klass.__qualname__ for klass in cls.__mro__]
     assert not inspect.isabstract(cls)
@@ -29,4 +30,4 @@ def test_no_class_in_the_package_is_a_mixin() -> None:
               for path in sorted(PACKAGE.rglob("*.py"))
               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
               if isinstance(node, ast.ClassDef) and "mixin" in node.name.lower()]
-    assert [m for m in mixins if "runtime" not in m] == []
+    assert mixins == []
