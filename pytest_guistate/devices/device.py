@@ -315,7 +315,6 @@ class Device:
                 return observation.tree
         return self.ui_tree()
 
-
     # -- locating ------------------------------------------------------------------------------
     def find(
         self,
@@ -497,7 +496,6 @@ class Device:
         else:
             raise DeviceError(f"back() on {self.url}: {why}")
 
-
     def pull_to_refresh(self) -> bool:
         """Drag down from the top of the first scrollable list (iOS: the first table, collection or
         scroll view); False when none is on screen."""
@@ -540,7 +538,6 @@ class Device:
             finger.create_pointer_move(duration=move_ms, x=int(px), y=int(py))
         builder.pointer_action.release()
         self._act("pointer actions", builder.perform)
-
 
     # -- apps ----------------------------------------------------------------------------------
     def open_url(self, url: str) -> None:

@@ -432,7 +432,6 @@ class ArtifactRecorder:
                        for a in graph.get("anchors") or []]
             self.anchors = self.redactor.scrub({**graph, "anchors": anchors})
 
-
     def _stream_links(self, upto: int) -> None:
         if self._graph is None:
             return
