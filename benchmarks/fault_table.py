@@ -67,7 +67,7 @@ if {how!r} == "decode":  # what a Frame did before: decode every screenshot that
     import cv2, numpy as np
     pixels = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
     outcome = "decoded %dx%d" % (pixels.shape[1], pixels.shape[0])
-else:  # what a device does now with a screenshot (devices/observing.py): check_png before any decode
+else:  # what a device does now with a screenshot (devices/device.py): check_png before any decode
     from pytest_guistate.core.frame import FrameError, check_png
     try:
         check_png(png, "http://device:4723")

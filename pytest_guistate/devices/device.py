@@ -10,39 +10,89 @@ unit (issue 6): UiAutomator2 and the sim use pixels, XCUITest uses points (scree
 and a web context (the chromium driver) uses CSS pixels (screenshots are x devicePixelRatio).
 `scale` converts; web contexts get their tree and locators from `devices/web.py`.
 
-The class is assembled from typed mixins, one concern each (their shared needs are the
-`Protocol`s of `devices/protocols.py`): `observing.py` (screenshots, trees, `observe`),
-`locating.py` (`find`, `exists`, `box_of`), `inputs.py` (taps, gestures, typing, back,
-pull-to-refresh) and `apps.py` (apps, `mobile:`, home, the sim's faults and logs). This module
-keeps the session itself: what kind of screen it drives, its scale and size, and the calls.
+The class reads top to bottom as one session: what kind of screen it drives (its scale and size),
+the calls, then observing (screenshots, trees, `observe`: a screenshot decoded ahead, and the tree
+fetched on demand only while the screen is still current, issue 12), locating (`find`, `exists`,
+`box_of`: the platform's strategy from `devices/ios.py` and `devices/web.py`, and on a miss what
+is on screen instead), inputs (taps, gestures, typing, back, pull-to-refresh: each counted before
+it is sent, so a tree read afterwards cannot pass for the earlier frame's; with cross-run memory
+on, `tap` tells it what it found and asks it to heal a locator that found nothing) and apps (app
+lifecycle, `mobile:`, home, the sim's faults and logs; a browser session has no apps).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
 
+from appium.webdriver.common.appiumby import AppiumBy
 from appium.webdriver.webdriver import WebDriver
-from selenium.common.exceptions import WebDriverException
+from appium.webdriver.webelement import WebElement
+from selenium.common.exceptions import (
+    InvalidSelectorException,
+    NoSuchElementException,
+    WebDriverException,
+)
+from selenium.webdriver.common.actions import interaction
+from selenium.webdriver.common.actions.action_builder import ActionBuilder
+from selenium.webdriver.common.actions.pointer_input import PointerInput
 
-from pytest_guistate.core.observation import Observation
-from pytest_guistate.devices import ios, web
-from pytest_guistate.devices.apps import AppsMixin
-from pytest_guistate.devices.devtools_capture import DevtoolsScreenshots
+from pytest_guistate.core.detect import refreshable_list
+from pytest_guistate.core.finding import Finder
+from pytest_guistate.core.frame import Frame, FrameError, check_png
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.observation import Observation, TreeExpired
+from pytest_guistate.core.uitree import UITree, parse_page_source
+from pytest_guistate.devices import android, check_finding, ios, web
+from pytest_guistate.devices.check_finding import java_literal
+from pytest_guistate.devices.devtools_capture import DevtoolsScreenshots, wants_devtools
 from pytest_guistate.devices.errors import (
     CapabilityUnavailable,
     DeviceError,
     ElementNotFound,
     driver_call,
+    screenshot_payload_text,
 )
-from pytest_guistate.devices.inputs import ElementFacts, InputsMixin, LocatorMemory
-from pytest_guistate.devices.locating import LocatingMixin
-from pytest_guistate.devices.observing import ObservingMixin
 
 __all__ = ["CapabilityUnavailable", "Device", "DeviceError", "ElementFacts", "ElementNotFound"]
 
 
-class Device(AppsMixin, ObservingMixin, LocatingMixin, InputsMixin):
+@dataclass(frozen=True)
+class ElementFacts:
+    """What the memory needs of a tapped element when no tree of its screen is read: its app
+    ("" when the driver has no per-element package, e.g. XCUITest, a web context) and whether its
+    pixels may show a secret (a password field, or any screen after a password was typed here)."""
+
+    package: str
+    private: bool
+
+
+class LocatorMemory(Protocol):
+    """What `tap` needs from the cross-run memory (the plugin's `MemoryBridge`).
+
+    `screen`: the device's newest observation when it still shows the screen the element was
+    found on (no input, no newer screenshot, the locator did not wait for the element to appear),
+    else None; `facts` asks the element itself (no page source), for a screen whose tree is unread."""
+
+    def found(self, kind: str, value: str, box: Box, function: str | None, *,
+              screen: Observation | None = None, facts: Callable[[], ElementFacts] | None = None) -> None: ...
+
+    def heal(self, kind: str, value: str, function: str | None) -> tuple[tuple[int, int] | None, str]: ...
+
+
+def one_locator(**locators: str | None) -> tuple[str, str]:
+    """The one (kind, value) given among text=, desc=, id=, xpath=; anything else is a usage error."""
+    given = [(kind, value) for kind, value in locators.items() if value is not None]
+    if len(given) != 1:
+        raise TypeError(f"give exactly one locator (text=, desc=, id= or xpath=), got {given or 'none'}")
+    return given[0]
+
+
+class Device:
     """One phone behind one Appium session."""
 
     def __init__(self, driver: WebDriver, *, url: str, is_sim: bool = False, tap_ms: int = 50) -> None:
@@ -131,7 +181,7 @@ class Device(AppsMixin, ObservingMixin, LocatingMixin, InputsMixin):
                 self._size = self.screenshot(source="size probe").size
         return self._size
 
-    # -- plumbing ------------------------------------------------------------------------
+    # -- plumbing ------------------------------------------------------------------------------
     def _call(self, what: str, fn: Any) -> Any:
         return driver_call(what, self.url, fn)
 
@@ -146,3 +196,433 @@ class Device(AppsMixin, ObservingMixin, LocatingMixin, InputsMixin):
             self.driver.quit()
         except WebDriverException:
             pass  # quitting a dead session: nothing recorded is lost, the test result stands
+
+    # -- observing -----------------------------------------------------------------------------
+    def screenshot(self, *, source: str = "") -> Frame:
+        """A screenshot as a `Frame` (PNG bytes, decoded lazily)."""
+        devtools = self._devtools_route()
+        if devtools is not None and devtools.state == "on":
+            frame = self._frame(devtools.capture(), source)
+            if self.decode_ahead:
+                frame.prefetch()  # the decode overlaps the dialog check
+            devtools.check_dialog()
+            return frame
+        encoded = devtools.take() if devtools is not None else None
+        if encoded is None:
+            encoded = self._call("screenshot", self.driver.get_screenshot_as_base64)
+        return self._frame(encoded, source)
+
+    def _frame(self, encoded: object, source: str) -> Frame:
+        try:
+            png = base64.b64decode(encoded, validate=True)  # type: ignore[arg-type]  # checked here
+        except (binascii.Error, ValueError, TypeError) as exc:
+            raise FrameError(screenshot_payload_text(self.url, encoded, exc)) from None
+        # names an HTML page, a truncated PNG, a 1x1, an all-black or an oversized frame (issue 22: from
+        # its header, before any decode; the limit is relative to the session's screen once it is known)
+        screen = self._size or self._first_frame_size
+        check_png(png, self.url, screen)
+        frame = Frame(png=png, timestamp=time.time(), source=source)
+        if screen is None:
+            self._first_frame_size = frame.size
+        return frame
+
+    @property
+    def screenshot_route(self) -> str:
+        """How screenshots are taken: "w3c", "devtools", or "devtools (untried)" before the first."""
+        devtools = self._devtools_route()
+        if devtools is None or devtools.state == "off":
+            return "w3c"
+        return "devtools" if devtools.state == "on" else "devtools (untried)"
+
+    def _devtools_route(self) -> DevtoolsScreenshots | None:
+        wanted = self.devtools_screenshots
+        if wanted is None:
+            wanted = not self.is_sim and wants_devtools(getattr(self.driver, "capabilities", None) or {})
+        if not wanted:
+            return None
+        if self._devtools is None:
+            self._devtools = DevtoolsScreenshots(self.driver, self.url)
+        return self._devtools
+
+    def page_source(self) -> str:
+        self.page_source_calls += 1
+        return str(self._call("page source", lambda: self.driver.page_source))
+
+    def ui_tree(self) -> UITree:
+        """The accessibility tree with bounds in screenshot pixels (`UITreeError` on bad XML).
+
+        A web context's page source is HTML without geometry, so there the tree comes from a
+        script that walks the rendered DOM (`devices/web.py`); XCUITest points are scaled.
+        """
+        if self.is_web:
+            return self._web_tree()
+        source = self.page_source()
+        if web.looks_like_html(source):
+            self._web = True  # e.g. an Android webview context: switch to the DOM route for good
+            return self._web_tree()
+        scale = self.scale
+        return parse_page_source(source, scale=scale if scale != 1.0 else None)
+
+    def _web_tree(self) -> UITree:
+        self.page_source_calls += 1
+        return web.script_tree(self.driver, self.url)
+
+    def observe(self) -> Observation:
+        frame = self.screenshot()
+        if self.decode_ahead:
+            frame.prefetch()  # overlaps the page-source request (or the caller's next steps)
+        self._shots += 1
+        if self.tree_on_demand:
+            shot, inputs = self._shots, self.action_count
+            observation = Observation(frame=frame, fetch_tree=self._tree_while_current(), package_of=_package_of,
+                                      tree_current=lambda: (self._shots, self.action_count) == (shot, inputs),
+                                      finder=self._check_finder())
+        else:
+            tree = self.ui_tree()
+            observation = Observation(frame=frame, tree=tree, package=_package_of(tree))
+        self._newest = (observation, self._shots, self.action_count)
+        return observation
+
+    def _check_finder(self) -> Finder | None:
+        """Locator checks answered by a find (issue 24) unless `find_checks` is off."""
+        if not self.find_checks:
+            return None
+        return lambda query: check_finding.answer(self, query)
+
+    def _tree_while_current(self) -> Callable[[], UITree]:
+        """The fetch of one observation's tree: allowed only while it is the newest observation
+        and no input was sent since, so the tree is the one of the screen in its frame."""
+        shot, inputs = self._shots, self.action_count
+
+        def fetch() -> UITree:
+            if self._shots != shot or self.action_count != inputs:
+                why = "an input was sent" if self.action_count != inputs else "a newer screenshot was taken"
+                raise TreeExpired(
+                    f"the UI tree of an observation on {self.url} was first read after {why}: it can no longer "
+                    "be fetched for that frame. Read observation.tree before acting, or call device.ui_tree() "
+                    "for the current screen"
+                )
+            return self.ui_tree()
+
+        return fetch
+
+    def _current_tree(self) -> UITree:
+        """On demand: the newest observation's tree when already fetched and still current (no
+        input, no newer screenshot since), else a fresh page source (always, when eager)."""
+        if self._newest is not None and self.tree_on_demand:
+            observation, shot, inputs = self._newest
+            if observation.tree_fetched and (shot, inputs) == (self._shots, self.action_count) and observation.tree is not None:
+                return observation.tree
+        return self.ui_tree()
+
+    # -- locating ------------------------------------------------------------------------------
+    def find(
+        self,
+        text: str | None = None,
+        *,
+        desc: str | None = None,
+        id: str | None = None,
+        xpath: str | None = None,
+        timeout: float = 0.0,
+    ) -> WebElement:
+        """Find one element by exactly one locator; `ElementNotFound` lists what is on screen."""
+        by, value = self._locator(text=text, desc=desc, id=id, xpath=xpath)
+        deadline = time.monotonic() + timeout
+        self._waited = False
+        while True:
+            try:
+                if self.is_web:
+                    found = self._web_pick(by, value)
+                    if found is not None:
+                        return found
+                else:
+                    return self.driver.find_element(by, value)
+            except NoSuchElementException:
+                pass
+            except InvalidSelectorException as exc:
+                raise DeviceError(f"locator {by}={value!r} is not valid on {self.url}: {exc.msg}") from exc
+            except WebDriverException as exc:
+                raise DeviceError(f"find {by}={value!r} failed on {self.url}: {exc.msg}") from exc
+            if time.monotonic() >= deadline:
+                break
+            self._waited = True
+            time.sleep(0.1)
+        hint = ""
+        if self.platform == "ios" and id is not None and ":id/" in id:
+            hint = " (an Android resource id: on iOS, id= is the accessibility identifier, the element's name)"
+        raise ElementNotFound(f"no element with {by}={value!r}{hint}; on screen: {self._visible_labels()}")
+
+    def exists(self, text: str | None = None, **locator: str) -> bool:
+        by, value = self._locator(text=text, **locator)
+        try:
+            if self.is_web:
+                return self._web_pick(by, value) is not None
+            return bool(self.driver.find_elements(by, value))
+        except WebDriverException as exc:
+            raise DeviceError(f"find {by}={value!r} failed on {self.url}: {exc.msg}") from exc
+
+    def _web_pick(self, by: str, value: str) -> WebElement | None:
+        return web.pick_reachable(self.driver, value)  # type: ignore[no-any-return]  # web locators are XPath
+
+    def _locator(
+        self, *, text: str | None = None, desc: str | None = None, id: str | None = None, xpath: str | None = None
+    ) -> tuple[str, str]:
+        kind, value = one_locator(text=text, desc=desc, id=id, xpath=xpath)
+        if self.is_web:
+            return web.web_locator(kind, value)
+        if self.platform == "ios":
+            return ios.ios_locator(kind, value)
+        if kind == "text":  # a UiSelector, not XPath: the driver dumps the window for an XPath (issue 24)
+            return AppiumBy.ANDROID_UIAUTOMATOR, f"new UiSelector().text({java_literal(value)})"
+        if kind == "desc":
+            return AppiumBy.ACCESSIBILITY_ID, value
+        if kind == "id":
+            return AppiumBy.ID, value
+        return AppiumBy.XPATH, value
+
+    def _visible_labels(self, limit: int = 15) -> str:
+        try:
+            labels = [n.label for n in self.ui_tree().actionable()]
+        except Exception as exc:  # noqa: BLE001 - the error we are reporting matters more; say what we lost
+            return f"(page source unavailable: {exc})"
+        shown = ", ".join(repr(label) for label in labels[:limit])
+        return shown + (f" … and {len(labels) - limit} more" if len(labels) > limit else "") or "(nothing actionable)"
+
+    def box_of(self, element: WebElement) -> Box:
+        """An element's rectangle in screenshot pixels."""
+        rect = self._call("rect", lambda: element.rect)
+        x, y, w, h = (float(rect[k]) * self.scale for k in ("x", "y", "width", "height"))  # CSS px may be fractional
+        return Box(round(x), round(y), round(x + w), round(y + h))
+
+    # -- inputs --------------------------------------------------------------------------------
+    def tap(
+        self,
+        text: str | None = None,
+        *,
+        desc: str | None = None,
+        id: str | None = None,
+        xpath: str | None = None,
+        x: int | None = None,
+        y: int | None = None,
+        timeout: float = 0.0,
+        function: str | None = None,
+    ) -> None:
+        """Tap an element (by text, desc, id or xpath) or a point (x, y in screenshot pixels).
+
+        `function` names what the element does ("search", "add to cart"): with cross-run memory
+        on, a locator that finds nothing after an app update is healed by that function's
+        remembered looks in the current frame, and accepted only if the step's expectation holds.
+        """
+        if x is not None or y is not None:
+            if x is None or y is None:
+                raise TypeError("tap at a point needs both x and y")
+            self._pointer([(x, y)], hold_ms=self._tap_ms)
+            return
+        try:
+            element = self.find(text, desc=desc, id=id, xpath=xpath, timeout=timeout)
+        except ElementNotFound as missing:
+            if self.memory is None:
+                raise
+            point, reason = self.memory.heal(*one_locator(text=text, desc=desc, id=id, xpath=xpath), function)
+            if point is None:
+                raise ElementNotFound(f"{missing}; memory: {reason}") from None
+            self._pointer([point], hold_ms=self._tap_ms)
+            return
+        if self.memory is not None:
+            kind, value = one_locator(text=text, desc=desc, id=id, xpath=xpath)
+            self.memory.found(kind, value, self.box_of(element), function, screen=self._still_shown(),
+                              facts=lambda: self._element_facts(element))
+        self._act("click", element.click)
+
+    def _still_shown(self) -> Observation | None:
+        """The newest observation while it still shows the screen the last find() searched: no
+        input and no newer screenshot since, and the element was there at once (not waited for)."""
+        if self._newest is None or self._waited:
+            return None
+        observation, shot, inputs = self._newest
+        return observation if (shot, inputs) == (self._shots, self.action_count) else None
+
+    def _element_facts(self, element: WebElement) -> ElementFacts:
+        """The element's app and privacy from the element itself: two small requests instead of a
+        page source. Only UiAutomator2 (and the sim) name a package per element."""
+        if self.is_web or self.platform == "ios":
+            return ElementFacts("", self._typed_secret)  # no app to learn under: nothing asked
+        package = self._call("package attribute", lambda: element.get_attribute("package"))
+        return ElementFacts(str(package or ""), self._typed_secret or self._is_password(element))
+
+    def long_press(self, x: int, y: int, *, duration_ms: int = 800) -> None:
+        self._pointer([(x, y)], hold_ms=duration_ms)
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, *, duration_ms: int = 300) -> None:
+        self._pointer([(x1, y1), (x2, y2)], hold_ms=0, move_ms=duration_ms)
+
+    def type(self, text: str, *, into: str | None = None, id: str | None = None, desc: str | None = None,
+             xpath: str | None = None) -> None:
+        """Type into a field found by its text (`into`), id, desc or xpath, else the focused one; clears nothing."""
+        located = into or id or desc or xpath
+        element = self.find(into, id=id, desc=desc, xpath=xpath) if located else self._focused()
+        if (self.on_secret is not None or self.memory is not None) and self._is_password(element):
+            self._typed_secret = True
+            if self.on_secret is not None:
+                self.on_secret(text)  # registered before it is typed, so no frame or record can carry it
+        self._act("send keys", lambda: element.send_keys(text))
+
+    def _is_password(self, element: WebElement) -> bool:
+        """Android marks secure fields `password="true"`, iOS by their type
+        (`XCUIElementTypeSecureTextField`); a web page uses `type="password"`."""
+        if self.platform == "ios":
+            value = self._call("element type", lambda: element.get_attribute("type"))
+            return str(value) == ios.SECURE_FIELD
+        attribute = "type" if self.is_web else "password"
+        value = self._call("password attribute", lambda: element.get_attribute(attribute))
+        return str(value).lower() == ("password" if self.is_web else "true")
+
+    def clear(self, *, into: str | None = None, id: str | None = None, desc: str | None = None) -> None:
+        element = self.find(into, id=id, desc=desc)
+        self._act("clear", element.clear)
+
+    def back(self) -> None:
+        """The back key; on iOS the navigation bar's back button, else an edge swipe (`DeviceError`
+        naming why when the screen has neither, e.g. an open alert or the root of a stack)."""
+        if self.platform != "ios":
+            self._act("back", self.driver.back)
+            return
+        kind, box, why = ios.back_target(self._current_tree())
+        if kind == "button" and box is not None:
+            self._pointer([box.center], hold_ms=self._tap_ms)
+        elif kind == "swipe":
+            width, height = self.size
+            self.swipe(max(1, round(2 * self.scale)), height // 2, width * 2 // 3, height // 2, duration_ms=300)
+        else:
+            raise DeviceError(f"back() on {self.url}: {why}")
+
+    def pull_to_refresh(self) -> bool:
+        """Drag down from the top of the first scrollable list (iOS: the first table, collection or
+        scroll view); False when none is on screen."""
+        # the step loop has just read this screen's tree to decide on the refresh: no second fetch
+        tree = self._current_tree()
+        if self.platform == "ios":
+            target = refreshable_list(tree)
+            lists = [target] if target is not None and target.bounds is not None else []
+        else:
+            lists = [n for n in tree.nodes() if n.scrollable and n.bounds is not None]
+        if not lists:
+            return False
+        box = lists[0].bounds
+        assert box is not None
+        x = (box.left + box.right) // 2
+        start = box.top + max(10, box.height // 20)
+        end = min(box.bottom - 1, start + max(300, box.height // 2))
+        self.swipe(x, start, x, end, duration_ms=400)
+        return True
+
+    def _focused(self) -> WebElement:
+        try:
+            # the Appium driver builds its own WebElement class; selenium's stub types say otherwise
+            return cast(WebElement, self.driver.switch_to.active_element)
+        except WebDriverException as exc:
+            raise DeviceError(f"no focused field to type into on {self.url}: {exc.msg}") from exc
+
+    def _pointer(self, points: list[tuple[int, int]], *, hold_ms: int, move_ms: int = 0) -> None:
+        scale = self.scale
+        points = [(round(px / scale), round(py / scale)) for px, py in points]  # screenshot px -> driver units
+        finger = PointerInput(interaction.POINTER_TOUCH, "finger")
+        # duration=0: the default pointer move takes 250 ms, which a real server honours.
+        builder = ActionBuilder(self.driver, mouse=finger, duration=0)
+        first = points[0]
+        builder.pointer_action.move_to_location(int(first[0]), int(first[1]))
+        builder.pointer_action.pointer_down()
+        if hold_ms:
+            builder.pointer_action.pause(hold_ms / 1000)
+        for px, py in points[1:]:
+            finger.create_pointer_move(duration=move_ms, x=int(px), y=int(py))
+        builder.pointer_action.release()
+        self._act("pointer actions", builder.perform)
+
+    # -- apps ----------------------------------------------------------------------------------
+    def open_url(self, url: str) -> None:
+        """Load a page in a web session (a browser has no apps to activate)."""
+        if not self.is_web:
+            raise CapabilityUnavailable(f"open_url() needs a browser session; {self.url} runs a native app")
+        self._act(f"open {url}", lambda: self.driver.get(url))
+
+    def activate_app(self, package: str) -> None:
+        """Bring an app to the front; in a browser session an http(s) URL is opened instead."""
+        if self.is_web:
+            if package.startswith(("http://", "https://")):
+                self.open_url(package)
+                return
+            raise CapabilityUnavailable(
+                f"activate_app({package!r}): {self.url} is a browser session with no apps; pass a page URL"
+            )
+        self._act(f"activate {package}", lambda: self.driver.activate_app(package))
+
+    def terminate_app(self, package: str) -> bool:
+        if self.is_web:
+            raise CapabilityUnavailable(f"terminate_app({package!r}): {self.url} is a browser session with no apps")
+        return bool(self._act(f"terminate {package}", lambda: self.driver.terminate_app(package)))
+
+    def mobile(self, command: str, params: dict[str, Any] | None = None) -> Any:
+        """Run `mobile: <command>`; `CapabilityUnavailable` when this driver has no such command."""
+        if self.is_web:
+            raise CapabilityUnavailable(
+                f"'mobile: {command}' is not available on {self.url}: this is a browser session, whose "
+                "driver runs execute_script as page JavaScript"
+            )
+        return self._act(f"mobile: {command}", lambda: self.driver.execute_script(f"mobile: {command}", params or {}))
+
+    def home(self) -> None:
+        """The home screen, where app icons are: the HOME key on Android (`mobile: pressKey` 3), the
+        home button on iOS (`mobile: pressButton` home); the app left keeps its screen."""
+        if self.is_web:
+            raise CapabilityUnavailable(f"home() on {self.url}: a browser session has no home screen")
+        command, params = ios.HOME if self.platform == "ios" else android.HOME
+        self.mobile(command, params)
+
+    # -- sim-only ------------------------------------------------------------------------------
+    def set_faults(self, *mapping: Any, **faults: Any) -> None:
+        """Change the simulated phone's fault injection: `set_faults(refresh_delay=2.0, ...)`."""
+        if mapping:
+            raise TypeError("set_faults takes keywords, e.g. device.set_faults(refresh_delay=2.0); "
+                            "for a dict, unpack it: device.set_faults(**faults)")
+        self._require_sim("set_faults")
+        self._act("set faults", lambda: self.driver.execute_script("mobile: guistateFaults", faults))
+
+    def action_log(self) -> list[dict[str, Any]]:
+        """What really happened (effective actions only): the sim's log, or a test page's
+        `window.__guistateActionLog` (the web Feed keeps one in the same shape)."""
+        if self.is_web:
+            return list(self._page_hook("action_log", "return window.__guistateActionLog"))
+        self._require_sim("action_log")
+        return list(self._call("action log", lambda: self.driver.execute_script("mobile: guistateActionLog", {})))
+
+    def ground_truth(self) -> dict[str, Any]:
+        if self.is_web:
+            script = "return window.__guistateGroundTruth ? window.__guistateGroundTruth() : null"
+            return dict(self._page_hook("ground_truth", script))
+        self._require_sim("ground_truth")
+        return dict(self._call("ground truth", lambda: self.driver.execute_script("mobile: guistateGroundTruth", {})))
+
+    def _page_hook(self, what: str, script: str) -> Any:
+        value = self._call(what, lambda: self.driver.execute_script(script))
+        if value is None:
+            raise CapabilityUnavailable(
+                f"{what}(): the page open on {self.url} exposes no window.__guistate* hook "
+                "(only the sim and test pages such as the web Feed do)"
+            )
+        return value
+
+    def _require_sim(self, what: str) -> None:
+        if not self.is_sim:
+            raise CapabilityUnavailable(f"{what}() exists only on the simulated phone; this device is {self.url}")
+
+
+def _package_of(tree: UITree | None) -> str:
+    """The foreground app: iOS names it by the application's bundle id; Android by the first
+    package in the tree that is not the system UI."""
+    if tree is None:
+        return ""
+    if tree.platform == "ios":
+        return ios.ios_package(tree)
+    packages = [n.package for n in tree.nodes() if n.package and n.package != "com.android.systemui"]
+    return packages[0] if packages else ""

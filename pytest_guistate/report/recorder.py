@@ -6,8 +6,9 @@ wait in memory until the step that names them is recorded (then the crop's place
 is known, so redaction can fill the password boxes that overlap it), are redacted, written, and
 the step's journal line goes out with the file names. Bytes never named by a step or anchor are
 written at finish under `extra/` (e.g. the final frame of a failed light-tier test).
-Whole frames and before-crops go through `FrameStore`, which takes pixels from the observed
-`Frame` instead of decoding its PNG again (issue 6).
+Whole frames go through `FrameStore` (content-addressed under `frames/`, its pixels taken from the
+observed `Frame` instead of decoding the PNG again, issue 6), as do before-crops; crops are written
+under `crops/`.
 
 With `background=True` (what the plugin uses) the listener methods only take a snapshot of what
 they are given (dicts, PNG bytes or an encoder) and a `SerialWriter` thread does the encoding,
@@ -15,9 +16,9 @@ redaction and writing in event order, off the step loop; `drain()` waits for it 
 does), and a job that failed is reported as a `GuistateWarning` then, as a synchronous failure
 would have been. Readers of `steps`, `state`, `step_files`... drain first or accept lag.
 
-The recorder itself keeps the writer and the journal events; the screens it saw (their password
-boxes, `recorder_screens.py`) and the files (`put`, redaction, writing, `recorder_files.py`) are
-typed mixins over the protocols of `recorder_protocols.py`.
+Which password boxes apply to which bytes is the recorder's `ObservedScreens` (observed_screens.py):
+every observed screen passes through `on_observation` (wrap the session's screen in
+`RecordingScreen`), and each put asks it for the boxes of the screen the bytes show.
 """
 
 from __future__ import annotations
@@ -29,17 +30,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pytest_guistate.core.artifact_names import crop_region
+from pytest_guistate.core.artifact_names import CROPS_DIR, before_crop_name, crop_region
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.report.background import SerialWriter
 from pytest_guistate.report.diskio import ArtifactWriteError, describe_os_error
 from pytest_guistate.report.frame_store import FrameStore
-from pytest_guistate.report.images import FrameFormat
+from pytest_guistate.report.images import FrameFormat, image_size
 from pytest_guistate.report.journal import JOURNAL_NAME, JOURNAL_SCHEMA, JournalWriter
-from pytest_guistate.report.placement import Pending, RecordingScreen, crop_boxes, frame_role
-from pytest_guistate.report.recorder_files import FilesMixin, crop_path
-from pytest_guistate.report.recorder_screens import ScreensMixin
+from pytest_guistate.report.observed_screens import ObservedScreens
+from pytest_guistate.report.placement import (
+    Pending,
+    RecordingScreen,
+    crop_boxes,
+    fill_pending,
+    find_origin,
+    frame_role,
+)
 from pytest_guistate.report.redact import Redactor
 from pytest_guistate.report.source_line import test_source_line
 from pytest_guistate.report.viewer_tree import compact_tree, tree_key
@@ -47,6 +54,18 @@ from pytest_guistate.report.viewer_tree import compact_tree, tree_key
 __all__ = ["ArtifactRecorder", "Pending", "RecordingScreen"]
 
 DEFAULT_FRAME_FORMAT = FrameFormat()
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:80] or "artifact"
+
+
+def crop_path(name: str) -> str:
+    """Where a crop named `name` is written: the name itself when it is a `crop_name` path (the
+    session's and the healer's always are), else `crops/<name>` made safe."""
+    if name.startswith(f"{CROPS_DIR}/") and _safe(name[len(CROPS_DIR) + 1:]) == name[len(CROPS_DIR) + 1:]:
+        return name
+    return f"{CROPS_DIR}/{_safe(name)}"
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
@@ -62,7 +81,7 @@ def _as_dict(value: Any) -> dict[str, Any]:
     raise TypeError(f"expected an object with to_dict() or a dict, got {type(value).__name__}")
 
 
-class ArtifactRecorder(ScreensMixin, FilesMixin):
+class ArtifactRecorder:
     """Journals one test into `folder` (created by `create_test_folder`)."""
 
     def __init__(
@@ -89,7 +108,6 @@ class ArtifactRecorder(ScreensMixin, FilesMixin):
         self.frame_format = frame_format
         self.screen_size = screen_size
         self._pending: dict[str, Pending] = {}
-        self._screen_boxes: dict[str, list[Box]] = {}  # frame digest -> password boxes (insertion = time)
         self.frames = FrameStore(folder, frame_format)  # recent observations and the frame files
         self.before_crops = before_crops
         self.step_files: dict[int, dict[str, Any]] = {}  # step index -> files written (for Allure)
@@ -99,7 +117,6 @@ class ArtifactRecorder(ScreensMixin, FilesMixin):
         self._graph: Any = None
         self._last_state = ""
         self._last_goal = ""
-        self._last_tree: Any = None
         self._tree_key = ""  # content hash of the last tree journaled (repeats are referenced, not copied)
         self.bytes_by_step: dict[int, int] = {}
         self.steps: list[dict[str, Any]] = []  # scrubbed step records, for triage at finish
@@ -109,14 +126,12 @@ class ArtifactRecorder(ScreensMixin, FilesMixin):
         self.anchors: dict[str, Any] | None = None
         self.write_error: ArtifactWriteError | None = None  # the first write the disk refused
         self.journal = JournalWriter(folder / JOURNAL_NAME)
-        self._last_observed: tuple[bytes, list[Box]] | None = None  # PNG and password boxes of the last screen
-        self.defer_redaction = self.tier in ("light", "off")  # no page source per step for redaction (issue 12)
-        self._deferred: list[Any] = []  # observations whose tree is not read yet (light)
-        self._unknown: dict[str, None] = {}  # digests (oldest first) of screens that moved on before their tree was read
         self._writer = SerialWriter(inline=not background)
+        # light and off read no page source per step for redaction (issue 12): screens wait for a put
+        self.screens = ObservedScreens(self.redactor, self.frames, self._submit, defer=self.tier in ("light", "off"))
         # the device commands sent since the last step (`CommandLog.take`), for the viewer's action log
         self.command_source: Callable[[], list[dict[str, Any]]] | None = None
-        self.driver_log: Any = None  # where the finish reads this test's driver log from (runtime_session)
+        self.driver_log: Any = None  # where the finish reads this test's driver log from (runtime.py)
         self.journal.write("meta", {
             "schema": JOURNAL_SCHEMA, "nodeid": self.nodeid, "tier": self.tier,
             "worker": worker, "folder": folder.name, "started": round(time.time(), 3),
@@ -164,6 +179,100 @@ class ArtifactRecorder(ScreensMixin, FilesMixin):
             self.write_error = first
             raise first
 
+    # -- the screens and the files (ArtifactSink) ------------------------------------------------
+    def on_observation(self, observation: Any) -> None:
+        """Remember the password boxes of an observed screen (`ObservedScreens.observe`) before any
+        of its bytes can be put. The session does not call this itself: wrap its screen in
+        `RecordingScreen` so every `observe()` passes through here."""
+        frame = getattr(observation, "frame", None)
+        if frame is None:
+            return
+        if self.screen_size is None:
+            self.screen_size = image_size(frame.png)  # the first screen's: what whole frames are
+        self.screens.observe(observation)
+
+    def put(self, name: str, data: bytes | Callable[[], bytes], media_type: str = "image/png", *,
+            cut_from: Any = None) -> str:
+        """Take bytes (or a callable producing them, run on the writer) to be written when a
+        step or anchor names them; returns `name` at once. `cut_from`: the observed frame a crop
+        was cut from (its screen's boxes are the ones to fill)."""
+        if isinstance(data, (bytes, bytearray)):
+            data = bytes(data)
+        elif not callable(data):
+            raise TypeError(f"artifact {name!r} must be bytes or a callable producing them, got {type(data).__name__}")
+        self.screens.settle(resolve=True)  # password boxes of the screens it may show, known first
+        self._submit(f"put({name})", self._put, name, data, media_type, cut_from)
+        return name
+
+    def _put(self, name: str, data: bytes | Callable[[], bytes], media_type: str, cut_from: Any = None) -> None:
+        if callable(data):
+            data = data()
+            if not isinstance(data, (bytes, bytearray)):
+                raise TypeError(f"the encoder of artifact {name!r} returned {type(data).__name__}, not bytes")
+            data = bytes(data)
+        frame, key = self.frames.find(data)
+        boxes = self.screens.boxes_for(data, key, name, cut_from)
+        self._pending[name] = Pending(data, media_type, [*self.redactor.regions, *boxes], frame, key)
+
+    def _write_image(self, name: str, target: str | None, crop_boxes: list[Box], *, crop: bool) -> tuple[str, int]:
+        if name in self._written:
+            return self._written[name], 0
+        pending = self._pending.pop(name, None)
+        if pending is None:
+            return "", 0  # named but never put (e.g. the session keeps it elsewhere)
+        if not crop:  # content-addressed under frames/: reuse is free
+            target, size = self.frames.write(pending, self.screen_size)
+            self._written[name] = target
+            return target, size
+        data = self._redact(pending, crop_boxes)
+        assert target is not None
+        if (self.folder / target).exists():
+            self._written[name] = target
+            return target, 0
+        stored, size = self.frames.store_once(target, data)  # the same bytes as an earlier crop: linked
+        self._written[name] = stored
+        return stored, size
+
+    def _redact(self, pending: Pending, crop_boxes: list[Box]) -> bytes:
+        if not pending.boxes:
+            return pending.data
+        width, height = image_size(pending.data)
+        if self.screen_size is not None and (width, height) == self.screen_size:
+            return fill_pending(pending)  # a whole frame: boxes are already in its coordinates
+        origin = find_origin((width, height), crop_boxes)
+        if origin is None:
+            if self.screen_size is None and not crop_boxes:
+                return fill_pending(pending)  # a whole frame of unknown size: screen coordinates
+            # a crop we cannot place on the screen while secrets are on it: hide all of it
+            return fill_pending(Pending(pending.data, pending.media_type, [Box(0, 0, width, height)]))
+        return fill_pending(pending, origin)
+
+    def _before_crops(self, index: int, crops: list[str], numbers: list[int], boxes: list[Box]) -> tuple[list[str], int]:
+        """The same boxes cut from the before-frame, so a person sees what changed."""
+        targets: list[tuple[str, Box]] = []
+        for rel, number in zip(crops, numbers, strict=True):
+            if 0 <= number < len(boxes):
+                targets.append((before_crop_name(rel), boxes[number]))
+            else:
+                targets.append(("", Box(0, 0, 0, 0)))
+        return self.frames.before_crops(index, targets, list(self.redactor.regions))
+
+    def flush_extra(self) -> list[str]:
+        """Write bytes no step or anchor named (e.g. a final frame) under `extra/` (drains first)."""
+        self.drain()
+        names = []
+        for name in list(self._pending):
+            rel, _ = self._write_image(name, f"extra/{_safe(name)}.png", [], crop=True)
+            if rel:
+                names.append(rel)
+        if names and self.anchors is not None:  # anchors.json names the files, these included
+            anchors = [{**a, "crops": self._paths(a.get("crops") or [])} for a in self.anchors.get("anchors") or []]
+            self.anchors = {**self.anchors, "anchors": anchors}
+        return names
+
+    def _paths(self, names: list[str]) -> list[str]:
+        """The files artifact names went to (a name never written stays as it is)."""
+        return [self._written.get(name, name) for name in names]
 
     # -- SessionListener ---------------------------------------------------------------------
     def bind(self, session: Any) -> None:
@@ -251,9 +360,10 @@ class ArtifactRecorder(ScreensMixin, FilesMixin):
     def _tree_fields(self, step: dict[str, Any]) -> dict[str, Any]:
         """The compact UI tree after a step (standard/full every step, light only when it failed);
         a tree equal to the previous one journaled is referenced by its key instead of repeated."""
-        if self._last_tree is None or (self.tier == "light" and step.get("outcome") != "failed"):
+        tree = self.screens.last_tree
+        if tree is None or (self.tier == "light" and step.get("outcome") != "failed"):
             return {}
-        compact = compact_tree(self._last_tree)
+        compact = compact_tree(tree)
         if compact is None:
             return {}
         compact = self.redactor.scrub(compact)
@@ -321,7 +431,6 @@ class ArtifactRecorder(ScreensMixin, FilesMixin):
             anchors = [{**a, "crops": self._paths(a.get("crops") or [])} if isinstance(a, dict) else a
                        for a in graph.get("anchors") or []]
             self.anchors = self.redactor.scrub({**graph, "anchors": anchors})
-
 
     def _stream_links(self, upto: int) -> None:
         if self._graph is None:

@@ -5,6 +5,11 @@ redraws, spinners, toasts, the blinking cursor and transitions are testable with
 Capabilities (`Phone.from_capabilities`): `appium:appPackage`, `guistate:seed`, `guistate:screen`,
 `guistate:appVersion`, `guistate:faults`, `guistate:clock` ("realtime" or "frozen": frozen fixes
 the status-bar clock at 12:00:00, the cursor on and spinners still, while app timers keep running).
+
+Screenshots are cached as PNG bytes keyed by (state version, overlays, transition step), so an
+unchanged screen costs nothing. Every input (tap, long press, swipe, typing, back, app switches) is
+bracketed by `_begin`/`_end`, which snapshot the screen for ground truth, count effective actions
+(for the `popup_at_action` fault) and start transition animations.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices.sim.apps import (
     INSTALLED,
@@ -22,9 +29,10 @@ from pytest_guistate.devices.sim.apps import (
     AppContext,
     LauncherApp,
 )
-from pytest_guistate.devices.sim.apps.base import Metrics, View
+from pytest_guistate.devices.sim.apps.base import TEXT, Metrics, View
 from pytest_guistate.devices.sim.apps.drift import DRIFTS, is_app_version
 from pytest_guistate.devices.sim.apps.system import (
+    STATUS_BG,
     alert,
     status_bar,
     toast_window,
@@ -32,16 +40,17 @@ from pytest_guistate.devices.sim.apps.system import (
 from pytest_guistate.devices.sim.faults import Faults
 from pytest_guistate.devices.sim.keyboard import KeyHandlers, keyboard_window
 from pytest_guistate.devices.sim.model import AppState, SimError, SimNode
-from pytest_guistate.devices.sim.phone_frames import PhoneFrames
-from pytest_guistate.devices.sim.phone_input import PhoneInput
-from pytest_guistate.devices.sim.phone_views import find_view, to_simnodes
-from pytest_guistate.devices.sim.render import Renderer
-from pytest_guistate.devices.sim.truth import snapshot
+from pytest_guistate.devices.sim.phone_views import find_view, hit, scroll_target, to_simnodes
+from pytest_guistate.devices.sim.render import Overlay, Renderer, cursor_box
+from pytest_guistate.devices.sim.truth import Snapshot, changed_regions, snapshot
 from pytest_guistate.devices.sim.xml import PageSource
 
 __all__ = ["ManualClock", "Phone"]
 
 TOAST_S = 1.5
+CURSOR_HALF_PERIOD_S = 0.53
+ANIM_STEPS = 20
+PULL_TO_REFRESH_PX = 200  # reference px a downward drag must cover to trigger a refresh
 
 
 class ManualClock:
@@ -57,7 +66,7 @@ class ManualClock:
         self.t += seconds
 
 
-class Phone(PhoneInput, PhoneFrames):
+class Phone:
     """A deterministic Android-like phone; see the module docstring for capabilities."""
 
     def __init__(self, *, width: int = 1080, height: int = 2400, seed: int = 0, app_package: str | None = None,
@@ -91,7 +100,7 @@ class Phone(PhoneInput, PhoneFrames):
         self._root_cache: tuple[tuple[int, str], View, SimNode] | None = None
         self._source_cache: tuple[tuple[int, str], PageSource] | None = None
         self._png_cache: dict[tuple[Any, ...], bytes] = {}
-        self._before: tuple[dict[str, Any], list[Box], tuple[str, str], View] | None = None
+        self._before: tuple[Snapshot, list[Box], tuple[str, str], View] | None = None
         self._transition: tuple[float, View] | None = None
         self._closed = False
         self._keyboard_hidden: str | None = None  # the field whose keyboard was hidden (it keeps the focus)
@@ -283,6 +292,191 @@ class Phone(PhoneInput, PhoneFrames):
         """XPath over the current page source; hits as `SimNode`s (SimError "invalid selector")."""
         return self._page().find_xpath(expression)
 
+    # -- PhoneModel: pixels and ground truth ---------------------------------------------
+    def _overlays(self, root: View, now: float, for_truth: bool = False) -> list[Overlay]:
+        app = self._apps[self._foreground]
+        cursor_on = self.frozen or int((now - app.focus_since) / CURSOR_HALF_PERIOD_S) % 2 == 0
+        phase = 0 if self.frozen else int((now - self._t0) * Renderer.SPINNER_STEPS) % Renderer.SPINNER_STEPS
+        out: list[Overlay] = []
+        for view in root.walk():
+            kind = view.style.kind
+            if kind == "clock":
+                out.append(Overlay("clock", view.box, view.text, bg=STATUS_BG, fg=view.style.fg, size=view.style.size))
+            elif kind == "spinner":
+                out.append(Overlay("spinner", view.box, phase=phase, fg=view.style.fg))
+            elif kind == "edit" and view.focused and (cursor_on or for_truth):
+                out.append(Overlay("cursor", cursor_box(view, self.m.scale), fg=TEXT))
+        return out
+
+    def screenshot_png(self) -> bytes:
+        self._sync()
+        now = self.now()
+        root, _ = self._root_view()
+        overlays = self._overlays(root, now)
+        step = None
+        if self._transition is not None:
+            progress = (now - self._transition[0]) / max(1e-9, self._faults.animation_ms / 1000)
+            step = min(ANIM_STEPS - 1, int(progress * ANIM_STEPS))
+        key = (self._version, tuple(overlays), step)
+        cached = self._png_cache.get(key)
+        if cached is not None:
+            return cached
+        base = self._renderer.base(root)
+        if step is not None and self._transition is not None:
+            base = self._slide(self._renderer.base(self._transition[1]), base, step / ANIM_STEPS)
+            overlays = [o for o in overlays if o.kind == "clock"]
+        png = self._renderer.encode(self._renderer.compose(base, overlays))
+        if len(self._png_cache) >= 4:
+            self._png_cache.pop(next(iter(self._png_cache)))
+        self._png_cache[key] = png
+        return png
+
+    def _slide(self, old: np.ndarray, new: np.ndarray, progress: float) -> np.ndarray:
+        """An intermediate transition frame: the new screen slides in from the right."""
+        eased = 1.0 - (1.0 - progress) ** 2
+        dx = int(self.width * (1.0 - eased))
+        top = self.m.status_h
+        frame = old.copy()
+        frame[top:, dx:] = new[top:, : self.width - dx]
+        return frame
+
+    def ground_truth(self) -> dict[str, Any]:
+        """Semantic change between the screen before the most recent action and now (tree-based)."""
+        self._sync()
+        root, node = self._root_view()
+        after = snapshot(node)
+        noise = self._noise(root)
+        if self._before is None:
+            return {"changed": False, "regions": [], "noise": [b.as_list() for b in noise],
+                    "animating": self._transition is not None}
+        before, before_noise, _, _ = self._before
+        regions = changed_regions(before, after, gap=self.m.px(16))
+        unique = list(dict.fromkeys([*before_noise, *noise]))
+        return {"changed": bool(regions), "regions": [b.as_list() for b in regions],
+                "noise": [b.as_list() for b in unique], "animating": self._transition is not None}
+
+    def _noise(self, root: View) -> list[Box]:
+        return [o.box for o in self._overlays(root, self.now(), for_truth=True)]
+
+    # -- PhoneModel: input (each bracketed by `_begin`/`_end`) ---------------------------
+    def _point(self, x: int, y: int) -> tuple[int, int]:
+        for name, value, limit in (("x", x, self.width), ("y", y, self.height)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < limit:
+                raise SimError("move target out of bounds", f"{name}={value!r} is outside the {self.width}x{self.height} screen")
+        return int(x), int(y)
+
+    def _windows_now(self) -> list[View]:
+        root, _ = self._root_view()
+        return root.children
+
+    def tap(self, x: int, y: int) -> None:
+        x, y = self._point(x, y)
+        self._sync()
+        self._begin()
+        rate = self._faults.drop_tap_rate
+        if rate > 0 and self._drop_rng.random() < rate:
+            self._dropped.append({"t": round(self.now() - self._t0, 3), "app": self._foreground, "x": x, "y": y})
+            return  # lost by the touchscreen: no effect, no action counted
+        target, _ = hit(self._windows_now(), x, y)
+        self._record(self._foreground, "tap", x=x, y=y, target=target.key if target else None)
+        if target is not None and target.cls == "android.widget.EditText":
+            self._keyboard_hidden = None  # a tap on a field brings its keyboard (back) up
+        if target is not None and target.enabled and target.on_tap is not None:
+            target.on_tap()
+        self._end()
+
+    def long_press(self, x: int, y: int, duration_ms: int) -> None:
+        """Long-click listener if the view has one; otherwise the release clicks it, as on Android."""
+        x, y = self._point(x, y)
+        self._sync()
+        self._begin()
+        target, _ = hit(self._windows_now(), x, y, want_long=True)
+        self._record(self._foreground, "long_press", x=x, y=y, target=target.key if target else None,
+                     duration_ms=duration_ms)
+        if target is not None and target.enabled:
+            if target.on_long is not None:
+                target.on_long()
+            elif target.on_tap is not None:
+                target.on_tap()
+        self._end()
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int) -> None:
+        x1, y1 = self._point(x1, y1)
+        x2, y2 = self._point(x2, y2)
+        self._sync()
+        self._begin()
+        target = scroll_target(self._windows_now(), x1, y1)
+        self._record(self._foreground, "swipe", x1=x1, y1=y1, x2=x2, y2=y2,
+                     target=target.key if target else None, duration_ms=duration_ms)
+        if target is not None and abs(y2 - y1) > abs(x2 - x1):
+            self._scroll(target, y1 - y2)
+        self._end()
+
+    def _scroll(self, target: View, delta: int) -> None:
+        app = self._apps[target.package or self._foreground] if target.package in self._apps else self._apps[self._foreground]
+        old = app.scroll.get(target.key, 0)
+        if delta < 0 and old == 0 and target.on_refresh is not None:
+            if -delta >= self.m.px(PULL_TO_REFRESH_PX):
+                target.on_refresh()
+            return
+        if not target.scrollable:
+            return
+        new = max(0, min(old + delta, max(0, target.scroll_extent - target.box.height)))
+        if new != old:
+            app.scroll[target.key] = new
+            self._record(app.package, "scroll", target=target.key, offset_from=old, offset_to=new)
+
+    def _editable(self, key: str) -> tuple[App, View]:
+        self._sync()
+        root, _ = self._root_view()
+        view = find_view(root, key)
+        if view is None:
+            raise SimError("stale element reference", f"element {key!r} is not on the current screen")
+        if view.cls != "android.widget.EditText" or not view.enabled:
+            raise SimError("invalid element state", f"element {key!r} ({view.cls}) does not accept text input")
+        window = next(w for w in root.children if find_view(w, key) is not None)
+        app = self._apps.get(window.package or self._foreground, self._apps[self._foreground])
+        return app, view
+
+    def type_text(self, key: str, text: str) -> None:
+        """Append `text` (send_keys); a trailing newline presses the IME action key."""
+        if not isinstance(text, str):
+            raise SimError("invalid argument", f"text must be a string, got {type(text).__name__}")
+        app, view = self._editable(key)
+        self._begin()
+        enter = text.endswith("\n")
+        typed = text.rstrip("\n")
+        app.focus(key)
+        self._keyboard_hidden = None  # XCUITest taps the field first; UiAutomator2's focus shows the IME
+        app.on_text(key, app.texts.get(key, "") + typed)
+        app.focus_since = self.now()  # Android restarts the cursor blink on every edit
+        fields: dict[str, Any] = {"target": key, "length": len(typed)}
+        if not view.password:
+            fields["text"] = typed  # never log a password
+        self._record(app.package, "type", **fields)
+        if enter:
+            app.on_enter(key)
+        self._end()
+
+    def clear_text(self, key: str) -> None:
+        app, _ = self._editable(key)
+        self._begin()
+        app.focus(key)
+        app.on_text(key, "")
+        app.focus_since = self.now()
+        self._record(app.package, "clear", target=key)
+        self._end()
+
+    def back(self) -> None:
+        self._sync()
+        self._begin()
+        self._record(self._foreground, "back")
+        if self._popup_for is not None:
+            self._popup_wait()
+        elif not self._apps[self._foreground].back() and self._foreground != LAUNCHER:
+            self._foreground = LAUNCHER
+        self._end()
+
     # -- PhoneModel: apps, faults, logs --------------------------------------------------
     def _check_installed(self, package: str) -> None:
         if package != LAUNCHER and (package not in INSTALLED or package in self._removed):
@@ -379,7 +573,7 @@ class Phone(PhoneInput, PhoneFrames):
         self._png_cache.clear()
         self._windows_cache = self._root_cache = self._source_cache = None
 
-    # -- action bracketing (used by PhoneInput) ------------------------------------------
+    # -- action bracketing ---------------------------------------------------------------
     def _begin(self) -> None:
         """Remember the screen before an action: the 'before' of ground truth and transitions."""
         root, node = self._root_view()

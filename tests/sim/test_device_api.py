@@ -1,6 +1,5 @@
-"""`Device` is assembled from typed mixins (devices/observing, locating, inputs, apps; their MRO is
-checked in tests/plugin/test_typed_mixins.py): the README's device API is all there, and each part
-works on one session against the sim."""
+"""`Device` (devices/device.py): the README's device API is all there, and each part (observing,
+locating, inputs, apps) works on one session against the sim."""
 
 from __future__ import annotations
 
