@@ -159,7 +159,7 @@ class Journal:
         if step_index is None and open_step is not None:
             step_index = open_step.index
         return self.anchors.add(type, title, step_index=step_index, detail=detail, app=app, crops=crops,
-                                        data=data, timestamp=None)
+                                data=data, timestamp=None)
 
     def exception(self, title: str, record: StepRecord | None, **kwargs: Any) -> Anchor | None:
         """An EXCEPTION anchor (on `record`'s step), linked "blocks" to the milestone current now
@@ -192,9 +192,9 @@ class Journal:
     def conflict(self, conflict: Conflict, app: str) -> None:
         self.conflicts += 1
         anchor = self.exception(f"conflict: milestone {conflict.milestone!r}", None, app=app,
-                                 detail=f"{conflict.evidence} -> {conflict.resolution}",
-                                 data={"kind": "conflict", "milestone": conflict.milestone,
-                                       "resolution": conflict.resolution})
+                                detail=f"{conflict.evidence} -> {conflict.resolution}",
+                                data={"kind": "conflict", "milestone": conflict.milestone,
+                                      "resolution": conflict.resolution})
         if anchor is not None:
             anchor.step_index = conflict.step_index
             earlier = self._subgoals.get(conflict.milestone)
@@ -289,7 +289,7 @@ class Journal:
             if title is not None:
                 if is_system_alert(title) or not record.confirmed:
                     self.exception(f"pop-up {title!r}", record, app=app, crops=record.crops[:1],
-                                    data={"kind": "popup", "title": title})
+                                   data={"kind": "popup", "title": title})
                 else:
                     anchor = self.anchor(AnchorType.STATE_CHANGE, f"dialog {title!r} opened", step_index=record.index,
                                          app=app, data={"reason": "dialog", "title": title})
@@ -299,17 +299,17 @@ class Journal:
             stages = " -> ".join(f"{a.stage}:{a.verdict or '-'}{'' if a.expect_ok is None else '/expect ' + ('met' if a.expect_ok else 'unmet')}"
                                  for a in record.attempts)
             self.exception(f"stale screen after {record.name!r}", record, app=app, crops=list(record.crops),
-                            detail=f"{stages}; outcome {record.outcome}",
-                            data={"kind": "stale_screen", "outcome": record.outcome,
-                                  "attempts": [a.to_dict() for a in record.attempts]})
+                           detail=f"{stages}; outcome {record.outcome}",
+                           data={"kind": "stale_screen", "outcome": record.outcome,
+                                 "attempts": [a.to_dict() for a in record.attempts]})
         detect = self.host.hooks.detect_anchors
         if detect is not None and self.host.policy.anchors:  # the project's own (DESIGN §8), before the
             run_detectors(self, detect, record, before, after, transition, app)  # failure: it blocks the FINISH
         if failed:
             first_line = record.explanation.splitlines()[0] if record.explanation else "failed"
             self.exception(f"step {record.name!r} failed", record, app=app,
-                            crops=list(record.crops) + list(record.frames[-1:]), detail=first_line,
-                            data={"kind": "step_failed", "error": record.error})
+                           crops=list(record.crops) + list(record.frames[-1:]), detail=first_line,
+                           data={"kind": "step_failed", "error": record.error})
 
     def _update(self, record: StepRecord, before: Observation | None, after: Observation | None,
                 transition: Any, app: str) -> None:
@@ -323,7 +323,7 @@ class Journal:
         except Exception as exc:  # propagate, but surfaced first (TSR: measure updater errors)
             self.updater_errors += 1
             self.exception(f"state updater error: {type(exc).__name__}", record, app=app, detail=str(exc)[:200],
-                            data={"kind": "updater_error"})
+                           data={"kind": "updater_error"})
             raise
         reconcile(old, new, after, record.index)
         self.state = new
