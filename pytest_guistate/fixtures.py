@@ -19,9 +19,9 @@ import pytest
 
 from pytest_guistate.config import SessionMode, get_config
 from pytest_guistate.core.errors import RecordingFailed
-from pytest_guistate.items import APPIUM_SESSION_KEY, SESSION_KEY, did_test_fail, marker_kwargs
+from pytest_guistate.items import APPIUM_SESSION_KEY, SESSION_KEY, SessionInfo, did_test_fail, marker_kwargs
 from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime
-from pytest_guistate.session_reuse import HeldSession, SessionInfo, SessionKeeper, session_mode, test_failed
+from pytest_guistate.session_reuse import HeldSession, SessionKeeper, session_mode, test_failed
 
 if TYPE_CHECKING:
     from pytest_guistate.devices.device_list import DeviceSpec

@@ -6,13 +6,13 @@ test, its phase reports, its live terminal status, and the merged `@pytest.mark.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
     from pytest_guistate.progress import TerminalProgress  # noqa: F401 - named in a StashKey string
-    from pytest_guistate.session_reuse import SessionInfo  # noqa: F401 - named in a StashKey string
     from pytest_guistate.testsession import GuistateSession  # noqa: F401 - named in a StashKey string
 
 __all__ = [
@@ -21,16 +21,36 @@ __all__ = [
     "REPORTS_KEY",
     "REPORT_NAMES_KEY",
     "SESSION_KEY",
+    "SessionInfo",
     "attach_failure_section",
     "did_test_fail",
     "marker_kwargs",
     "remember_report",
 ]
 
+
+@dataclass
+class SessionInfo:
+    """What the journal's meta and the report header say about this test's Appium session.
+
+    Defined here, beside the key it is kept under, so `session_reuse.py` (which fills it) reads
+    items without items reading it back."""
+
+    mode: str  # test | worker
+    state: str  # new | reused
+    reason: str = ""  # why a new session (worker mode), e.g. "the previous test failed"
+    reset: str = ""  # which reset ran before a reused session was handed over
+    session_id: str = ""
+    tests: int = 1  # tests this session has served, this one included
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 SESSION_KEY = pytest.StashKey["GuistateSession"]()
 REPORTS_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
 LIVE_KEY = pytest.StashKey["TerminalProgress"]()
-APPIUM_SESSION_KEY = pytest.StashKey["SessionInfo"]()  # new or reused Appium session, which reset ran
+APPIUM_SESSION_KEY = pytest.StashKey[SessionInfo]()  # new or reused Appium session, which reset ran
 REPORT_NAMES_KEY = pytest.StashKey[tuple[str, str]]()  # (nodeid, location domain) without secrets
 
 

@@ -4,7 +4,7 @@ The `device` fixture asks the `SessionKeeper` of its test process for the sessio
 test left; the keeper hands it over only when it may be reused — same device, capabilities the
 reset can apply, the previous test passed — and after the app was reset (the user's
 `pytest_guistate_reset_app` hook, else the per-driver reset of `devices/reset.py`). Otherwise
-the fixture opens a new session, and `SessionInfo.reason` says why; the journal and the report
+the fixture opens a new session, and `SessionInfo.reason` (`items.py`, kept on the test's item) says why; the journal and the report
 header show it. A session the server ended (newCommandTimeout, deleted) is replaced once, with a
 warning.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -33,28 +33,13 @@ if TYPE_CHECKING:
     from pytest_guistate.devices.device import Device
     from pytest_guistate.devices.device_list import DeviceSpec
 
-__all__ = ["HeldSession", "SessionInfo", "SessionKeeper", "SessionReuseWarning", "session_mode", "test_failed"]
+__all__ = ["HeldSession", "SessionKeeper", "SessionReuseWarning", "session_mode", "test_failed"]
 
 ResetHook = Callable[["Device", dict[str, Any]], "ResetOutcome | None"]
 
 
 class SessionReuseWarning(UserWarning):
     """A reused session had to be replaced (expired on the server, or its reset failed)."""
-
-
-@dataclass
-class SessionInfo:
-    """What the journal's meta and the report header say about this test's Appium session."""
-
-    mode: str  # test | worker
-    state: str  # new | reused
-    reason: str = ""  # why a new session (worker mode), e.g. "the previous test failed"
-    reset: str = ""  # which reset ran before a reused session was handed over
-    session_id: str = ""
-    tests: int = 1  # tests this session has served, this one included
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

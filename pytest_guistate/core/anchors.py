@@ -17,9 +17,12 @@ import enum
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-__all__ = ["ANCHOR_SCHEMA", "Anchor", "AnchorGraph", "AnchorType", "Link", "LinkType"]
+if TYPE_CHECKING:
+    from pytest_guistate.core.records import StepRecord
+
+__all__ = ["ANCHOR_SCHEMA", "Anchor", "AnchorGraph", "AnchorPlacer", "AnchorType", "Link", "LinkType"]
 
 ANCHOR_SCHEMA = "guistate.anchors/1"
 
@@ -189,3 +192,16 @@ class AnchorGraph:
             "anchors": [a.to_dict() for a in self._anchors.values()],
             "links": [link.to_dict() for link in self._links],
         }
+
+
+class AnchorPlacer(Protocol):
+    """Who places anchors on a test's steps by the tier's rules (the session's `Journal`).
+
+    What the satellites that find anchors (detectors, the cycle guard) need, instead of the
+    session: `anchor` adds one when the tier records anchors (None otherwise); `exception` adds an
+    EXCEPTION on `record`, linked "blocks" to the milestone that was current when it completes."""
+
+    def anchor(self, type: AnchorType, title: str, *, step_index: int | None = None, detail: str = "",
+               app: str = "", crops: list[str] | None = None, data: dict[str, Any] | None = None) -> Anchor | None: ...
+
+    def exception(self, title: str, record: StepRecord | None, **kwargs: Any) -> Anchor | None: ...

@@ -14,6 +14,7 @@ run `limit` steps with no milestone, `CycleDetected` (a `StepFailed`) with the l
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -24,9 +25,9 @@ from pytest_guistate.core.errors import StepFailed
 from pytest_guistate.core.frame import FrameError
 
 if TYPE_CHECKING:
+    from pytest_guistate.core.anchors import AnchorPlacer
     from pytest_guistate.core.observation import Observation
-    from pytest_guistate.core.records import StepRecord
-    from pytest_guistate.core.session import TaskSession
+    from pytest_guistate.core.records import ArtifactSink, StepRecord
     from pytest_guistate.core.steploop import Verification
 
 __all__ = ["CycleDetected", "CycleGuard", "ScreenKey", "find_cycle", "screen_key"]
@@ -93,13 +94,16 @@ class CycleGuard:
     _progress: int = -1
     _anchored: bool = False
 
-    def after_step(self, session: TaskSession, record: StepRecord, verification: Verification | None) -> None:
-        """Feed one confirmed step; anchors a new loop, raises `CycleDetected` past the limit."""
-        if verification is None or not session.policy.compare:
+    def after_step(self, record: StepRecord, verification: Verification | None, *, milestones_done: int,
+                   steps: Sequence[StepRecord], journal: AnchorPlacer, artifacts: ArtifactSink,
+                   scale_divisor: int = 4) -> None:
+        """Feed one confirmed step of a tier that compares frames; anchors a new loop through
+        `journal`, raises `CycleDetected` past the limit. `milestones_done` tells the plan advanced;
+        `steps` and `artifacts` name the loop's screens (a step's crop, else a kept after-frame)."""
+        if verification is None:
             return
-        done = len(session.state.completed)
-        if done != self._progress:  # the plan advanced: whatever came before is no loop
-            self._progress, self._keys, self._steps, self._pngs = done, [], [], []
+        if milestones_done != self._progress:  # the plan advanced: whatever came before is no loop
+            self._progress, self._keys, self._steps, self._pngs = milestones_done, [], [], []
             self._anchored, self.warning = False, ""
         if not record.reads_trees and not verification.after.tree_fetched:
             # light, no check: no page source is read for this screen (tiers.py), and pixels alone would
@@ -108,7 +112,7 @@ class CycleGuard:
             self._anchored, self.warning = False, ""
             return
         try:
-            key = screen_key(verification.after, session.oracle.config.scale_divisor)
+            key = screen_key(verification.after, scale_divisor)
         except (FrameError, AttributeError):
             return
         self._keys = [*self._keys, key][-self.window:]
@@ -119,35 +123,32 @@ class CycleGuard:
             self._anchored, self.warning = False, ""
             return
         period, length = found
-        steps = self._steps[-length:]
+        loop_steps = self._steps[-length:]
         shape = "-".join("ABC"[i % period] for i in range(length))
-        self.warning = (f"You are going in circles: steps {steps[0]}-{steps[-1]} showed the screens {shape} without "
-                        "completing a milestone. Do something different, or finish with done(success=false).")
+        self.warning = (f"You are going in circles: steps {loop_steps[0]}-{loop_steps[-1]} showed the screens {shape} "
+                        "without completing a milestone. Do something different, or finish with done(success=false).")
         if not self._anchored:
             self._anchored = True
-            self._anchor(session, record, period, steps, shape, verification.after)
+            crops = self._loop_frames(steps, artifacts, period)
+            journal.exception(f"cycle: screens {shape} repeat", record, app=verification.after.package, crops=crops,
+                              detail=f"steps {loop_steps} repeat with period {period} while the plan does not advance",
+                              data={"kind": "cycle", "period": period, "steps": loop_steps, "failed": False})
         if self.limit and length >= self.limit:
-            crops = self._loop_frames(session, period)
+            crops = self._loop_frames(steps, artifacts, period)
             message = (f"step {record.index} {record.name!r}: the screens went round in a loop ({shape}, period "
-                       f"{period}) over steps {steps[0]}-{steps[-1]} with no milestone reached (limit {self.limit} "
-                       f"steps, ini guistate_cycle_limit); the loop's screens: {', '.join(crops) or '(not kept)'}")
-            session.journal._exception(f"loop of {length} steps: test failed", record, crops=crops, detail=message,
-                                       data={"kind": "cycle", "period": period, "steps": steps, "failed": True})
+                       f"{period}) over steps {loop_steps[0]}-{loop_steps[-1]} with no milestone reached (limit "
+                       f"{self.limit} steps, ini guistate_cycle_limit); the loop's screens: "
+                       f"{', '.join(crops) or '(not kept)'}")
+            journal.exception(f"loop of {length} steps: test failed", record, crops=crops, detail=message,
+                              data={"kind": "cycle", "period": period, "steps": loop_steps, "failed": True})
             raise CycleDetected(message, record)
 
-    def _anchor(self, session: TaskSession, record: StepRecord, period: int, steps: list[int], shape: str,
-                after: Observation) -> None:
-        crops = self._loop_frames(session, period)
-        session.journal._exception(f"cycle: screens {shape} repeat", record, app=after.package, crops=crops,
-                                   detail=f"steps {steps} repeat with period {period} while the plan does not advance",
-                                   data={"kind": "cycle", "period": period, "steps": steps, "failed": False})
-
-    def _loop_frames(self, session: TaskSession, period: int) -> list[str]:
+    def _loop_frames(self, steps: Sequence[StepRecord], artifacts: ArtifactSink, period: int) -> list[str]:
         """The loop's screens, one per step of the last period: the step's first crop (already written
         with its step), else its after-frame (kept under `extra/`)."""
-        records = {step.index: step for step in session.steps}
+        records = {step.index: step for step in steps}
         names: list[str] = []
         for index, png in self._pngs[-period:]:
             crops = records[index].crops if index in records else []
-            names.append(crops[0] if crops else session.artifacts.put(f"step{index:03d}-cycle", png))
+            names.append(crops[0] if crops else artifacts.put(f"step{index:03d}-cycle", png))
         return names

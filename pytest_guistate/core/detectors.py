@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_guistate.core.anchors import AnchorType
+from pytest_guistate.core.anchors import AnchorPlacer, AnchorType
 from pytest_guistate.core.artifact_names import crop_region
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.geometry import Box
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from pytest_guistate.core.observation import Observation
     from pytest_guistate.core.oracle_types import Transition
     from pytest_guistate.core.records import StepRecord
-    from pytest_guistate.core.session_journal import Journal
 
 __all__ = ["DETECTABLE", "DetectFn", "DetectedAnchor", "run_detectors"]
 
@@ -80,9 +79,10 @@ def _crops_for(record: StepRecord, transition: Transition | None, box: Box | Non
     return chosen
 
 
-def run_detectors(journal: Journal, detect: DetectFn, record: StepRecord, before: Observation | None,
+def run_detectors(journal: AnchorPlacer, detect: DetectFn, record: StepRecord, before: Observation | None,
                   after: Observation | None, transition: Transition | None, app: str) -> None:
-    """Call the detectors for one closed step and place what they found."""
+    """Call the detectors for one closed step and place what they found through `journal` (the
+    session's, which applies the tier's anchor rules)."""
     try:
         found = list(detect(record, before, after, transition) or [])
         for item in found:
@@ -99,7 +99,7 @@ def run_detectors(journal: Journal, detect: DetectFn, record: StepRecord, before
             data["box"] = item.box.as_list()
         crops = _crops_for(record, transition, item.box)
         if item.type is AnchorType.EXCEPTION:
-            journal._exception(item.title, record, app=app, crops=crops, detail=item.detail, data=data)
+            journal.exception(item.title, record, app=app, crops=crops, detail=item.detail, data=data)
             continue
         anchor = journal.anchor(AnchorType(item.type), item.title, step_index=record.index, detail=item.detail,
                                 app=app, crops=crops, data=data)

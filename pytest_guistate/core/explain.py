@@ -7,17 +7,49 @@ settled and refreshed, which crops decided it).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pytest_guistate.core.records import StepRecord
-from pytest_guistate.core.state import Progress
+from pytest_guistate.core.state import Progress, TaskState
 from pytest_guistate.core.tiers import TierPolicy
 
 if TYPE_CHECKING:
-    from pytest_guistate.core.session import TaskSession
+    from pytest_guistate.core.anchors import AnchorGraph
     from pytest_guistate.core.steploop import Verification
 
-__all__ = ["failure_section", "progress_text", "step_failure_text"]
+__all__ = ["TaskRecord", "failure_section", "progress_text", "step_failure_text"]
+
+
+class TaskRecord(Protocol):
+    """What the "guistate" section reads of a test (its `TaskSession`): the state and its
+    tracker, the step records, the anchors and the counters, all read-only."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def policy(self) -> TierPolicy: ...
+
+    @property
+    def state(self) -> TaskState: ...
+
+    @property
+    def progress(self) -> Progress: ...
+
+    @property
+    def steps(self) -> list[StepRecord]: ...
+
+    @property
+    def anchors(self) -> AnchorGraph: ...
+
+    @property
+    def episodes(self) -> int: ...
+
+    @property
+    def retries(self) -> int: ...
+
+    @property
+    def conflicts(self) -> int: ...
 
 
 def _attempt_line(record: StepRecord, i: int) -> str:
@@ -76,11 +108,11 @@ def progress_text(progress: Progress) -> str:
             f"current: {progress.current or 'none'}\nremaining: {remaining}")
 
 
-def failure_section(session: TaskSession, *, max_anchors: int = 8) -> str:
+def failure_section(task: TaskRecord, *, max_anchors: int = 8) -> str:
     """The "guistate" report section: what the test was doing when it failed."""
-    state = session.state
-    progress = session.progress
-    lines = [f"guistate {session.name or ''} (tier {session.policy.tier.value})".replace("  ", " ")]
+    state = task.state
+    progress = task.progress
+    lines = [f"guistate {task.name or ''} (tier {task.policy.tier.value})".replace("  ", " ")]
     lines.append(f"goal: {state.goal or '(no goal declared)'}")
     if state.plan:
         lines.append(f"progress: {len(progress.completed)}/{progress.total} milestones")
@@ -95,7 +127,7 @@ def failure_section(session: TaskSession, *, max_anchors: int = 8) -> str:
     if state.facts:
         facts = "; ".join(f"{k} = {f.value!r} (step {f.step!r}, {f.app or 'unknown app'})" for k, f in state.facts.items())
         lines.append(f"facts: {facts}")
-    steps = session.steps
+    steps = task.steps
     if steps:
         last = steps[-1]
         lines.append(f"last step {last.index} {last.name!r}: {last.outcome or 'running'}, "
@@ -112,10 +144,10 @@ def failure_section(session: TaskSession, *, max_anchors: int = 8) -> str:
             lines.append(f"  crops: {', '.join(last.crops[:4])}")
     if state.focus.next_focus:
         lines.append(f"next focus: {state.focus.next_focus}")
-    lines.append(f"steps: {len(steps)}, stale-screen episodes: {session.episodes}, retries: {session.retries}, "
-                 f"conflicts: {session.conflicts}")
-    anchors = session.anchors.last(max_anchors)
+    lines.append(f"steps: {len(steps)}, stale-screen episodes: {task.episodes}, retries: {task.retries}, "
+                 f"conflicts: {task.conflicts}")
+    anchors = task.anchors.last(max_anchors)
     if anchors:
-        lines.append(f"anchors (last {len(anchors)} of {len(session.anchors)}):")
+        lines.append(f"anchors (last {len(anchors)} of {len(task.anchors)}):")
         lines += [f"  {anchor.line()}" for anchor in anchors]
     return "\n".join(lines)

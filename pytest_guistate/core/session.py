@@ -4,7 +4,8 @@ Verbs: `goal` (summary + plan), `step` / `perform` (act, observe, verify with se
 retry-only-if-proven-and-idempotent), `milestone`, `remember` / `recall`, `assert_complete`,
 `finish`. Each step updates S_t through the `StateUpdater`, records anchors, and notifies
 listeners (journal, HTML, Allure reporters). What a tier switches on is in `tiers.py`;
-the verification loop itself is `steploop.py`; bookkeeping after a step is `session_journal.py`;
+the verification loop itself is `steploop.py`; bookkeeping after a step, the state and the
+anchors are `session_journal.py`'s `Journal`;
 `milestone`, `assert_complete`, `remember` and `recall` are `session_progress.py` (a mixin).
 """
 
@@ -13,10 +14,10 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from pytest_guistate.core import watchdog
-from pytest_guistate.core.anchors import AnchorGraph
+from pytest_guistate.core.anchors import Anchor
 from pytest_guistate.core.checks import Check, CheckSpec, as_check
 from pytest_guistate.core.cycles import CycleGuard
 from pytest_guistate.core.errors import (
@@ -32,7 +33,7 @@ from pytest_guistate.core.observation import Observation, Screen, TreeExpired
 from pytest_guistate.core.oracle import VisualOracle
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.records import ArtifactSink, MemoryArtifacts, StepRecord
-from pytest_guistate.core.session_journal import FrameWindow, Journal, SessionListener
+from pytest_guistate.core.session_journal import FrameWindow, Journal
 from pytest_guistate.core.session_progress import ProgressVerbs
 from pytest_guistate.core.settle import Clock, SettlePolicy, SystemClock, settle
 from pytest_guistate.core.state import (
@@ -47,7 +48,7 @@ from pytest_guistate.core.updater import OfflineUpdater, StateUpdater
 
 _T = TypeVar("_T")
 
-__all__ = ["StepHandle", "TaskSession"]
+__all__ = ["SessionListener", "StepHandle", "TaskSession"]
 
 _OUTCOME_BY_STAGE = {"initial": "ok", "settle": "settled", "wait": "settled", "refresh": "refreshed", "retry": "retried"}
 
@@ -64,6 +65,18 @@ def _tree_still_readable(observation: Observation) -> bool:
     except TreeExpired:
         return False
     return True
+
+
+class SessionListener(Protocol):
+    """Reporters implement any subset of these (missing methods are skipped); the journal calls them."""
+
+    def on_step(self, record: StepRecord) -> None: ...
+
+    def on_anchor(self, anchor: Anchor) -> None: ...
+
+    def on_state(self, state: TaskState) -> None: ...
+
+    def on_finish(self, session: TaskSession) -> None: ...
 
 
 class StepHandle:
@@ -124,12 +137,11 @@ class TaskSession(ProgressVerbs):
         self.artifacts: ArtifactSink = artifacts if artifacts is not None else MemoryArtifacts()
         self.on_milestone_failure = on_milestone_failure
         self.reuse_window_s = reuse_window_s
-        self.journal = Journal(self, list(listeners))
-        self.anchors = AnchorGraph(on_add=self.journal.emit_anchor)
+        self.journal = Journal(self, list(listeners))  # owns the state S_t and the anchor graph
+        self.anchors = self.journal.anchors
         self.frames = FrameWindow(self.policy.frames_window)
         self.loop = StepLoop(self.screen, self.oracle, self.policy, self.settle_policy, self.clock, self.hooks,
                              self._observe, self._note_action, probe=probe)
-        self._state = TaskState()
         self._steps: list[StepRecord] = []
         self._refresh: Callable[[], object] | None = None
         self._goal_set = False
@@ -139,8 +151,6 @@ class TaskSession(ProgressVerbs):
         self.last_transition: Transition | None = None
         self.episodes = 0  # stale-screen episodes (a first check unmet)
         self.retries = 0
-        self.conflicts = 0
-        self.updater_errors = 0
         self.outcome: str | None = None  # set by finish()
         self.cycles = CycleGuard()  # screens going round without a milestone (issue 14)
 
@@ -155,7 +165,22 @@ class TaskSession(ProgressVerbs):
     # -- read-only views -------------------------------------------------------------------
     @property
     def state(self) -> TaskState:
-        return self._state
+        return self.journal.state
+
+    @property
+    def conflicts(self) -> int:
+        """State-vs-screen conflicts recorded so far (the journal counts them)."""
+        return self.journal.conflicts
+
+    @property
+    def updater_errors(self) -> int:
+        """State updates that raised so far (the journal counts them)."""
+        return self.journal.updater_errors
+
+    @property
+    def last_observation(self) -> Observation | None:
+        """The newest look at the screen (None before the first)."""
+        return self._last[0] if self._last else None
 
     @property
     def current_step(self) -> StepRecord | None:
@@ -168,13 +193,11 @@ class TaskSession(ProgressVerbs):
 
     @property
     def progress(self) -> Progress:
-        s = self._state
-        remaining = s.remaining
-        return Progress(list(s.completed), remaining[0] if remaining else None, remaining[1:], len(s.plan))
+        return self.state.progress()
 
     @property
     def goal_text(self) -> str:
-        return self._state.goal
+        return self.state.goal
 
     def failure_section(self, max_anchors: int = 8) -> str:
         """Plain-text report section "guistate" (no ANSI): goal, progress, last step, anchors."""
@@ -185,7 +208,7 @@ class TaskSession(ProgressVerbs):
         """Declare the task: S_0 comes from this alone. Plans longer than the tier's
         `max_plan_length` warn (TSR: over-decomposition makes the actor verify item by item)."""
         if self._goal_set:
-            raise GuistateError(f"goal() was already declared for this test ({self._state.goal!r})")
+            raise GuistateError(f"goal() was already declared for this test ({self.state.goal!r})")
         if not isinstance(text, str) or not text.strip():
             raise ValueError("goal() needs the task in words, e.g. goal('delete the second post', plan=[...])")
         milestones = normalise_plan(list(plan))
@@ -196,11 +219,11 @@ class TaskSession(ProgressVerbs):
                 "this finely makes the actor verify item by item (TSR). Group related items; the plan "
                 "is kept as given."), stacklevel=2)
         self._goal_set = True
-        self._state.goal = text.strip()
-        self._state.plan = milestones
+        self.state.goal = text.strip()
+        self.state.plan = milestones
         self._refresh = refresh
-        self._state.focus.next_focus = f"continue with: {milestones[0].name}" if milestones else "continue with the goal"
-        self.journal.emit_state(self._state)
+        self.state.focus.next_focus = f"continue with: {milestones[0].name}" if milestones else "continue with the goal"
+        self.journal.emit_state(self.state)
 
     # -- acting ----------------------------------------------------------------------------
     @contextmanager
@@ -356,7 +379,7 @@ class TaskSession(ProgressVerbs):
             return True
         if check is not None and (check.needs_tree or not getattr(self.screen, "find_checks", False)):
             return True  # a locator check is a find only on a screen that answers finds (issue 24)
-        state = self._state
+        state = self.state
         names = [state.current, state.completed[-1] if state.completed else None]
         return any(m is not None and m.check is not None for m in map(state.milestone, filter(None, names)))
 
@@ -403,7 +426,10 @@ class TaskSession(ProgressVerbs):
         else:
             record.outcome = "retried" if attempt > 0 else _OUTCOME_BY_STAGE[verification.stage]
         self.journal.close_step(record, before, verification)
-        self.cycles.after_step(self, record, verification)
+        if self.policy.compare:  # a loop is seen in compared frames only
+            self.cycles.after_step(record, verification, milestones_done=len(self.state.completed), steps=self._steps,
+                                   journal=self.journal, artifacts=self.artifacts,
+                                   scale_divisor=self.oracle.config.scale_divisor)
 
     def _fail(self, record: StepRecord, before: Observation | None, verification: Verification, why: str,
               check: Check | None = None) -> None:

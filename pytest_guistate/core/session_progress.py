@@ -34,7 +34,6 @@ __all__ = ["ProgressVerbs"]
 class ProgressVerbs:
     """Needs, from the session it is mixed into, the attributes and methods declared here."""
 
-    _state: TaskState
     _steps: list[StepRecord]
     _open_step: StepRecord | None
     _last: tuple[Observation, int, float, object] | None
@@ -47,6 +46,10 @@ class ProgressVerbs:
     clock: Clock
     loop: StepLoop
     on_milestone_failure: str
+
+    @property
+    def state(self) -> TaskState:
+        raise NotImplementedError
 
     @property
     def progress(self) -> Progress:
@@ -62,7 +65,7 @@ class ProgressVerbs:
     def milestone(self, name: str) -> bool:
         """Mark `name` reached. Its check (if any) is evaluated on the current screen, after a
         settle if needed; if it fails the screen wins (see `on_milestone_failure`)."""
-        state = self._state
+        state = self.state
         milestone = state.milestone(name)
         if milestone is None:
             if state.plan:
@@ -101,7 +104,7 @@ class ProgressVerbs:
     def assert_complete(self) -> None:
         progress = self.progress
         if progress.current is not None:
-            raise ProgressIncomplete(f"task not complete: {self._state.goal!r}\n{progress_text(progress)}",
+            raise ProgressIncomplete(f"task not complete: {self.state.goal!r}\n{progress_text(progress)}",
                                      progress.completed, progress.current, progress.remaining)
 
     # -- facts -----------------------------------------------------------------------------
@@ -119,12 +122,12 @@ class ProgressVerbs:
                                      detail=f"{value!r} from step {source!r}" if source else repr(value),
                                      app=app, data={"key": key, "value": repr(value), "source_step": source})
         fact.anchor_id = anchor.id if anchor else None
-        self._state.facts[key] = fact
-        self.journal.emit_state(self._state)
+        self.state.facts[key] = fact
+        self.journal.emit_state(self.state)
 
     def recall(self, key: str) -> Any:
         """The remembered value; records a DEPENDENCY anchor naming the step and app it came from."""
-        facts = self._state.facts
+        facts = self.state.facts
         if key not in facts:
             raise KeyError(f"nothing remembered under {key!r}; known keys: {sorted(facts)}")
         fact = facts[key]
@@ -147,7 +150,7 @@ class ProgressVerbs:
 
     def _record_conflicts(self, conflicts: list[Conflict], app: str) -> None:
         for conflict in conflicts:
-            self._state.focus.conflicts.append(conflict)
+            self.state.focus.conflicts.append(conflict)
             self.journal.conflict(conflict, app)
 
     def _foreground(self) -> str:

@@ -184,6 +184,11 @@ class TaskState:
     def to_json(self, *, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
+    def progress(self) -> Progress:
+        """Where the test is on its plan now (a snapshot: completed, current, the rest, total)."""
+        remaining = self.remaining
+        return Progress(list(self.completed), remaining[0] if remaining else None, remaining[1:], len(self.plan))
+
 
 @dataclass(frozen=True)
 class Progress:

@@ -17,15 +17,10 @@ from typing import Any
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.report.artifacts import Retain, discard_folder, should_retain
 from pytest_guistate.report.diskio import ArtifactWriteError, replace_file, write_file
-from pytest_guistate.report.html import (
-    REPORT_NAME,
-    TIMELINE_NAME,
-    render_report,
-    render_timeline_svg,
-    report_model,
-)
+from pytest_guistate.report.html import render_report, render_timeline_svg, report_model
 from pytest_guistate.report.journal import read_journal
 from pytest_guistate.report.names import relabel
+from pytest_guistate.report.pages import REPORT_NAME, TIMELINE_NAME
 from pytest_guistate.report.recorder import ArtifactRecorder
 from pytest_guistate.report.summary import TestSummary, summarize
 from pytest_guistate.report.triage import Triage, triage

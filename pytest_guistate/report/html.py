@@ -20,21 +20,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
 from pytest_guistate.report.diskio import ArtifactWriteError, replace_file
 from pytest_guistate.report.images import data_uri, image_size, thumbnail
+from pytest_guistate.report.index import read_summary_tests, rows_from_summary, write_index
 from pytest_guistate.report.journal import Journal, JournalError, read_journal
 from pytest_guistate.report.page_images import PageImages
+from pytest_guistate.report.pages import REPORT_NAME, environment, error_lines
 from pytest_guistate.report.timeline import layout_timeline
 from pytest_guistate.report.triage import triage
 from pytest_guistate.report.viewer_model import step_extras, tree_defs, unplaced_exchanges
 
 __all__ = [
-    "REPORT_NAME",
-    "TIMELINE_NAME",
-    "environment",
     "rebuild_report",
     "render_report",
     "render_timeline_svg",
@@ -43,38 +41,8 @@ __all__ = [
     "write_final_json",
 ]
 
-REPORT_NAME = "report.html"
-TIMELINE_NAME = "timeline.svg"
-FRAME_BUDGET = 6 * 1024 * 1024  # kept for callers: display copies made the budget moot (issue 23)
-
-
-def _environment() -> Environment:
-    return Environment(
-        loader=PackageLoader("pytest_guistate.report", "templates"),
-        autoescape=select_autoescape(enabled_extensions=("html", "svg", "j2"), default=True),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-
-
-def _text(value: Any) -> Markup:
-    """Escape for element content only (`&`, `<`, `>`): big JSON blocks in `<pre>` stay readable
-    in the source and a third smaller than with quotes escaped too. Never use in attributes."""
-    text = str(value)
-    return Markup(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
-
-
 _BETWEEN_TAGS = re.compile(r">\n[ \t\n]+<")
-_ENV = _environment()
-_ENV.filters["text"] = _text
-# what an <img> shows until its step is first shown and the page sets its display copy (1x1 GIF)
-_ENV.globals["PLACEHOLDER"] = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
-
-
-def environment() -> Environment:
-    """The one autoescaping Jinja2 environment of the report templates (report, timeline, index)."""
-    return _ENV
+FRAME_BUDGET = 6 * 1024 * 1024  # kept for callers: display copies made the budget moot (issue 23)
 
 
 @dataclass
@@ -199,14 +167,6 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
     }
 
 
-def error_lines(error: str | None) -> list[str]:
-    """The assertion message of a failure: pytest's `E` lines, else the first line."""
-    if not error or not error.strip():
-        return []
-    lines = [line[1:].strip() for line in error.splitlines() if line.startswith("E ")]
-    return lines or [error.strip().splitlines()[0]]
-
-
 def _failed_step(steps: list[dict[str, Any]]) -> int | None:
     """The step the viewer opens first: the last failed one (the one the test died on)."""
     failed = [s["index"] for s in steps if s["outcome"] == "failed"]
@@ -268,13 +228,13 @@ def _frame_screen(path: Path) -> list[int]:
 
 def render_timeline_svg(model: dict[str, Any]) -> str:
     layout = layout_timeline(model["records"], model["anchors"], model["links"], model["thumbs"])
-    return _ENV.get_template("timeline.svg.j2").render(t=layout, title=model["nodeid"])
+    return environment().get_template("timeline.svg.j2").render(t=layout, title=model["nodeid"])
 
 
 def render_report(journal: Journal, *, frame_budget: int = FRAME_BUDGET, model: dict[str, Any] | None = None) -> str:
     model = model if model is not None else report_model(journal, frame_budget=frame_budget)
     svg = Markup(render_timeline_svg(model))  # already escaped by its own autoescaping template
-    page = _ENV.get_template("report.html.j2").render(m=model, timeline_svg=svg)
+    page = environment().get_template("report.html.j2").render(m=model, timeline_svg=svg)
     # indentation between tags is a few % of a 100-step page; text never holds a raw "<" (escaped)
     return _BETWEEN_TAGS.sub(">\n<", page)
 
@@ -340,8 +300,6 @@ def report_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_index(root: Path, summary: Path | None) -> int:
-    from pytest_guistate.report.index import read_summary_tests, rows_from_summary, write_index
-
     if not root.is_dir():
         print(f"guistate report: --run {root} is not a directory", file=sys.stderr)
         return 1

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_guistate.report.diskio import replace_file
-from pytest_guistate.report.html import REPORT_NAME, environment, error_lines
 from pytest_guistate.report.journal import JOURNAL_NAME, JournalError, read_journal
+from pytest_guistate.report.pages import REPORT_NAME, environment, error_lines
 
 __all__ = ["INDEX_NAME", "IndexRow", "rows_from_folders", "rows_from_summary", "write_index"]
 

@@ -1,4 +1,5 @@
-"""`mobile:` execute methods of the UiAutomator2 driver, plus the sim-only `guistate*` ones.
+"""`mobile:` execute methods of the UiAutomator2 driver (the sim-only `guistate*` ones and the
+dispatch of a script to its persona's table are `scripts.py`, above both personas).
 
 Recent Appium clients route app management and key presses through `execute_script("mobile: ...")`
 instead of dedicated endpoints, so these must behave like the UiAutomator2 driver. Errors follow
@@ -17,7 +18,7 @@ from pytest_guistate.devices.sim.actions import focused_node
 from pytest_guistate.devices.sim.errors import W3CError, arg_int, arg_number, arg_str, invalid_argument
 from pytest_guistate.devices.sim.session import SimSession, element_ref
 
-__all__ = ["MOBILE_COMMANDS", "app_id", "execute_script", "tree_signature"]
+__all__ = ["MOBILE_COMMANDS", "app_id", "press_keycode", "tree_signature"]
 
 MobileHandler = Callable[[SimSession, dict[str, Any]], Any]
 MOBILE_COMMANDS: dict[str, MobileHandler] = {}
@@ -29,29 +30,6 @@ def _command(name: str) -> Callable[[MobileHandler], MobileHandler]:
         return handler
 
     return register
-
-
-def execute_script(session: SimSession, body: dict[str, Any]) -> Any:
-    """`POST /execute/sync` body `{"script": "mobile: name", "args": [{...}]}`; lock held by caller."""
-    script = arg_str(body, "script").strip()
-    args = body.get("args", [])
-    if not isinstance(args, list):
-        raise invalid_argument("'args' must be a list")
-    if not script.startswith("mobile:"):
-        raise W3CError("unknown method", "only 'mobile: <name>' scripts run in the NATIVE_APP context")
-    name = script.removeprefix("mobile:").strip()
-    params = args[0] if args else {}
-    if not isinstance(params, dict):
-        raise invalid_argument(f"'mobile: {name}' takes one JSON object argument, got {type(params).__name__}")
-    if getattr(session.phone, "platform", "android") == "ios":
-        from pytest_guistate.devices.sim.ios.mobile import execute_ios
-
-        return execute_ios(session, name, params)
-    handler = MOBILE_COMMANDS.get(name)
-    if handler is None:
-        known = ", ".join(sorted(MOBILE_COMMANDS))
-        raise W3CError("unknown command", f"unknown mobile command {name!r}; the simulated phone supports: {known}")
-    return handler(session, params)
 
 
 def app_id(params: dict[str, Any]) -> str:
@@ -243,27 +221,3 @@ def _press_key(session: SimSession, params: dict[str, Any]) -> None:
 @_command("shell")
 def _shell(session: SimSession, params: dict[str, Any]) -> None:
     raise W3CError("unsupported operation", "'mobile: shell' needs adb; the simulated phone has none")
-
-
-def set_faults(session: SimSession, params: dict[str, Any]) -> dict[str, Any]:
-    """Body `{"faults": {...}}`, or the fault mapping itself."""
-    faults = params["faults"] if set(params) == {"faults"} else params
-    if not isinstance(faults, dict):
-        raise invalid_argument("'faults' must be a JSON object")
-    session.phone.set_faults(faults)
-    return faults
-
-
-@_command("guistateFaults")
-def _faults(session: SimSession, params: dict[str, Any]) -> None:
-    set_faults(session, params)
-
-
-@_command("guistateActionLog")
-def _action_log(session: SimSession, params: dict[str, Any]) -> list[dict[str, Any]]:
-    return session.phone.action_log()
-
-
-@_command("guistateGroundTruth")
-def _ground_truth(session: SimSession, params: dict[str, Any]) -> dict[str, Any]:
-    return session.phone.ground_truth()

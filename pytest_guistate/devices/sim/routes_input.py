@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_guistate.devices.sim import mobile
+from pytest_guistate.devices.sim import mobile, scripts
 from pytest_guistate.devices.sim.actions import focused_node, parse_actions
 from pytest_guistate.devices.sim.errors import W3CError, arg_int
 from pytest_guistate.devices.sim.routes import Request, route
@@ -89,7 +89,7 @@ def _press_keycode(req: Request) -> Any:
 @route("POST", "/session/{sid}/execute/async")
 @route("POST", "/session/{sid}/execute")
 def _execute(req: Request) -> Any:
-    return mobile.execute_script(req.sess, req.body)
+    return scripts.execute_script(req.sess, req.body)
 
 
 def _ios_only(req: Request, method: str, what: str) -> None:
@@ -120,7 +120,7 @@ route("POST", "/session/{sid}/alert/dismiss")(lambda req: _alert_press(req, "dis
 
 @route("POST", "/session/{sid}/guistate/faults")
 def _faults(req: Request) -> Any:
-    return mobile.set_faults(req.sess, req.body)
+    return scripts.set_faults(req.sess, req.body)
 
 
 @route("GET", "/session/{sid}/guistate/action_log")

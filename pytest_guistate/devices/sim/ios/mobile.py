@@ -237,14 +237,3 @@ def _press_button(session: SimSession, params: dict[str, Any]) -> None:
         session.phone.press_home()
     elif name not in ("volumeup", "volumedown"):
         raise invalid_argument(f"The button name {name!r} is unknown; use home, volumeUp or volumeDown")
-
-
-def _shared() -> None:
-    """The sim-only commands exist on both personas (faults, action log, ground truth)."""
-    from pytest_guistate.devices.sim.mobile import MOBILE_COMMANDS
-
-    for name in ("guistateFaults", "guistateActionLog", "guistateGroundTruth"):
-        IOS_MOBILE_COMMANDS[name] = MOBILE_COMMANDS[name]
-
-
-_shared()
