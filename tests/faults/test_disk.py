@@ -189,13 +189,37 @@ def test_two_runs_share_one_artifacts_dir_and_a_shared_summary_is_refused(pytest
 
 # Issue 22: a real full disk, a 256 KB tmpfs mounted in a private mount namespace (`unshare`), so the mount
 # ends with the shell that made it, whatever happens to the test; what the test reads is copied out first.
-# The size is well under what the inner run writes at standard (~600 KB: journal, crops, report), so the disk
-# fills midway through the twelve steps (2 MB held everything once issue 23 made the crops smaller).
+# The inner run is the six rounds over three authors' dialogs at full tier: a new frame per step (~35 KB) is
+# most of what it writes (~900 KB in all), so the disk fills midway on an image, not on the journal. (ROUNDS
+# at standard no longer fills it: issue 23 stores a repeated crop once, and 2 MB held everything.)
+FULL_DISK_ROUNDS = '''
+import pytest
+from pytest_guistate import gone
+
+SECRET = "hunter2-never-in-logs"
+AUTHORS = ("Bob", "Carol", "Alice")
+
+
+@pytest.mark.guistate(app="com.guistate.feed", cycle_limit=0)
+def test_flow(device, guistate):
+    guistate.secret(SECRET)
+    guistate.goal("Open and cancel a delete dialog, six times", plan=["done"])
+    for i in range(6):
+        author = AUTHORS[i % len(AUTHORS)]
+        with guistate.step(f"open the delete dialog {i}", expect=f"Delete post by {author}?"):
+            device.tap(desc=f"Delete post by {author}")
+        with guistate.step(f"cancel {i}", expect=gone(f"Delete post by {author}?")):
+            device.back()
+
+
+def test_after():
+    pass
+'''
 ON_A_FULL_DISK = r'''
 set -u
 mkdir -p out
 mount -t tmpfs -o size=256k tmpfs out || exit 97
-"{python}" -m pytest {base} --guistate=standard test_inner.py > inner.txt 2>&1
+"{python}" -m pytest {base} --guistate=full test_inner.py > inner.txt 2>&1
 echo "$?" > inner.rc
 for folder in out/*/; do "{python}" -m pytest_guistate.cli report "$folder" > report.txt 2>&1; echo "$?" > report.rc; done
 cp -a out copy 2>/dev/null
@@ -223,7 +247,7 @@ def test_a_full_disk_journals_the_step_naming_the_file_and_report_never_tears(py
     if unshare is None:
         pytest.skip("no private mount namespace for a tmpfs here (unshare --mount refused); the file-size-limit "
                     "and /dev/full cases above cover the write path without one")
-    pytester.makepyfile(test_inner=ROUNDS)
+    pytester.makepyfile(test_inner=FULL_DISK_ROUNDS)
     script = ON_A_FULL_DISK.format(base=" ".join(BASE), python=sys.executable)
     started = time.monotonic()
     subprocess.run([*unshare, "sh", "-c", script], cwd=pytester.path, timeout=150, check=True)
@@ -234,7 +258,7 @@ def test_a_full_disk_journals_the_step_naming_the_file_and_report_never_tears(py
     result.assert_outcomes(failed=1, passed=1)  # the next test runs
     assert elapsed < 60
     assert "Traceback" not in text, text[-3000:]
-    assert re.search(r"ArtifactWriteError: cannot write out/test_inner.py-test_flow/crops/step-\d+-\S+\.png: "
+    assert re.search(r"ArtifactWriteError: cannot write out/test_inner.py-test_flow/(crops|frames)/\S+\.(png|jpg): "
                      r"No space left on device \[ENOSPC\]: the disk is full", text), text[-3000:]
     folder = out.folders()[0]
     events = [json.loads(line) for line in (folder / "journal.jsonl").read_text("utf-8").splitlines()]  # all whole
@@ -242,7 +266,7 @@ def test_a_full_disk_journals_the_step_naming_the_file_and_report_never_tears(py
     refused = [e for e in steps if "unwritten" in e]
     assert refused, "no step says which file the disk refused"
     assert len(steps) - steps.index(refused[0]) <= 2, "the test ran on well past the refused write"
-    assert refused[0]["unwritten"]["file"].startswith("crops/step-")
+    assert refused[0]["unwritten"]["file"].startswith(("crops/step-", "frames/"))
     assert refused[0]["unwritten"]["error"] == "No space left on device [ENOSPC]: the disk is full"
     assert "tree" not in refused[0] and len(json.dumps(refused[0])) < 4000, "the refused step's line is not small"
     indices = [e["record"]["index"] for e in steps]
