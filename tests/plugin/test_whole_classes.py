@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import pytest_guistate
+from pytest_guistate.core.session import TaskSession
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.report.recorder import ArtifactRecorder
@@ -20,7 +21,7 @@ from pytest_guistate.runtime import GuistateRuntime
 PACKAGE = Path(pytest_guistate.__file__).parent
 
 
-@pytest.mark.parametrize("cls", [Device, Phone, ArtifactRecorder, GuistateRuntime], ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("cls", [TaskSession, Device, Phone, ArtifactRecorder, GuistateRuntime], ids=lambda cls: cls.__name__)
 def test_the_class_is_whole_in_its_own_module(cls: type) -> None:
     assert cls.__mro__ == (cls, object), [klass.__qualname__ for klass in cls.__mro__]
     assert not inspect.isabstract(cls)
