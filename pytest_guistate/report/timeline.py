@@ -32,6 +32,9 @@ LEFT = 120  # room for lane labels
 LANE_DY = 74  # lane height: a 56 px thumbnail fits above each anchor dot
 TOP = 24
 THUMB = 52
+THUMB_W = 80  # a thumbnail's widest drawn width, centred on its anchor
+THUMB_MIN_W = 48  # narrower is unreadable: on a long test some thumbnails are dropped instead
+THUMB_GAP = 4
 
 
 @dataclass
@@ -75,6 +78,26 @@ class TimelineLayout:
     anchors: list[AnchorMark] = field(default_factory=list)
     arrows: list[Arrow] = field(default_factory=list)
     ticks: list[tuple[float, int]] = field(default_factory=list)
+    thumb_w: float = THUMB_W  # as wide as the step spacing allows (THUMB_MIN_W..THUMB_W)
+
+    @property
+    def thumb_h(self) -> float:
+        return round(self.thumb_w * 5 / 8, 1)
+
+
+def _thumbs_without_overlap(anchors: list[AnchorMark], width: float) -> None:
+    """Keep, per lane, only thumbnails that do not cover one another (thumbnails shrink to the step
+    spacing down to THUMB_MIN_W; a long test puts anchors 30 px apart): an EXCEPTION's first, then
+    left to right. An anchor whose thumbnail is dropped keeps its dot and title; its crops are in
+    the step's detail."""
+    placed: dict[float, list[tuple[float, float]]] = {}
+    for mark in sorted((a for a in anchors if a.thumb), key=lambda a: (a.type != "EXCEPTION", a.x)):
+        left, right = mark.x - width / 2, mark.x + width / 2
+        lane = placed.setdefault(mark.y, [])
+        if any(left < end + THUMB_GAP and start < right + THUMB_GAP for start, end in lane):
+            mark.thumb = None
+        else:
+            lane.append((left, right))
 
 
 def _x(step: int | None, first: int, dx: float = STEP_DX) -> float:
@@ -104,6 +127,7 @@ def layout_timeline(
     layout = TimelineLayout(
         width=width, height=int(axis_y + 40), axis_y=axis_y,
         lanes=[(name, lane_y[name], ANCHOR_COLOURS[name]) for name in LANES],
+        thumb_w=max(THUMB_MIN_W, min(THUMB_W, dx - THUMB_GAP)),
     )
     for i, step in enumerate(steps):
         index = int(step.get("index", i))
@@ -131,6 +155,7 @@ def layout_timeline(
         )
         layout.anchors.append(mark)
         positions[mark.id] = mark
+    _thumbs_without_overlap(layout.anchors, layout.thumb_w)
     for link in links:
         src, dst = positions.get(str(link.get("src"))), positions.get(str(link.get("dst")))
         if src is None or dst is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,11 @@ def test_timeline_has_anchors_by_type_links_and_crop_thumbnails(failed_run) -> N
     assert {"anchor-SUBGOAL", "anchor-STATE_CHANGE", "anchor-CONTEXT_INFO", "anchor-EXCEPTION",
             "anchor-FINISH"} <= types
     thumbs = svg.xpath(".//*[local-name()='image' and @class='thumb']")
-    assert len(thumbs) >= 3 and all(t.get("href").startswith("data:image/jpeg;base64,") for t in thumbs)
+    assert len(thumbs) >= 2 and all(t.get("href").startswith("data:image/jpeg;base64,") for t in thumbs)
+    # issue 23: thumbnails never cover one another (the step's two EXCEPTIONs, 43 px apart, share one crop:
+    # one thumbnail is drawn)
+    spans = sorted((float(t.get("y")), float(t.get("x")), float(t.get("x")) + float(t.get("width"))) for t in thumbs)
+    assert all(a[0] != b[0] or b[1] >= a[2] for a, b in pairwise(spans)), spans
     links = svg.xpath(".//*[local-name()='path' and contains(@class, 'link ')]")
     assert len(links) == len(graph["links"]) > 0
     steps = svg.xpath(".//*[local-name()='g' and @class='step-mark']")
