@@ -160,6 +160,7 @@ class GuistateRuntime:
 
     def record_collected(self, nodeids: list[str]) -> None:
         """Controller: the tests the run must account for (after -k/-m deselection)."""
+        from pytest_guistate.report.run_ledger import masked_ids
         from pytest_guistate.report.summary import write_incomplete
 
         if self.ledger is None or self.settings.summary_path is None or self.config.option.collectonly:
@@ -169,7 +170,7 @@ class GuistateRuntime:
         if first and self.ledger.collected:
             try:
                 write_incomplete(self.settings.summary_path, shard=self.settings.shard,
-                                 collected=self.ledger.collected)
+                                 collected=masked_ids(self.ledger.collected))  # no secret of an id, unknown yet
             except OSError as exc:  # the end of the run writes the full list again; the marker is a bonus
                 print(f"guistate: could not update {self.settings.summary_path} ({exc})", file=sys.stderr)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from pytest_guistate.report.redact import id_placeholder
 
-__all__ = ["LOST_OUTCOMES", "RunLedger", "id_secrets", "pytest_outcome"]
+__all__ = ["LOST_OUTCOMES", "RunLedger", "id_secrets", "masked_ids", "pytest_outcome"]
 
 _PLACEHOLDER = re.compile(r"redacted-([0-9a-f]{8})")
 
@@ -113,6 +113,17 @@ class RunLedger:
             else:
                 lost[nodeid] = ("crashed", "collected but never reported (the process running it died?)")
         return lost
+
+
+def masked_ids(nodeids: Iterable[str]) -> list[str]:
+    """Node ids for the in-progress marker: a parametrized id's parameters become their `id_placeholder`.
+    A secret in an id is known only once its test registers it, and the marker is written at collection;
+    the end of the run writes the ids again, redacted where a test proved a secret."""
+    masked = []
+    for nodeid in nodeids:
+        base, bracket, params = nodeid.partition("[")
+        masked.append(f"{base}[{id_placeholder(params[:-1])}]" if bracket and params.endswith("]") else nodeid)
+    return masked
 
 
 def id_secrets(raw_ids: Iterable[str], named_ids: Iterable[str]) -> set[str]:

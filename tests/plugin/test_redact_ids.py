@@ -118,3 +118,27 @@ def test_a_secret_registered_in_the_test_renames_the_folder_at_the_finish(
     assert _leaks(root / "art", VISA, MASTER) == [] and _leaks(root / "allure", VISA, MASTER) == []
     # the documented limit: pytest reported the id (setup, JUnit testcase) before the body ran
     assert f'name="test_pay[{MASTER}]"' in (root / "junit.xml").read_text(encoding="utf-8")
+
+
+def test_the_marker_of_a_run_in_progress_holds_no_parameter_of_an_id(pytester: pytest.Pytester) -> None:
+    """At collection no test has registered its secret yet, and a killed run leaves the marker as it is:
+    a parametrized id's parameters stand there as digests (the finished summary names rows as usual)."""
+    pytester.makepyfile(test_pay=f'''
+import pytest
+
+
+@pytest.mark.parametrize("card", ["{VISA}"])
+def test_pay(guistate, card):
+    guistate.secret(card)
+''', conftest='''
+import os, signal
+
+def pytest_runtest_teardown(item):
+    os.kill(os.getpid(), signal.SIGKILL)
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--guistate-summary=run.json", timeout=120)
+    assert result.ret == -9  # SIGKILL: only the marker is there
+    document = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
+    assert document["complete"] is False
+    assert document["collected"] == [f"test_pay.py::test_pay[{id_placeholder(VISA)}]"]
+    assert VISA not in (pytester.path / "run.json").read_text(encoding="utf-8")
