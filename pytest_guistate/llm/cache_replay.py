@@ -191,7 +191,15 @@ class _Look:
                                                 "this step with a locator-driven `guistate.perform` instead")
         if not settled:
             return cls.judge(session.observe(), step, thresholds)
-        observation = session.observe(settled=True, until=lambda seen: not cls.judge(seen, step, thresholds).problem)
+        latest: list[_Look] = []  # each polled screen is judged once: the settled one was the last
+
+        def holds(seen: Any) -> bool:
+            latest[:] = [cls.judge(seen, step, thresholds)]
+            return not latest[0].problem
+
+        observation = session.observe(settled=True, until=holds)
+        if latest and latest[0].observation is observation:
+            return latest[0]
         return cls.judge(observation, step, thresholds)
 
     @classmethod

@@ -88,7 +88,7 @@ class CacheSession:
             record.cache = self.phase
 
     def _live(self, live: LiveRun, instruction: str, **kwargs: Any) -> RunResult:
-        self.phase = "live" if self.mode.uses_cache else ""
+        self.phase = "live"
         try:
             return live(instruction, **kwargs)
         finally:

@@ -132,7 +132,8 @@ def _boxes(step: dict[str, Any]) -> list[list[int]]:
 
 
 def _closed_dialog(region: Any) -> bool:
-    """A changed region that is a dialog which closed (the oracle names it "dialog '...' vanished")."""
+    """A changed region that is a dialog which closed (the oracle names it "dialog '...' vanished",
+    `core/oracle_dim.Overlay.label`; read here as text, so the gate does not import OpenCV)."""
     container = str(region.get("container") or "") if isinstance(region, dict) else ""
     return container.startswith("dialog ") and container.endswith(" vanished")
 
