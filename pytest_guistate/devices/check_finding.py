@@ -33,7 +33,7 @@ from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices import ios, web
 from pytest_guistate.devices.errors import DeviceError
 
-__all__ = ["FIND_JS", "MAX_LOOKS", "android_queries", "answer", "ios_query", "java_literal"]
+__all__ = ["FIND_JS", "MAX_LOOKS", "android_query", "answer", "ios_query", "java_literal"]
 
 MAX_LOOKS = 3  # candidates whose rect an Android answer may ask for before the tree is cheaper
 
@@ -66,12 +66,14 @@ def java_literal(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def android_queries(query: NodeQuery) -> list[tuple[str, str]]:
-    """UiAutomator2 locators whose results together are the check's matches: `-android uiautomator`
-    selectors (priced like an id find; XPath makes the driver dump the window first), one per
-    alternative - a text without `desc=` matches the text or, failing that, the description.
-    UiAutomator2 finds, like its page source, hold only elements visible to the user (its
-    `allowInvisibleElements` setting is off by default), so displayed is given; on screen is the rect's."""
+def android_query(query: NodeQuery) -> tuple[str, str]:
+    """One `-android uiautomator` locator whose matches are the check's (XPath makes the driver dump
+    the window first): a text without `desc=` matches the text or the description, as the tree's
+    matcher does, so it is two selectors joined by `;`, which the UiAutomator2 server parses as
+    statements and answers with their deduplicated union in one request (`UiAutomatorParser`,
+    `ByUiAutomatorFinder.findMany`). UiAutomator2 finds, like its page source, hold only elements
+    visible to the user (its `allowInvisibleElements` setting is off by default), so displayed is
+    given; on screen is the rect's."""
     def call(method: str, value: str) -> str:
         return f".{method}{'' if query.exact else 'Contains'}({java_literal(value)})"
 
@@ -81,11 +83,11 @@ def android_queries(query: NodeQuery) -> list[tuple[str, str]]:
     if query.id is not None:
         common += f".resourceIdMatches({java_literal('(.*/)?' + re.escape(query.id))})"
     if query.text is None:
-        return [(AppiumBy.ANDROID_UIAUTOMATOR, "new UiSelector()" + common)]
-    out = [(AppiumBy.ANDROID_UIAUTOMATOR, "new UiSelector()" + call("text", query.text) + common)]
+        return AppiumBy.ANDROID_UIAUTOMATOR, "new UiSelector()" + common
+    selectors = ["new UiSelector()" + call("text", query.text) + common]
     if query.desc is None:
-        out.append((AppiumBy.ANDROID_UIAUTOMATOR, "new UiSelector()" + call("description", query.text) + common))
-    return out
+        selectors.append("new UiSelector()" + call("description", query.text) + common)
+    return AppiumBy.ANDROID_UIAUTOMATOR, "; ".join(selectors)
 
 
 def _may_have_focus(driver: Any) -> bool:
@@ -166,16 +168,12 @@ def answer(device: Any, query: NodeQuery) -> FindAnswer | None:
     if device.is_web:
         return _web_answer(device, query)
     platform = device.platform
-    elements: list[Any] = []
-    locators = [ios_query(query)] if platform == "ios" else android_queries(query)
-    via = f"find {locators[0][0]}"
-    for by, value in locators:
-        try:
-            elements = device.driver.find_elements(by, value)
-        except WebDriverException:
-            return None  # a driver that cannot run this query: the tree can
-        if elements:
-            break
+    by, value = ios_query(query) if platform == "ios" else android_query(query)
+    via = f"find {by}"
+    try:
+        elements = device.driver.find_elements(by, value)
+    except WebDriverException:
+        return None  # a driver that cannot run this query: the tree can
     if not elements:
         return FindAnswer((), via)
     label = next(v for _, v in query.given)
@@ -185,7 +183,7 @@ def answer(device: Any, query: NodeQuery) -> FindAnswer | None:
         if not _alert_open(device.driver):
             return FindAnswer((FoundNode(label),), via)
         try:  # an alert takes the screen: only what is inside it counts
-            inside = _inside_ios_modal(device.driver, locators[0][1])
+            inside = _inside_ios_modal(device.driver, value)
         except WebDriverException:
             return None
         return FindAnswer((FoundNode(label),) if inside else (), f"{via} + {AppiumBy.IOS_CLASS_CHAIN}")

@@ -53,6 +53,22 @@ def test_the_find_gives_the_trees_verdict_on_a_plain_screen(open_device: Any, pl
         assert decided, f"{check.description}: nothing covers this screen, the find should decide"
 
 
+def test_android_asks_for_a_text_or_a_description_in_one_request(open_device: Any, server: Any) -> None:
+    """A text check without `desc=` matches a node's text or its description, as the tree's matcher
+    does: one `-android uiautomator` request whose two `;`-joined selectors the server answers with
+    their union, so a check that finds nothing (`gone`, a typo) costs one find, not two."""
+    device = open_device(caps("android", FEED))
+    for check, shown in ((visible("Delete post by Alice"), True), (gone("Delete post?"), True),
+                         (visible("Alice"), True), (visible("Zed"), False)):
+        mark = len(server.request_log())
+        by_find = device.observe()
+        result = check(by_find)
+        finds = [r for r in server.request_log()[mark:] if r.path.endswith("/elements")]
+        assert len(finds) == 1, check.description
+        assert result.ok is shown, check.description
+        assert result.ok == check(Observation(device.screenshot(), tree=device.ui_tree())).ok, check.description
+
+
 @pytest.mark.parametrize("platform", ["android", "ios"])
 def test_behind_a_dialog(open_device: Any, platform: str) -> None:
     """iOS lists the feed beneath the alert: the tree leaves it out (a person reads the alert), and

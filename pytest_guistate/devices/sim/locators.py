@@ -133,7 +133,23 @@ def select_ui(nodes: list[SimNode], selector: str) -> list[SimNode]:
     return _uiautomator(nodes, selector)
 
 
+_STATEMENT = re.compile(r'(?:[^;"]|"(?:[^"\\]|\\.)*")+')
+
+
 def _uiautomator(nodes: list[SimNode], selector: str) -> list[SimNode]:
+    """Statements separated by `;` (outside string literals) answer with the union of their matches,
+    each node once, in statement order, as the UiAutomator2 server's `findMany` does."""
+    statements = [m.group(0).strip() for m in _STATEMENT.finditer(selector) if m.group(0).strip()]
+    if len(statements) <= 1:
+        return _ui_statement(nodes, selector)
+    found: dict[int, SimNode] = {}
+    for statement in statements:
+        for node in _ui_statement(nodes, statement):
+            found.setdefault(id(node), node)
+    return list(found.values())
+
+
+def _ui_statement(nodes: list[SimNode], selector: str) -> list[SimNode]:
     prefix = _UI_PREFIX.match(selector)
     if prefix is None:
         raise W3CError("invalid selector", f"only 'new UiSelector()...' is supported, got {selector!r}")
