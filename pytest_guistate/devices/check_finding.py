@@ -3,13 +3,13 @@
 The find asks the driver for the elements a `visible`/`gone` check names, with no implicit wait,
 and gives the tree's verdict or none at all:
 
-* nothing matches: nothing is visible (one find, what a careful script pays);
+* nothing matches: nothing is visible (one find, what a careful script pays; on iOS after the alert question);
 * a match is found: it is visible when it is displayed and on screen (iOS: the predicate asks for
   `visible == 1`, which WebDriverAgent sets only for elements on screen; Android: UiAutomator2
   finds only elements visible to the user, and the first one's rect is checked against the screen);
-  on iOS with an alert or action sheet open (`GET /alert/text`; WebDriverAgent still lists the
-  screen beneath it) only a match that is the modal or inside it counts, asked with class chains
-  scoped to the modal;
+  on iOS the alert is asked about first (`GET /alert/text`): with an alert or action sheet open
+  (WebDriverAgent still lists the screen beneath it) only the modal or what is inside it counts,
+  asked with class chains scoped to it instead of the predicate over the whole screen;
 * unless an element has focus (`GET /element/active`): a soft keyboard may be up, and only the tree
   knows where. Then, and when the driver refuses a query or too many candidates need a look, the
   answer is None and the check reads the page source.
@@ -161,14 +161,34 @@ def _web_answer(device: Any, query: NodeQuery) -> FindAnswer | None:
                       "find (DOM walk)")
 
 
+def _ios_answer(driver: Any, query: NodeQuery) -> FindAnswer | None:
+    """The alert is asked about first: WebDriverAgent still lists the screen beneath an open alert,
+    so with one up only the modal's own elements are searched (class chains scoped to it), and the
+    predicate over the whole screen is not sent for nothing; without one, the predicate decides."""
+    by, predicate = ios_query(query)
+    try:
+        if _alert_open(driver):
+            found, via = _inside_ios_modal(driver, predicate), f"{AppiumBy.IOS_CLASS_CHAIN} (inside the alert)"
+        else:
+            found, via = bool(driver.find_elements(by, predicate)), f"find {by}"
+    except WebDriverException:
+        return None  # a driver that cannot run this query: the tree can
+    if not found:
+        return FindAnswer((), via)
+    if _may_have_focus(driver):
+        return None
+    return FindAnswer((FoundNode(next(v for _, v in query.given)),), via)
+
+
 def answer(device: Any, query: NodeQuery) -> FindAnswer | None:
     """The check's answer by a find on `device`'s current screen, or None (read the tree)."""
     if not query.given:
         return None
     if device.is_web:
         return _web_answer(device, query)
-    platform = device.platform
-    by, value = ios_query(query) if platform == "ios" else android_query(query)
+    if device.platform == "ios":
+        return _ios_answer(device.driver, query)
+    by, value = android_query(query)
     via = f"find {by}"
     try:
         elements = device.driver.find_elements(by, value)
@@ -177,16 +197,6 @@ def answer(device: Any, query: NodeQuery) -> FindAnswer | None:
     if not elements:
         return FindAnswer((), via)
     label = next(v for _, v in query.given)
-    if platform == "ios":
-        if _may_have_focus(device.driver):
-            return None
-        if not _alert_open(device.driver):
-            return FindAnswer((FoundNode(label),), via)
-        try:  # an alert takes the screen: only what is inside it counts
-            inside = _inside_ios_modal(device.driver, value)
-        except WebDriverException:
-            return None
-        return FindAnswer((FoundNode(label),) if inside else (), f"{via} + {AppiumBy.IOS_CLASS_CHAIN}")
     width, height = device.size
     screen = Box(0, 0, width, height)
     for element in elements[:MAX_LOOKS]:
