@@ -21,7 +21,11 @@ delete dialog, cancel it" (sim: Bob's post; Chromium: the web Feed's first post,
                     rows), `--guistate-session=test|worker`, `--guistate=light|standard`, all with
                     `--guistate-memory=off`; `worker light +memory` with the cross-run memory on (the
                     default), which reads the before-tree of every located tap to learn it;
-                    `worker light w3c` (Chromium only) with the W3C screenshot, as before the DevTools route.
+                    `worker light w3c` (Chromium only) with the W3C screenshot, as before the DevTools route;
+                    `... unknown`: the same with `device.known_screens = 0`, so no tree is taken from a
+                    screen the session read before (the test's screens repeat: the feed after each cancel,
+                    the dialog, the launch screen after the reset; a flow whose screens never repeat pays
+                    what these rows pay).
 The sim variants share one SimServer (the plugin's embedded sim is pointed at it), so its request log
 gives, per variant, the page sources per step and the latency delay (`delay_ms`) per test by command:
 wall ms minus delay ms is what the client side (Appium client, plugin) adds. Ratios are against the
@@ -135,7 +139,7 @@ from pathlib import Path
 import pytest
 from pytest_guistate import gone, visible
 
-PAGE, EXPECT, W3C = {page!r}, {expect!r}, {w3c!r}
+PAGE, EXPECT, W3C, KNOWN = {page!r}, {expect!r}, {w3c!r}, {known!r}
 OPEN, CANCEL = {device_taps!r}
 
 
@@ -149,6 +153,8 @@ def count(device, request):
 
 {marker}@pytest.mark.parametrize("n", range({tests}))
 def test_body(count, device, guistate, n):
+    if KNOWN is not None:
+        device.known_screens = KNOWN  # 0: every new screenshot's tree is read, none taken from a screen seen before
     if W3C:
         device.devtools_screenshots = False  # Chromium: the W3C screenshot, as before the DevTools route
     if PAGE:
@@ -255,16 +261,17 @@ def variants(args: argparse.Namespace, url: str, caps: dict[str, Any], page: str
     for mode in ("worker", "test"):
         for tier in ("light", "standard", "full"):
             for expect in (False, True):
-                source = PLUGIN.format(page=page, expect=expect, device_taps=device_taps, marker=marker,
-                                       tests=args.tests, pairs=args.pairs, w3c=False)
-                out[f"{mode} {tier}{' expect' if expect else ''}"] = (
-                    source, [f"--guistate-session={mode}", f"--guistate={tier}", *device_args])
+                for known in (None, 0):
+                    source = PLUGIN.format(page=page, expect=expect, device_taps=device_taps, marker=marker,
+                                           tests=args.tests, pairs=args.pairs, w3c=False, known=known)
+                    out[f"{mode} {tier}{' expect' if expect else ''}{' unknown' if known == 0 else ''}"] = (
+                        source, [f"--guistate-session={mode}", f"--guistate={tier}", *device_args])
     # the cross-run memory (on by default; off above) learns each located tap from its before-tree
     memory = Path(tempfile.gettempdir()) / f"session-bench-memory-{os.getpid()}.sqlite"
     out["worker light +memory"] = (out["worker light"][0], [*out["worker light"][1], f"--guistate-memory={memory}"])
     if web:
         w3c = PLUGIN.format(page=page, expect=False, device_taps=device_taps, marker=marker, tests=args.tests,
-                            pairs=args.pairs, w3c=True)
+                            pairs=args.pairs, w3c=True, known=None)
         out["worker light w3c"] = (w3c, out["worker light"][1])
     wanted = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else []
     return {name: value for name, value in out.items() if not wanted or name in wanted or name.startswith("bare")}

@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
@@ -58,7 +59,9 @@ from pytest_guistate.devices.errors import (
     screenshot_payload_text,
 )
 
-__all__ = ["CapabilityUnavailable", "Device", "DeviceError", "ElementFacts", "ElementNotFound"]
+__all__ = ["KNOWN_SCREENS", "CapabilityUnavailable", "Device", "DeviceError", "ElementFacts", "ElementNotFound"]
+
+KNOWN_SCREENS = 8  # trees of the last screens read, kept by their screenshot's bytes (a few MB at most)
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,12 @@ class Device:
         # right after the screenshot, as before.
         self.tree_on_demand = True
         self.find_checks = True  # locator checks by a find, not a page source (devices/check_finding.py)
+        # Screens this session read, by the bytes of their screenshot (issue 24): a screenshot byte for
+        # byte like one of the last `known_screens` takes that screen's tree without a page source
+        # (back on a list after closing a dialog, a worker session's launch screen after its reset).
+        # 0 reads every new screenshot's tree.
+        self.known_screens = KNOWN_SCREENS
+        self._known_screens: OrderedDict[str, UITree] = OrderedDict()
         # Screenshots through DevTools on desktop Chromium (`devtools_capture.py`): None = when the
         # capabilities say chromedriver, True = try on any session, False = always the W3C route.
         self.devtools_screenshots: bool | None = None
@@ -272,16 +281,30 @@ class Device:
         if self.decode_ahead:
             frame.prefetch()  # overlaps the page-source request (or the caller's next steps)
         self._shots += 1
-        if self.tree_on_demand:
+        known = self._known_screens.get(frame.digest) if self.known_screens > 0 else None
+        if known is not None:  # this session read this very screen before: its tree, no page source
+            self._known_screens.move_to_end(frame.digest)
+            observation = Observation(frame=frame, tree=known, package=_package_of(known))
+        elif self.tree_on_demand:
             shot, inputs = self._shots, self.action_count
-            observation = Observation(frame=frame, fetch_tree=self._tree_while_current(), package_of=_package_of,
+            observation = Observation(frame=frame, fetch_tree=self._tree_while_current(frame), package_of=_package_of,
                                       tree_current=lambda: (self._shots, self.action_count) == (shot, inputs),
                                       finder=self._check_finder())
         else:
-            tree = self.ui_tree()
+            tree = self._remember_screen(frame, self.ui_tree())
             observation = Observation(frame=frame, tree=tree, package=_package_of(tree))
         self._newest = (observation, self._shots, self.action_count)
         return observation
+
+    def _remember_screen(self, frame: Frame, tree: UITree) -> UITree:
+        """Keep the tree read for a screenshot, keyed by its bytes: a later screenshot with the very
+        same bytes is the same screen (what the oracle holds for a step whose frames did not change)."""
+        if self.known_screens > 0:
+            self._known_screens[frame.digest] = tree
+            self._known_screens.move_to_end(frame.digest)
+            while len(self._known_screens) > self.known_screens:
+                self._known_screens.popitem(last=False)
+        return tree
 
     def _check_finder(self) -> Finder | None:
         """Locator checks answered by a find (issue 24) unless `find_checks` is off."""
@@ -289,7 +312,7 @@ class Device:
             return None
         return lambda query: check_finding.answer(self, query)
 
-    def _tree_while_current(self) -> Callable[[], UITree]:
+    def _tree_while_current(self, frame: Frame) -> Callable[[], UITree]:
         """The fetch of one observation's tree: allowed only while it is the newest observation
         and no input was sent since, so the tree is the one of the screen in its frame."""
         shot, inputs = self._shots, self.action_count
@@ -302,7 +325,7 @@ class Device:
                     "be fetched for that frame. Read observation.tree before acting, or call device.ui_tree() "
                     "for the current screen"
                 )
-            return self.ui_tree()
+            return self._remember_screen(frame, self.ui_tree())
 
         return fetch
 

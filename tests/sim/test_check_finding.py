@@ -28,6 +28,7 @@ def caps(platform: str, app: str, **extra: Any) -> dict[str, Any]:
 def both_verdicts(device: Device, check: Check) -> tuple[bool, bool, bool]:
     """(the verdict on an observation the driver may answer by a find, the verdict on the same
     screen's page source, whether the find decided without a page source)."""
+    device.known_screens = 0  # the find is on trial: a screen read before would be answered by its tree
     sources = device.page_source_calls
     by_find = device.observe()
     found = check(by_find).ok
