@@ -52,6 +52,7 @@ class Observation:
         package_of: Callable[[UITree | None], str] | None = None,
         tree_current: Callable[[], bool] | None = None,
         finder: Finder | None = None,
+        known_screen: bool = False,
     ) -> None:
         self.frame = frame
         self.timestamp = time.time() if timestamp is None else timestamp
@@ -62,6 +63,10 @@ class Observation:
         self._lock = threading.Lock()
         self._current = tree_current
         self._finder = finder
+        # `tree` is the one read for an earlier screenshot with the very same bytes (`Device.known_screens`):
+        # right for everything the pixels decide, yet a locator check still asks the driver (`find`), which
+        # sees a change to the tree that redrew nothing
+        self.known_screen = known_screen
         self.finds = 0  # locator checks the driver answered without a page source
         self.tree_at: float | None = None if fetch_tree is not None else self.timestamp  # wall clock of the fetch
 
@@ -81,8 +86,9 @@ class Observation:
 
     def find(self, query: NodeQuery) -> FindAnswer | None:
         """A locator check answered by the driver (issue 24), or None: no finder, the tree is
-        already known (reading it costs nothing), the screen moved on, or the find cannot decide."""
-        if self._finder is None or self.tree_fetched:
+        already read for this screenshot (reading it costs nothing; a tree taken from a known screen
+        does not count), the screen moved on, or the find cannot decide."""
+        if self._finder is None or (self.tree_fetched and not self.known_screen):
             return None
         if self._current is not None and not self._current():
             return None

@@ -281,12 +281,14 @@ class Device:
         if self.decode_ahead:
             frame.prefetch()  # overlaps the page-source request (or the caller's next steps)
         self._shots += 1
+        shot, inputs = self._shots, self.action_count
         known = self._known_screens.get(frame.digest) if self.known_screens > 0 else None
         if known is not None:  # this session read this very screen before: its tree, no page source
             self._known_screens.move_to_end(frame.digest)
-            observation = Observation(frame=frame, tree=known, package=_package_of(known))
+            observation = Observation(frame=frame, tree=known, package=_package_of(known), known_screen=True,
+                                      tree_current=lambda: (self._shots, self.action_count) == (shot, inputs),
+                                      finder=self._check_finder())
         elif self.tree_on_demand:
-            shot, inputs = self._shots, self.action_count
             observation = Observation(frame=frame, fetch_tree=self._tree_while_current(frame), package_of=_package_of,
                                       tree_current=lambda: (self._shots, self.action_count) == (shot, inputs),
                                       finder=self._check_finder())

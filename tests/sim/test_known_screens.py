@@ -1,7 +1,8 @@
 """A screenshot byte for byte like a screen this session already read takes that screen's tree,
 without a page source (issue 24): back on the list after a dialog, a worker session's launch
 screen after its reset. Identical pixels are the same screen, as the oracle holds for a step whose
-frames did not change; `device.known_screens = 0` reads every new screenshot's tree."""
+frames did not change. A locator check on such a screen is still answered by the driver's find, which
+sees a change to the tree that redrew nothing; `device.known_screens = 0` reads every new screenshot's tree."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ def test_a_screen_seen_before_is_not_read_again(open_device: Any, platform: str)
     assert back.frame.same_bytes(feed.frame), "closing the dialog should restore the feed's pixels"
     assert cost == 0 and back.tree is feed.tree and back.package == feed.package
     assert visible("Alice")(back).ok and gone("Delete post?")(back).ok
+    assert back.finds == 2, "a locator check on a known screen still asks the driver (a tree may change unseen)"
 
     device.known_screens = 0
     again, cost = _read(device)
