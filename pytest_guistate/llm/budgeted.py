@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from pytest_guistate.core import watchdog
+from pytest_guistate.llm.sdk import anthropic_sdk
 from pytest_guistate.llm.settings import LLMSettings
+
+if TYPE_CHECKING:
+    import anthropic
 
 __all__ = ["retry_wait", "within_budget"]
 
@@ -35,11 +37,11 @@ def within_budget(sdk: anthropic.Anthropic, params: dict[str, Any], headers: dic
         timeout = settings.timeout_s if left is None else min(settings.timeout_s, max(_MIN_ATTEMPT_S, left))
         try:
             return once.messages.with_raw_response.create(**params, extra_headers=headers, timeout=timeout), attempt
-        except anthropic.APIStatusError as exc:
+        except anthropic_sdk().APIStatusError as exc:
             if attempt == settings.max_retries or not _retryable(exc.response):
                 raise
             wait = retry_wait(exc.response, attempt)
-        except (anthropic.APITimeoutError, anthropic.APIConnectionError):
+        except (anthropic_sdk().APITimeoutError, anthropic_sdk().APIConnectionError):
             watchdog.check(where)  # the budget, not the model, ran out
             if attempt == settings.max_retries:
                 raise

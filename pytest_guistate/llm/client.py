@@ -14,9 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from pytest_guistate.core import watchdog
 from pytest_guistate.llm.accounting import CallUsage, TokenLedger, price_for
@@ -35,8 +33,12 @@ from pytest_guistate.llm.errors import (
     LLMConfigError,
     LLMError,
 )
+from pytest_guistate.llm.sdk import anthropic_sdk
 from pytest_guistate.llm.settings import DEFAULT_MODEL, LLMSettings, Mode
 from pytest_guistate.llm.transcript import transcript_entry
+
+if TYPE_CHECKING:
+    import anthropic
 
 __all__ = ["DEFAULT_MODEL", "REPLAY_KEY", "LLMClient", "LLMSettings", "Mode", "make_client"]
 
@@ -81,7 +83,7 @@ class LLMClient:
             else:
                 raw, retries = within_budget(self.sdk, params, headers, self.settings, where)
             message = _parsed(raw, self.endpoint)
-        except anthropic.APIStatusError as exc:
+        except anthropic_sdk().APIStatusError as exc:
             self._fail(call, params, exc, started)
             raise AssertionError("unreachable") from exc  # _fail always raises
         except watchdog.TestTimeout as exc:  # the budget ended during the call or its retry wait
@@ -89,7 +91,7 @@ class LLMClient:
             self.ledger.add(call)
             self.log.append(f"{purpose} step={step} {call.error}")
             raise
-        except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
+        except (anthropic_sdk().APITimeoutError, anthropic_sdk().APIConnectionError) as exc:
             call.error = f"{type(exc).__name__}: {exc}{_transport_cause(exc)}"
             call.elapsed_s = time.monotonic() - started
             self.ledger.add(call)
@@ -151,7 +153,7 @@ class LLMClient:
     def finish(self) -> None:
         """Write the cassette (record mode) and stop the replay server. Safe to call twice."""
         if self.cassette is not None and self.replay is None and self.cassette.exchanges:
-            self.cassette.save(model=self.settings.model, sdk_version=anthropic.__version__, secrets=self.secrets,
+            self.cassette.save(model=self.settings.model, sdk_version=anthropic_sdk().__version__, secrets=self.secrets,
                                scrub=self.scrub)
         if self.replay is not None:
             self.replay.stop()
@@ -179,14 +181,14 @@ def make_client(settings: LLMSettings, *, cassette_path: Path | None = None,
             raise LLMConfigError("--guistate-llm=replay needs a cassette path for the test")
         cassette = Cassette.load(cassette_path)
         replay = ReplayServer(cassette, scrub=scrub).start()
-        sdk = anthropic.Anthropic(api_key=REPLAY_KEY, base_url=replay.url, **common)
+        sdk = anthropic_sdk().Anthropic(api_key=REPLAY_KEY, base_url=replay.url, **common)
         return LLMClient(settings, sdk, ledger, cassette, replay, scrub=scrub)
     key = environ.get("ANTHROPIC_API_KEY", "")
     if not key:
         raise LLMConfigError(f"--guistate-llm={settings.mode}: set ANTHROPIC_API_KEY in the environment "
                              "(keys are never read from options or ini)")
     base_url = environ.get("ANTHROPIC_BASE_URL") or None
-    sdk = anthropic.Anthropic(api_key=key, base_url=base_url, **common)
+    sdk = anthropic_sdk().Anthropic(api_key=key, base_url=base_url, **common)
     recording: Cassette | None = None
     if settings.mode is Mode.RECORD:
         if cassette_path is None:
@@ -212,7 +214,7 @@ def _parsed(raw: Any, endpoint: str) -> anthropic.types.Message:
         body = _body_head(raw)
         raise UnusableAnswer(f"{where} with a body that is not a Messages API answer ({type(exc).__name__}: "
                              f"{str(exc)[:120]}; body starts {body!r}): a cut-off or non-JSON body") from None
-    if not isinstance(message, anthropic.types.Message):
+    if not isinstance(message, anthropic_sdk().types.Message):
         raise UnusableAnswer(f"{where} with {type(message).__name__}, not a message object") from None
     missing = [name for name, ok in (
         ("type 'message'", getattr(message, "type", None) == "message"),
@@ -237,6 +239,6 @@ def _transport_cause(exc: BaseException) -> str:
     """What the HTTP layer raised under an SDK connection error (e.g. a ReadTimeout the SDK did not
     classify as a timeout): named, so the message says what really happened."""
     cause = exc.__cause__
-    if cause is None or isinstance(exc, anthropic.APITimeoutError):
+    if cause is None or isinstance(exc, anthropic_sdk().APITimeoutError):
         return ""
     return f" (cause: {type(cause).__name__}: {cause})"

@@ -52,3 +52,23 @@ def test_a_fallback_marks_the_replayed_steps_hits_and_the_actors_live(
     assert hits == 8 and marks[:hits] == ["hit"] * hits, marks  # the shared start of the flow came from the cache
     assert marks[hits:] and set(marks[hits:]) <= {"live", "miss"} and "live" in marks, marks
     assert [value for _, value in _allure_cache_params(pytester.path / "allure", SHOP_TEST)] == marks
+
+
+def test_a_strict_replay_never_imports_the_sdk(pytester: pytest.Pytester) -> None:
+    """A run of hits talks to no model, so it does not pay the SDK's ~1 s import inside its tests
+    (`llm/sdk.py`); asked in a fresh interpreter, where nothing else imported it."""
+    from tests.cache.conftest import CONFTEST, EXAMPLE
+
+    for name in ("test_llm.py", "sim_apps.py"):
+        (pytester.path / name).write_text((EXAMPLE / name).read_text("utf-8"), encoding="utf-8")
+    committed_caches(pytester)
+    pytester.makeconftest(CONFTEST + '''
+
+def pytest_sessionfinish(session):
+    import sys
+    Path("sdk.txt").write_text(str("anthropic" in sys.modules))
+''')
+    pytester.makeini("[pytest]\nguistate_llm_updater = off\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--guistate-memory=off", "--guistate-llm=cache")
+    result.assert_outcomes(passed=2)
+    assert (pytester.path / "sdk.txt").read_text() == "False"
