@@ -59,6 +59,11 @@ class ActorConfig:
     max_wait_s: float = 5.0
     hints: tuple[str, ...] = ()  # flows that worked before for similar instructions (MAGNET procedural memory)
     history_seed: tuple[str, ...] = ()  # steps already done toward this goal (a cache replay handing over)
+    # what a cache replay that missed tells the live actor (the miss, the rest of the cached plan): shown in
+    # the first `handover_turns` requests only, since a hint on every request cost more tokens than the
+    # live steps the fallback replaced (issue 21); the history and the task state carry it on from there
+    handover: tuple[str, ...] = ()
+    handover_turns: int = 1
 
 
 @dataclass
@@ -164,6 +169,8 @@ class _Run:
                    section("history", "\n".join(self.history[-self.config.history:]) or "(no actions yet)"),
                    *([section("loop_warning", warn)] if (warn := getattr(getattr(self.session, "cycles", None), "warning", "")) else []),
                    *([section("flow_hints", HINTS_PREAMBLE + "\n".join(self.config.hints))] if self.config.hints else []),
+                   *([section("handover", "\n".join(self.config.handover))]
+                     if self.config.handover and len(self.turns) < self.config.handover_turns else []),
                    section("elements", elements_text(rows))]
         if self.last_error:
             content.append(section("last_error", self.last_error))

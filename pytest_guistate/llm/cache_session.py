@@ -5,7 +5,8 @@ written after a passing test (`TestLLM.close`). Modes (issue 21):
 * `cache` (strict): no model at all; every step must hit, a miss fails the test naming the step, the
   reason, the nearest candidate and the screen it was cached on. The file is never rewritten.
 * `cache-fallback`: replay, and at the first miss hand the rest of the goal to the live actor (task
-  state as always, the steps done and the remaining cached plan as hints); the cache is rewritten
+  state as always, the steps done as its history, and in its first request the miss and the next
+  cached steps, `_handover`); the cache is rewritten
   only if the test passes, and the change is reported.
 """
 
@@ -159,20 +160,13 @@ class CacheSession:
                              f"a miss: {miss.reason})", turns, {"total_tokens": 0})
         done = [s.line() for s in outcome.statuses if s.status == "hit"]
         again = [n for n in outcome.non_idempotent_done if miss.step is not None and n == miss.step.n]
-        handover = [f"The first {len(done)} step(s) of this goal were replayed from the action cache and verified: "
-                    + "; ".join(done) if done else "No cached step could be replayed.",
-                    f"Then: {message}.",
-                    "The rest of the cached plan (it may no longer fit the screen): "
-                    + " | ".join(plan_lines(outcome.remaining))]
-        if again:
-            handover.append(f"Step {again[0]}'s action already ran once: do not repeat it unless the screen "
-                            "shows it did not happen.")
+        handover = _handover(done, message, outcome.remaining, again[0] if again else None)
         hits = len(done)
         records = {r.index: r for r in self.session.steps}
         history = [f"{r.index} {r.name.removesuffix(' [cache]')} -> {r.outcome}" for s in outcome.statuses
                    if s.step is not None and (r := records.get(s.step)) is not None]
         return self._live(live, instruction, max_steps=max(1, max_steps - hits), plan=None,
-                          hints=[*hints, *handover], history=history)
+                          hints=hints, history=history, handover=handover)
 
     def live_ended(self, instruction: str, result: RunResult) -> None:
         """A live actor run (any mode) ended: its steps join the cache when it succeeded."""
@@ -250,3 +244,26 @@ class CacheSession:
                 "tokens_used": tokens_used,
                 "tokens_saved": max(0, recorded_tokens - tokens_used) if self.mode.uses_cache else 0,
                 "miss_messages": list(self.misses), "rewritten": self.rewritten, "change": list(self.change)}
+
+
+HANDOVER_PLAN_STEPS = 4  # cached steps named to the live actor after a miss
+
+
+def _handover(done: Sequence[str], message: str, remaining: Sequence[Any], acted: int | None) -> list[str]:
+    """What the live actor is told after a miss (its first request only, `ActorConfig.handover`): the
+    steps replayed, the miss, the next few cached steps. Nothing when no step was replayed and none
+    acted: the live run is then the live run, at its tokens (issue 21: a fallback spends no more than
+    the live steps it replaces)."""
+    if not done and acted is None:
+        return []
+    shown = plan_lines(remaining[:HANDOVER_PLAN_STEPS])
+    more = len(remaining) - len(shown)
+    lines = [f"The first {len(done)} step(s) of this goal were replayed from the action cache and verified: "
+             + "; ".join(done) if done else "No cached step could be replayed.",
+             f"Then: {message}.",
+             "The next steps of the cached plan (they may no longer fit the screen): " + " | ".join(shown)
+             + (f" | ... and {more} more" if more > 0 else "")]
+    if acted is not None:
+        lines.append(f"Step {acted}'s action already ran once: do not repeat it unless the screen shows it did "
+                     "not happen.")
+    return lines

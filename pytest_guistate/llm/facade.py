@@ -43,8 +43,9 @@ class TestLLM:
         return self._live_run(instruction, max_steps=max_steps, plan=plan, hints=hints)
 
     def _live_run(self, instruction: str, *, max_steps: int, plan: Any, hints: Sequence[str],
-                  history: Sequence[str] = ()) -> RunResult:
-        config = ActorConfig(frame_divisor=self.settings.frame_divisor, hints=tuple(hints), history_seed=tuple(history))
+                  history: Sequence[str] = (), handover: Sequence[str] = ()) -> RunResult:
+        config = ActorConfig(frame_divisor=self.settings.frame_divisor, hints=tuple(hints), history_seed=tuple(history),
+                             handover=tuple(handover))
         observer = self.cache.recorder.observer if self.cache is not None else None
         try:
             result = run(self.session, self.device, instruction, llm=self._model(), max_steps=max_steps, plan=plan,

@@ -94,6 +94,12 @@ def test_fallback_finishes_the_goal_and_its_rewritten_cache_replays_at_zero_toke
     before = _cache(folder, SHOP_TEST)
     fallback = suite("--guistate-llm=cache-fallback", drift="removed_screen")
     fallback.assert_outcomes(passed=2)
+    # the live actor hears what the replay did, in its first request only (a hint on every request cost
+    # more tokens than the live steps the fallback replaced)
+    told = ["<handover>" in json.dumps(r.body) for r in reference_server.requests if r.path.endswith("/messages")]
+    assert told and told[0] and not any(told[1:]), told
+    first = json.dumps(reference_server.requests[0].body)
+    assert "were replayed from the action cache" in first and "cache miss at step 9" in first
     assert deletes(pytester) == ["Erin"] and purchases(pytester) == [("ShopB", "Phone Case")]
     out = fallback.stdout.str()
     assert "guistate: action cache" in out and "action cache rewritten" in out
