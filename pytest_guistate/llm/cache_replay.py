@@ -9,9 +9,6 @@ next screen like the cached one), after the step loop's settle and refresh. That
 Anything else is a **miss** with its reason and the nearest candidate. A non-idempotent step runs
 only when the previous step's effect was verified, and `perform(idempotent=False)` never repeats it.
 A cached AI check is replayed by re-verifying its evidence on a screen like the one judged.
-With the cross-run memory on, each replayed tap teaches it the target's look (`MemoryBridge.found`, under the
-target's most specific locator), and a tap target the fingerprint no longer finds is healed by the memory
-inside the step (`MemoryBridge.heal`): the step's expectation accepts the heal or refuses it.
 """
 
 from __future__ import annotations
@@ -184,7 +181,6 @@ class _Look:
     match: TargetMatch | None
     problem: str = ""
     nearest: str = ""
-    healable: bool = False  # the target alone is missing (not the screen, a dialog or a tie): the memory may heal
 
     @classmethod
     def take(cls, session: Any, step: CachedStep, thresholds: CacheThresholds, *, settled: bool) -> _Look:
@@ -226,8 +222,7 @@ class _Look:
         if step.target is None or tree is None:
             return cls(observation, None)
         match, problem = _target(tree, step, thresholds)
-        return cls(observation, match, problem, match.describe() if problem and match.node is not None else "",
-                   healable=problem.startswith("no element like"))
+        return cls(observation, match, problem, match.describe() if problem and match.node is not None else "")
 
 
 def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index: int, reason: str,
@@ -241,11 +236,8 @@ def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index:
 
 
 def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: CacheRecorder, *,
-               thresholds: CacheThresholds = CacheThresholds(), run_index: int = 0,
-               memory: Any = None) -> ReplayOutcome:
-    """Replay `cached` until its end or the first miss (which is returned, not raised). `memory`: the
-    device's cross-run memory (`MemoryBridge`), which learns each replayed target's look and heals a
-    tap target the fingerprint no longer finds."""
+               thresholds: CacheThresholds = CacheThresholds(), run_index: int = 0) -> ReplayOutcome:
+    """Replay `cached` until its end or the first miss (which is returned, not raised)."""
     outcome = ReplayOutcome()
     previous_verified = True  # the run's start is a known state
     for position, step in enumerate(cached.steps):
@@ -257,8 +249,7 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
         look = _Look.take(session, step, thresholds, settled=False)
         if look.problem:
             look = _Look.take(session, step, thresholds, settled=True)
-        healing = bool(look.problem) and look.healable and memory is not None and step.tool == "tap"
-        if look.problem and not healing:
+        if look.problem:
             return miss(look.problem, look.nearest)
         observation, tree, match = look.observation, look.observation.tree, look.match
         remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
@@ -271,21 +262,12 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
         name = f"{step.summary().split(' (in ')[0]} [cache]"
         for key, value in remembered.items():  # read off this screen, as the model did when it was cached
             session.remember(str(key), value, source=f"action cache step {step.n}")
-        if healing:
-            action = _healing_tap(step, actuator, memory, look)
-        else:
-            action = _learning(_action(step, actuator, session, tree, match, size), step, memory, match, observation)
         try:
-            record = session.perform(name, action, expect=expect,
+            record = session.perform(name, _action(step, actuator, session, tree, match, size), expect=expect,
                                      idempotent=step.idempotent)
-        except _NotHealed as exc:
-            return miss(f"{look.problem}; memory: {exc}", look.nearest)
         except StepFailed as exc:
             if not step.idempotent:
                 outcome.non_idempotent_done.append(step.n)
-            if healing:
-                return miss(f"{look.problem}; the memory's healed target did not give the cached effect "
-                            "(false heal prevented)", look.nearest)
             result = miss(f"the cached effect did not show ({str(exc).splitlines()[0][:160]})")
             result.statuses[-1].step = exc.record.index if exc.record is not None else None
             result.acted = (step, exc.record, observation, match.node if match is not None else None, completed_before)
@@ -296,53 +278,9 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
         if step.tool == "wait" and expect is None:
             previous_verified = False  # waiting proves nothing about the screen
         recorder.step(step.tool, dict(step.args), step.name, record, observation,
-                      match.node if match is not None and not healing else None, step.idempotent, completed_before)
-        outcome.statuses.append(StepStatus(step.n, step.summary(), "hit", "healed by the memory" if healing else "",
-                                           step=record.index))
+                      match.node if match is not None else None, step.idempotent, completed_before)
+        outcome.statuses.append(StepStatus(step.n, step.summary(), "hit", step=record.index))
     return outcome
-
-
-class _NotHealed(Exception):
-    """The memory found no remembered look of the target on screen: the step is a named miss."""
-
-
-def _memory_locator(step: CachedStep) -> tuple[str, str] | None:
-    """The cached target's most specific locator (desc, then id, then text) as the memory's key."""
-    candidates = {kind: value for option in (step.target or {}).get("locators") or [] for kind, value in option.items()}
-    for kind in ("desc", "id", "text"):
-        if candidates.get(kind):
-            return kind, str(candidates[kind])
-    return None
-
-
-def _learning(action: Any, step: CachedStep, memory: Any, match: TargetMatch | None, observation: Any) -> Any:
-    """`action`, telling the memory first what it is about to tap (learnt when the step passes), as a
-    located `device.tap` does, so a later replay can heal this target by its look."""
-    locator = _memory_locator(step)
-    if memory is None or locator is None or step.tool != "tap" or match is None or match.node is None \
-            or match.node.bounds is None:
-        return action
-    box = match.node.bounds
-
-    def learn_then_act() -> None:
-        memory.found(*locator, box, None, screen=observation)
-        action()
-    return learn_then_act
-
-
-def _healing_tap(step: CachedStep, actuator: Actuator, memory: Any, look: _Look) -> Any:
-    """A tap at the point the memory heals the cached target to, inside the step (the step's expected
-    effect accepts or refuses the heal: `MemoryBridge.on_step`)."""
-    locator = _memory_locator(step)
-
-    def heal_then_tap() -> None:
-        if locator is None:
-            raise _NotHealed("the cached target has no locator to remember it by")
-        point, reason = memory.heal(*locator, None)
-        if point is None:
-            raise _NotHealed(reason)
-        actuator.tap_point(*point)
-    return heal_then_tap
 
 
 def unmet_milestones(session: Any) -> list[str]:

@@ -126,7 +126,6 @@ class CacheSession:
         self.phase = "hit"
         try:
             outcome = replay_run(self.session, as_actuator(self.device), cached, self.recorder,
-                                 memory=getattr(self.device, "memory", None),
                                  run_index=self.run_index - 1)
         finally:
             self.phase = ""

@@ -167,24 +167,3 @@ def test_a_bad_cache_is_a_clear_error_and_never_a_silent_live_call(
         assert f"action cache {path}" in out and words in out
     assert reference_server.requests == []  # the fallback did not quietly ask the model instead
     assert deletes(pytester) == [] and purchases(pytester) == []
-
-
-def test_the_memory_learns_replayed_targets_and_refuses_an_ambiguous_heal(suite, pytester: pytest.Pytester) -> None:
-    """With the cross-run memory on, each replayed tap teaches it the target's look (as a located
-    `device.tap` does); on the v2 restyle the fingerprint no longer finds Erin's Delete and the memory
-    is asked, but every row's Delete looks alike, so it refuses to pick one: a named miss, no delete."""
-    import sqlite3
-
-    committed_caches(pytester)
-    memory = pytester.path / "memory.sqlite"
-    learnt = suite("--guistate-llm=cache", f"--guistate-memory={memory}", "-k", "deletes")
-    learnt.assert_outcomes(passed=1)
-    with sqlite3.connect(memory) as db:
-        keys = {row[0] for row in db.execute("SELECT function FROM patches")}
-    assert "locator:desc=Delete post by Erin" in keys, keys
-
-    healed = suite("--guistate-llm=cache", f"--guistate-memory={memory}", "-k", "deletes", drift=2)
-    healed.assert_outcomes(failed=1)
-    out = healed.stdout.str()
-    assert "cache miss at step 1" in out and "memory: " in out and "about equally" in out, out[-2000:]
-    assert deletes(pytester) == []
