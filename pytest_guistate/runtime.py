@@ -468,7 +468,10 @@ def default_refresh(screen: Any) -> bool | None:
 
 def _cache_lines(nodeid: str, report: dict[str, Any]) -> list[str]:
     """The terminal summary's lines for one test's action cache: misses, live steps, a rewrite."""
+    from pytest_guistate.report.cache_gate import healed_steps
+
     lines = [f"{nodeid}: {message}" for message in report.get("miss_messages") or []]
+    lines += [f"{nodeid}: action cache {line}" for line in healed_steps(report)]
     if report.get("live") and report.get("hit_rate") is not None:
         lines.append(f"{nodeid}: {report['live']} live LLM step(s), hit rate {report['hit_rate']:.2f}")
     if report.get("rewritten") and str(report.get("mode", "")).startswith("cache"):

@@ -84,7 +84,9 @@ class StepRecord:
     page_sources: int | None = None
     page_sources_at_start: int | None = field(default=None, repr=False)
     # an LLM run's step in an action-cache mode (issue 21): "hit" (replayed from the cache and verified),
-    # "miss" (replayed, its cached effect did not show) or "live" (the actor's, after a miss); "" otherwise
+    # "miss" (replayed, its cached effect did not show) or "live" (the actor's, after a miss); "" otherwise.
+    # A replayed step that acted on a target the memory healed says so: "hit (healed: ...)" or
+    # "miss (false heal prevented)"
     cache: str = ""
     # whether this step reads its trees (light tier: only with a check, `TaskSession._reads_trees`)
     reads_trees: bool = field(default=True, repr=False)

@@ -18,6 +18,7 @@ from pytest_guistate.llm.action_cache import (
     locator_candidates,
     screen_signature,
 )
+from pytest_guistate.llm.cache_memory import ElementMemory, memory_key
 
 __all__ = ["CacheRecorder", "screen_of"]
 
@@ -43,18 +44,23 @@ class CacheRecorder:
     """Collects the steps of the current run; `pending` is the run in progress."""
 
     session: Any
+    memory: ElementMemory | None = None  # the test's cross-run memory: a passed step teaches it its target's look
     pending: list[CachedStep] = field(default_factory=list)
     runs: list[CachedRun] = field(default_factory=list)
     checks: list[CachedCheck] = field(default_factory=list)
 
     def step(self, tool: str, args: dict[str, Any], name: str, record: Any, decided_on: Any, target: UINode | None,
-             idempotent: bool, completed_before: list[str]) -> CachedStep:
-        """Record one verified step (`record` is its StepRecord)."""
+             idempotent: bool, completed_before: list[str], *, learn: bool = True) -> CachedStep:
+        """Record one verified step (`record` is its StepRecord). `learn`: teach the memory the
+        target's look (False when the step acted on a heal, which the memory confirms itself)."""
         tree = getattr(decided_on, "tree", None) if decided_on is not None else None
         target_data = None
         if target is not None and tree is not None:
             print_ = fingerprint(tree, target)
-            target_data = {"fingerprint": print_, "locators": locator_candidates(print_)}
+            locators = locator_candidates(print_)
+            target_data = {"fingerprint": print_, "locators": locators}
+            if learn and tool in ("tap", "type_text"):
+                self._teach(print_, locators, target, decided_on, record)
         # The screen this step led to is the one the next step decides on (`_close_previous`):
         # observing here would change the test's timing (a cassette replay must see what it saw).
         self._close_previous(decided_on)
@@ -68,6 +74,15 @@ class CacheRecorder:
                           milestone=newly[0] if newly else None)
         self.pending.append(step)
         return step
+
+    def _teach(self, print_: dict[str, Any], locators: list[dict[str, str]], target: UINode, before: Any,
+               record: Any) -> None:
+        """The memory learns an LLM step's element as it learns a located tap's (`MemoryBridge`)."""
+        key = memory_key(print_, locators)
+        if self.memory is None or key is None or target.bounds is None:
+            return
+        self.memory.learn_passed(*key.locator, target.bounds, key.function, before, step_name=record.name,
+                                 outcome=str(record.outcome))
 
     def observer(self, turn: Any, record: Any, decided_on: Any, target: UINode | None, idempotent: bool,
                  completed_before: list[str]) -> None:

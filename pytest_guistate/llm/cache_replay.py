@@ -9,6 +9,11 @@ next screen like the cached one), after the step loop's settle and refresh. That
 Anything else is a **miss** with its reason and the nearest candidate. A non-idempotent step runs
 only when the previous step's effect was verified, and `perform(idempotent=False)` never repeats it.
 A cached AI check is replayed by re-verifying its evidence on a screen like the one judged.
+
+With the cross-run memory on, a target the fingerprint no longer trusts (gone or ambiguous) is asked
+of the memory by its remembered look (`cache_memory`); a healed target is tapped inside the same
+`perform` with the same cached effect, so the step is a hit only when that effect shows (else a
+false heal prevented, a miss). No heal is tried under a dialog the cached screen did not have.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from pytest_guistate.llm.action_cache import (
 )
 from pytest_guistate.llm.actor import expect_check, swipe_points
 from pytest_guistate.llm.actuator import Actuator
+from pytest_guistate.llm.cache_memory import ElementMemory, memory_key
 from pytest_guistate.llm.cache_record import CacheRecorder, screen_of
 from pytest_guistate.report.redact import REDACTED
 
@@ -78,12 +84,14 @@ class Miss:
     nearest: str = ""
     screen_title: str = ""
     run_index: int = 0
+    memory: str = ""  # why the cross-run memory could not heal the target, when it was asked
 
     def message(self, path: Any) -> str:
         what = f"step {self.step.n} '{self.step.summary()}'" if self.step is not None else "the run's end"
         near = f" (closest {self.nearest})" if self.nearest else ""
+        healing = f"; memory: {self.memory}" if self.memory else ""
         where = f"; cached on '{self.screen_title}'" if self.screen_title else ""
-        return f"cache miss at {what}: {self.reason}{near}{where} [{path}]"
+        return f"cache miss at {what}: {self.reason}{near}{healing}{where} [{path}]"
 
 
 @dataclass
@@ -111,15 +119,21 @@ def _next_screen_check(cached: dict[str, Any], threshold: float) -> Any:
     return check
 
 
+def _foreign_dialog(tree: Any, cached_screen: dict[str, Any]) -> tuple[Any, str]:
+    """The dialog on screen that the cached screen did not show, and its label; (None, '') if none."""
+    modal = tree.modal() if tree is not None else None
+    if modal is None or modal.bounds is None:
+        return None, ""
+    title = next((n.text for n in modal.walk() if n.text), "a dialog")
+    return (None, "") if title in (cached_screen.get("labels") or []) else (modal, title)
+
+
 def _under_dialog(tree: Any, node: Any, cached_screen: dict[str, Any]) -> str:
     """The label of a dialog covering `node` that the cached screen did not show, else ''."""
-    modal = tree.modal()
-    if modal is None or modal.bounds is None or node is None or node.bounds is None:
+    modal, title = _foreign_dialog(tree, cached_screen)
+    if modal is None or node is None or node.bounds is None or modal.bounds.contains(node.bounds):
         return ""
-    if modal.bounds.contains(node.bounds):
-        return ""
-    title = next((n.text for n in modal.walk() if n.text), "a dialog")
-    return "" if title in (cached_screen.get("labels") or []) else title
+    return title
 
 
 def _target(tree: Any, step: CachedStep, thresholds: CacheThresholds) -> tuple[TargetMatch, str]:
@@ -138,22 +152,27 @@ def _target(tree: Any, step: CachedStep, thresholds: CacheThresholds) -> tuple[T
 
 
 def _action(step: CachedStep, actuator: Actuator, session: Any, tree: Any, match: TargetMatch | None,
-            device: tuple[int, int]) -> Any:
-    """The callable `perform` runs for a cached step (the same verbs as the live actor)."""
+            device: tuple[int, int], heal: _Heal | None = None) -> Any:
+    """The callable `perform` runs for a cached step (the same verbs as the live actor); with `heal`,
+    a tap or typing goes to the healed point, and the memory is told the step acts on its heal."""
     tool, args = step.tool, step.args
     if tool == "tap":
+        if heal is not None:
+            return heal.acting(lambda: actuator.tap_point(*heal.point))
         assert match is not None and match.node is not None and match.node.bounds is not None
         x, y = match.node.bounds.center
         return lambda: actuator.tap_point(x, y)
     if tool == "type_text":
-        node = match.node if match is not None else None
+        node = match.node if match is not None and heal is None else None
         text = str(args.get("text", ""))
 
         def type_into() -> None:
-            if node is not None and node.bounds is not None and not node.focused:
+            if heal is not None:
+                actuator.tap_point(*heal.point)
+            elif node is not None and node.bounds is not None and not node.focused:
                 actuator.tap_point(*node.bounds.center)
             actuator.type_focused(text)
-        return type_into
+        return heal.acting(type_into) if heal is not None else type_into
     if tool == "swipe":
         start, end = swipe_points(tree, None, str(args.get("direction", "up")), device)
         return lambda: actuator.swipe(*start, *end)
@@ -181,6 +200,7 @@ class _Look:
     match: TargetMatch | None
     problem: str = ""
     nearest: str = ""
+    healable: bool = False  # the problem is the target alone (gone or ambiguous), no foreign dialog on screen
 
     @classmethod
     def take(cls, session: Any, step: CachedStep, thresholds: CacheThresholds, *, settled: bool) -> _Look:
@@ -222,7 +242,54 @@ class _Look:
         if step.target is None or tree is None:
             return cls(observation, None)
         match, problem = _target(tree, step, thresholds)
-        return cls(observation, match, problem, match.describe() if problem and match.node is not None else "")
+        healable = bool(problem) and _foreign_dialog(tree, step.screen)[0] is None
+        return cls(observation, match, problem, match.describe() if problem and match.node is not None else "",
+                   healable)
+
+
+@dataclass
+class _Heal:
+    """A target the memory found by its remembered look, for one replayed step."""
+
+    memory: ElementMemory
+    session: Any
+    result: Any  # memory.heal.HealResult
+    before: Any  # the observation healed on
+    wanted: str
+
+    @property
+    def point(self) -> tuple[int, int]:
+        assert self.result.point is not None
+        return self.result.point  # type: ignore[no-any-return]
+
+    def status(self) -> str:
+        """The hit's reason, as the journal, the terminal, Allure and the summary show it."""
+        how = "by its remembered look" if getattr(self.result, "cue", "looks") == "looks" else "as the only text field"
+        return f"healed: {self.wanted!r} found {how} at {self.point}, score {float(self.result.score):.2f}"
+
+    def acting(self, act: Any) -> Any:
+        """`act`, run as the current step's action on this heal (the memory settles it when the step ends)."""
+        def run() -> None:
+            self.memory.acting_on(self.result, self.before)
+            record = self.session.current_step
+            if record is not None:
+                record.cache = f"hit ({self.status()})"
+            act()
+        return run
+
+
+def _heal(memory: ElementMemory, session: Any, look: _Look, step: CachedStep, has_effect: bool) -> _Heal | str:
+    """Ask the memory for the target on the judged screen: the heal, or why there is none."""
+    target = step.target or {}
+    key = memory_key(target.get("fingerprint") or {}, target.get("locators") or [])
+    if key is None:
+        return "the cached target has no locator to remember it by"
+    if not has_effect:
+        return "not healed: the cached step has no effect to verify a heal by"
+    result = memory.heal_on(look.observation, *key.locator, key.function, instance=key.instance)
+    if not result.ok or result.point is None:
+        return str(result.reason)
+    return _Heal(memory, session, result, look.observation, key.wanted)
 
 
 def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index: int, reason: str,
@@ -236,8 +303,10 @@ def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index:
 
 
 def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: CacheRecorder, *,
-               thresholds: CacheThresholds = CacheThresholds(), run_index: int = 0) -> ReplayOutcome:
-    """Replay `cached` until its end or the first miss (which is returned, not raised)."""
+               thresholds: CacheThresholds = CacheThresholds(), run_index: int = 0,
+               memory: ElementMemory | None = None) -> ReplayOutcome:
+    """Replay `cached` until its end or the first miss (which is returned, not raised); `memory`:
+    the test's cross-run memory, asked for a target the fingerprint no longer trusts."""
     outcome = ReplayOutcome()
     previous_verified = True  # the run's start is a known state
     for position, step in enumerate(cached.steps):
@@ -249,38 +318,59 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
         look = _Look.take(session, step, thresholds, settled=False)
         if look.problem:
             look = _Look.take(session, step, thresholds, settled=True)
-        if look.problem:
-            return miss(look.problem, look.nearest)
-        observation, tree, match = look.observation, look.observation.tree, look.match
-        remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
         expect = expect_check(step.effect.get("expect"))
         next_screen = step.effect.get("next_screen") or {}
         if expect is None and next_screen.get("labels"):
             expect = _next_screen_check(next_screen, thresholds.next_screen)
+        heal: _Heal | None = None
+        if look.problem and look.healable and memory is not None:
+            found = _heal(memory, session, look, step, expect is not None)
+            if isinstance(found, str):
+                result = miss(look.problem, look.nearest)
+                result.miss.memory = found  # type: ignore[union-attr]
+                result.statuses[-1].reason += f"; memory: {found}"
+                return result
+            heal = found
+        elif look.problem:
+            return miss(look.problem, look.nearest)
+        observation, tree, match = look.observation, look.observation.tree, look.match
+        remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
         size = (tree.width, tree.height) if tree is not None and tree.width else observation.frame.size
         completed_before = list(session.state.completed)
         name = f"{step.summary().split(' (in ')[0]} [cache]"
         for key, value in remembered.items():  # read off this screen, as the model did when it was cached
             session.remember(str(key), value, source=f"action cache step {step.n}")
         try:
-            record = session.perform(name, _action(step, actuator, session, tree, match, size), expect=expect,
+            record = session.perform(name, _action(step, actuator, session, tree, match, size, heal), expect=expect,
                                      idempotent=step.idempotent)
         except StepFailed as exc:
             if not step.idempotent:
                 outcome.non_idempotent_done.append(step.n)
-            result = miss(f"the cached effect did not show ({str(exc).splitlines()[0][:160]})")
+            why = f"the cached effect did not show ({str(exc).splitlines()[0][:160]})"
+            if heal is not None:
+                why = f"the healed target {heal.wanted!r} at {heal.point} did not give the cached effect " \
+                      f"(false heal prevented): {why}"
+            result = miss(why)
             result.statuses[-1].step = exc.record.index if exc.record is not None else None
-            result.acted = (step, exc.record, observation, match.node if match is not None else None, completed_before)
+            result.acted = (step, exc.record, observation, _acted_node(match, heal), completed_before)
             return result
         if not step.idempotent:
             outcome.non_idempotent_done.append(step.n)
         previous_verified = bool(record.confirmed) or expect is None and step.tool in ("wait", "refresh", "swipe")
         if step.tool == "wait" and expect is None:
             previous_verified = False  # waiting proves nothing about the screen
-        recorder.step(step.tool, dict(step.args), step.name, record, observation,
-                      match.node if match is not None else None, step.idempotent, completed_before)
-        outcome.statuses.append(StepStatus(step.n, step.summary(), "hit", step=record.index))
+        recorder.step(step.tool, dict(step.args), step.name, record, observation, _acted_node(match, heal),
+                      step.idempotent, completed_before, learn=heal is None)
+        outcome.statuses.append(StepStatus(step.n, step.summary(), "hit", heal.status() if heal else "",
+                                           step=record.index))
     return outcome
+
+
+def _acted_node(match: TargetMatch | None, heal: _Heal | None) -> Any:
+    """The element the step acted on: the healed one, else the fingerprint's match."""
+    if heal is not None:
+        return getattr(heal.result, "node", None)
+    return match.node if match is not None else None
 
 
 def unmet_milestones(session: Any) -> list[str]:

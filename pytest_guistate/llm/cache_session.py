@@ -21,6 +21,7 @@ from typing import Any
 from pytest_guistate.llm.action_cache import ActionCache, CachedRun, CacheError, load_cache, plan_lines, write_cache
 from pytest_guistate.llm.actor import RunResult, Turn
 from pytest_guistate.llm.actuator import as_actuator
+from pytest_guistate.llm.cache_memory import element_memory
 from pytest_guistate.llm.cache_record import CacheRecorder
 from pytest_guistate.llm.cache_replay import (
     CacheMiss,
@@ -66,7 +67,7 @@ class CacheSession:
 
 
     def __post_init__(self) -> None:
-        self.recorder = CacheRecorder(self.session)
+        self.recorder = CacheRecorder(self.session, memory=element_memory(self.device))
 
     @classmethod
     def open(cls, mode: Mode, path: Path, session: Any, device: Any, *, test: str, platform: str,
@@ -84,7 +85,9 @@ class CacheSession:
         """Mark a step of an LLM run in a cache mode: a replayed one `hit` (or `miss` when its cached
         effect did not show), one the live actor took after a miss `live`."""
         if self.phase == "hit":
-            record.cache = "miss" if record.outcome == "failed" else "hit"
+            healed = record.cache  # "hit (healed: ...)": the replay acted on a target the memory healed
+            record.cache = ("miss (false heal prevented)" if healed else "miss") if record.outcome == "failed" \
+                else healed or "hit"
         elif self.phase:
             record.cache = self.phase
 
@@ -126,7 +129,7 @@ class CacheSession:
         self.phase = "hit"
         try:
             outcome = replay_run(self.session, as_actuator(self.device), cached, self.recorder,
-                                 run_index=self.run_index - 1)
+                                 run_index=self.run_index - 1, memory=self.recorder.memory)
         finally:
             self.phase = ""
         self.statuses.extend(outcome.statuses)

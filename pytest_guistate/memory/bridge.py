@@ -110,17 +110,41 @@ class MemoryBridge:
         self._healed.append(_Healed(step.index, before, result))
         return result.point, ""
 
+    # -- called by the action cache (LLM-driven steps tap points, not locators) -----------------
+    def learn_passed(self, kind: str, value: str, box: Box, function: str | None, before: Observation, *,
+                     step_name: str, outcome: str) -> None:
+        """An LLM-driven step on the element at `box` passed: learn its look as a located tap's.
+        Called after the step ended (the actor's observer), so it is settled here, not in `on_step`."""
+        if outcome in SUCCESS:
+            self._learn(_Found(-1, before, Locator(kind, value), box, function), step_name)
+
+    def heal_on(self, observation: Observation, kind: str, value: str, function: str | None, *,
+                instance: frozenset[str] = frozenset()) -> HealResult:
+        """Heal against a screen the caller already judged: a replayed cached step decides hit or
+        miss before its step starts; acting on the result is `acting_on`. `instance`: see `Healer.heal`."""
+        return self.healer.heal(observation, Locator(kind, value), function, app=observation.package or None,
+                                instance=instance or None)
+
+    def acting_on(self, result: HealResult, before: Observation) -> None:
+        """The current step acts on `result`: its end confirms the heal or records a false heal prevented."""
+        step = self.session.current_step
+        if step is not None and result.ok:
+            self._healed.append(_Healed(step.index, before, result))
+
     # -- session listener --------------------------------------------------------------------
     def on_step(self, record: Any) -> None:
         ok = record.outcome in SUCCESS
         for item in [f for f in self._found if f.step == record.index]:
             if ok:
-                self.healer.learn(item.before, item.locator, item.box, item.function, app=item.before.package,
-                                  version=self.app_version, test=self.nodeid, step=record.name)
+                self._learn(item, record.name)
         for healed in [h for h in self._healed if h.step == record.index]:
             self._settle_heal(record, healed, ok)
         self._found = [f for f in self._found if f.step != record.index]
         self._healed = [h for h in self._healed if h.step != record.index]
+
+    def _learn(self, item: _Found, step_name: str) -> None:
+        self.healer.learn(item.before, item.locator, item.box, item.function, app=item.before.package,
+                          version=self.app_version, test=self.nodeid, step=step_name)
 
     def _settle_heal(self, record: Any, healed: _Healed, ok: bool) -> None:
         result = healed.result

@@ -124,15 +124,17 @@ class Healer:
 
     # -- healing -------------------------------------------------------------------------------
     def heal(self, observation: Observation, locator: Locator, function: str | None = None, *,
-             app: str | None = None) -> HealResult:
+             app: str | None = None, instance: frozenset[str] | None = None) -> HealResult:
+        """`instance`: the words that pin which element is meant, when the caller knows them better
+        than the locator's own words (an LLM step's target: the neighbours it was cached with)."""
         started = time.perf_counter()
         key, app = function_key(locator, function), app or observation.package
-        result = self._heal(observation, locator, function, key, app)
+        result = self._heal(observation, locator, function, key, app, instance)
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 
     def _heal(self, observation: Observation, locator: Locator, function: str | None, key: str,
-              app: str) -> HealResult:
+              app: str, instance: frozenset[str] | None = None) -> HealResult:
         def refuse(status: str, reason: str, **extra: Any) -> HealResult:
             return HealResult(status, str(locator), key, app, reason, **extra)
 
@@ -155,7 +157,7 @@ class Healer:
                               f"no variant of {key!r} matched above {self.policy.threshold} ({len(entries)} "
                               f"variant(s) tried); by role: {role.reason}", entry=best_entry, score=role.score)
             targets, best_entry, top_score, cue, why = [role.target], role.entry, role.score, "role", role.reason
-        tokens = context_tokens(locator, function)
+        tokens = set(instance) if instance else context_tokens(locator, function)
         if tokens and observation.tree is not None:
             tokens &= context_words(observation.tree, None)  # a word shown nowhere cannot pin an instance
         if tokens and observation.tree is not None:

@@ -18,7 +18,15 @@ def cache_summary(report: dict[str, Any] | None) -> dict[str, Any] | None:
     keys = ("mode", "hits", "misses", "live", "hit_rate", "tokens_used", "tokens_saved", "rewritten", "path")
     out = {k: report.get(k) for k in keys}
     out["first_miss"] = (report.get("miss_messages") or [None])[0]
+    out["healed"] = healed_steps(report)
     return out
+
+
+def healed_steps(report: dict[str, Any]) -> list[str]:
+    """Replayed steps that hit only because the memory healed their target: each one a locator to
+    re-record (the cache still names the old element)."""
+    return [f"step {s.get('n')} '{s.get('name')}' {s.get('reason')}" for s in report.get("steps") or []
+            if s.get("status") == "hit" and str(s.get("reason") or "").startswith("healed:")]
 
 
 def cache_reasons(cache: dict[str, Any] | None, *, max_live: int | None = None,

@@ -46,8 +46,9 @@ def outcome_reason(record: dict[str, Any]) -> str:
     if outcome == "retried":
         words += f" ({record.get('retries', 0)} retry)"
     evidence = str(last.get("evidence") or "")
-    if record.get("cache"):  # issue 21: where the action came from
-        words = f"{_CACHE_WORDS.get(str(record['cache']), record['cache'])}; {words}"
+    if record.get("cache"):  # issue 21: where the action came from ("hit (healed: ...)" keeps its reason)
+        status, _, why = str(record["cache"]).partition(" ")
+        words = f"{_CACHE_WORDS.get(status, status)}{' ' + why if why else ''}; {words}"
     return f"{words}: {evidence}" if evidence else words
 
 
