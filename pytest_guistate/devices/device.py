@@ -282,16 +282,18 @@ class Device:
             frame.prefetch()  # overlaps the page-source request (or the caller's next steps)
         self._shots += 1
         shot, inputs = self._shots, self.action_count
+
+        def current() -> bool:
+            return (self._shots, self.action_count) == (shot, inputs)
+
         known = self._known_screens.get(frame.digest) if self.known_screens > 0 else None
         if known is not None:  # this session read this very screen before: its tree, no page source
             self._known_screens.move_to_end(frame.digest)
             observation = Observation(frame=frame, tree=known, package=_package_of(known), known_screen=True,
-                                      tree_current=lambda: (self._shots, self.action_count) == (shot, inputs),
-                                      finder=self._check_finder())
+                                      tree_current=current, finder=self._check_finder())
         elif self.tree_on_demand:
             observation = Observation(frame=frame, fetch_tree=self._tree_while_current(frame), package_of=_package_of,
-                                      tree_current=lambda: (self._shots, self.action_count) == (shot, inputs),
-                                      finder=self._check_finder())
+                                      tree_current=current, finder=self._check_finder())
         else:
             tree = self._remember_screen(frame, self.ui_tree())
             observation = Observation(frame=frame, tree=tree, package=_package_of(tree))

@@ -293,12 +293,13 @@ def _heal(memory: ElementMemory, session: Any, look: _Look, step: CachedStep, ha
 
 
 def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index: int, reason: str,
-            nearest: str = "") -> ReplayOutcome:
-    """End the replay at `cached.steps[position]` with a named miss."""
+            nearest: str = "", memory: str = "") -> ReplayOutcome:
+    """End the replay at `cached.steps[position]` with a named miss (`memory`: why no heal)."""
     step = cached.steps[position]
-    outcome.miss = Miss(step, reason, nearest, str(step.screen.get("title") or ""), run_index)
+    outcome.miss = Miss(step, reason, nearest, str(step.screen.get("title") or ""), run_index, memory)
     outcome.remaining = cached.steps[position:]
-    outcome.statuses.append(StepStatus(step.n, step.summary(), "miss", reason))
+    status = reason + (f"; memory: {memory}" if memory else "")
+    outcome.statuses.append(StepStatus(step.n, step.summary(), "miss", status))
     return outcome
 
 
@@ -326,10 +327,7 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
         if look.problem and look.healable and memory is not None:
             found = _heal(memory, session, look, step, expect is not None)
             if isinstance(found, str):
-                result = miss(look.problem, look.nearest)
-                result.miss.memory = found  # type: ignore[union-attr]
-                result.statuses[-1].reason += f"; memory: {found}"
-                return result
+                return miss(look.problem, look.nearest, found)
             heal = found
         elif look.problem:
             return miss(look.problem, look.nearest)

@@ -107,7 +107,7 @@ class MemoryBridge:
         result = self.healer.heal(before, Locator(kind, value), function, app=before.package or None)
         if not result.ok or result.point is None:
             return None, result.reason
-        self._healed.append(_Healed(step.index, before, result))
+        self.acting_on(result, before)
         return result.point, ""
 
     # -- called by the action cache (LLM-driven steps tap points, not locators) -----------------
