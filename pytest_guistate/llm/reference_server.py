@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 from pytest_guistate.llm.api_limits import check_request
-from pytest_guistate.llm.httpserver import HttpReply, LoopbackServer, json_reply
 from pytest_guistate.llm.policy import (
     actor_answer,
     check_answer,
@@ -43,6 +42,7 @@ from pytest_guistate.llm.policy import (
     updater_answer,
 )
 from pytest_guistate.llm.tokens import request_segments, text_tokens
+from pytest_guistate.support.httpserver import HttpReply, LoopbackServer, json_reply
 
 __all__ = ["FAULTS", "ReferenceServer", "error_body", "serve"]
 

@@ -42,7 +42,7 @@ from pytest_guistate.devices.sim.latency import LatencyBook, LatencyError, comma
 from pytest_guistate.devices.sim.model import PhoneModel, SimError
 from pytest_guistate.devices.sim.routes import Request, match_route
 from pytest_guistate.devices.sim.session import PhoneFactory, SessionStore
-from pytest_guistate.loopback import is_loopback_host
+from pytest_guistate.support.loopback import is_loopback_host
 
 __all__ = ["RequestRecord", "SimServer", "default_phone_factory"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-from pytest_guistate.loopback import is_loopback_host
+from pytest_guistate.support.loopback import is_loopback_host
 
 __all__ = ["HttpReply", "LoopbackServer", "json_reply"]
 
