@@ -13,8 +13,8 @@ import statistics
 import time
 
 from pytest_guistate.core.checks import gone, visible
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import VirtualClock
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.sim.direct import DirectScreen
 from pytest_guistate.devices.sim.phone import Phone
 

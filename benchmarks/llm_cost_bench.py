@@ -22,7 +22,7 @@ import sys
 from typing import Any
 
 from pytest_guistate.core.checks import gone, visible
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.sim.direct import DirectScreen
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.llm.actor import ActorConfig, run

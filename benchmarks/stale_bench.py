@@ -30,8 +30,8 @@ from typing import Any
 
 from pytest_guistate.core.checks import gone, visible
 from pytest_guistate.core.errors import StepFailed
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import SettlePolicy, VirtualClock
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.uitree import parse_page_source
 from pytest_guistate.devices.sim.direct import DirectScreen

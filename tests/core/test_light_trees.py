@@ -21,8 +21,8 @@ from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation, TreeExpired
 from pytest_guistate.core.oracle_mask import StatusBars
 from pytest_guistate.core.oracle_types import Transition
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import SettlePolicy, VirtualClock
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.uitree import parse_page_source
 from pytest_guistate.devices.sim.direct import DirectScreen

@@ -89,8 +89,8 @@ def test_the_sim_feed_dialog_opening_and_closing_gives_the_dialog_box() -> None:
     the dialog, not the whole frame. (Closing it snaps through core/oracle_snap's overlay rule,
     which the sim's overlay-snapping fix owns.)"""
     from pytest_guistate.core.checks import visible
-    from pytest_guistate.core.session import TaskSession
     from pytest_guistate.core.settle import SettlePolicy, VirtualClock
+    from pytest_guistate.core.task_session import TaskSession
     from pytest_guistate.devices.sim.direct import DirectScreen
     from pytest_guistate.devices.sim.phone import Phone
 

@@ -20,9 +20,9 @@ from pytest_guistate.core.errors import (
 )
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.records import MemoryArtifacts
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import SettlePolicy, VirtualClock
 from pytest_guistate.core.steploop import SessionHooks
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 
 

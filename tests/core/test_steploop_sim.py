@@ -12,8 +12,8 @@ import pytest
 from pytest_guistate.core.anchors import AnchorType
 from pytest_guistate.core.checks import gone, visible
 from pytest_guistate.core.errors import StepFailed
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import SettlePolicy, VirtualClock
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.sim.direct import DirectScreen
 from pytest_guistate.devices.sim.phone import Phone
 

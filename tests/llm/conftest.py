@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import VirtualClock
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.sim.direct import DirectScreen
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.llm.client import LLMClient, LLMSettings, Mode, make_client

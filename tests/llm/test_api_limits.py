@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from pytest_guistate.core.frame import Frame, png_size
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import VirtualClock
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.sim.direct import DirectScreen
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.llm.actor import ActorConfig, run

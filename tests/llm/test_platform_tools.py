@@ -10,7 +10,7 @@ import pytest
 from appium import webdriver
 from appium.options.common import AppiumOptions
 
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim import SimServer
 from pytest_guistate.llm.actor import run

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import pytest_guistate
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.report.recorder import ArtifactRecorder

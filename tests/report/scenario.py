@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_guistate.core.errors import StepFailed
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import SettlePolicy
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.devices.sim.apps.settings import CREDENTIALS
 from pytest_guistate.devices.sim.direct import DirectScreen

@@ -132,7 +132,7 @@ def test_ios_desc_means_the_label_or_the_name_everywhere(open_device: Any) -> No
 
 def _open_and_cancel(device: Device, tier: str, *, expect: bool, pairs: int = 2) -> list[int]:
     """Page sources per step of open/cancel pairs through `TaskSession` over `device`."""
-    from pytest_guistate.core.session import TaskSession
+    from pytest_guistate.core.task_session import TaskSession
     from pytest_guistate.core.tiers import TierPolicy
 
     session = TaskSession(device, policy=TierPolicy.for_tier(tier))
@@ -160,7 +160,7 @@ def test_page_sources_per_step(open_device: Any, platform: str) -> None:
 
 @pytest.mark.parametrize("platform", ["android", "ios"])
 def test_a_standard_step_whose_frames_did_not_change_reads_no_tree(open_device: Any, platform: str) -> None:
-    from pytest_guistate.core.session import TaskSession
+    from pytest_guistate.core.task_session import TaskSession
     from pytest_guistate.core.tiers import TierPolicy
 
     device = open_device(caps(platform, FEED))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_guistate.core.checks import gone, visible
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 
 FEED = "com.guistate.feed"

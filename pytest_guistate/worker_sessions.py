@@ -4,7 +4,7 @@ The `device` fixture asks the `SessionKeeper` of its test process for the sessio
 test left; the keeper hands it over only when it may be reused — same device, capabilities the
 reset can apply, the previous test passed — and after the app was reset (the user's
 `pytest_guistate_reset_app` hook, else the per-driver reset of `devices/reset.py`). Otherwise
-the fixture opens a new session, and `SessionInfo.reason` (`items.py`, kept on the test's item) says why; the journal and the report
+the fixture opens a new session, and `SessionInfo.reason` (`stash_keys.py`, kept on the test's item) says why; the journal and the report
 header show it. A session the server ended (newCommandTimeout, deleted) is replaced once, with a
 warning.
 """
@@ -27,7 +27,7 @@ from pytest_guistate.devices.reset import (
     reset_app,
     session_gone,
 )
-from pytest_guistate.items import REPORTS_KEY, did_test_fail, marker_kwargs
+from pytest_guistate.stash_keys import REPORTS_KEY, did_test_fail, marker_kwargs
 
 if TYPE_CHECKING:
     from pytest_guistate.devices.device import Device

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_guistate.guistate_fixture import GuistateSession  # noqa: F401 - named in a StashKey string
     from pytest_guistate.progress import TerminalProgress  # noqa: F401 - named in a StashKey string
-    from pytest_guistate.testsession import GuistateSession  # noqa: F401 - named in a StashKey string
 
 __all__ = [
     "APPIUM_SESSION_KEY",
@@ -33,7 +33,7 @@ __all__ = [
 class SessionInfo:
     """What the journal's meta and the report header say about this test's Appium session.
 
-    Defined here, beside the key it is kept under, so `session_reuse.py` (which fills it) reads
+    Defined here, beside the key it is kept under, so `worker_sessions.py` (which fills it) reads
     items without items reading it back."""
 
     mode: str  # test | worker

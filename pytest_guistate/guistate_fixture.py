@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import AutoThresholds, Tier, TierPolicy, choose_tier
 from pytest_guistate.memory.flows import flow_hints, remember_flow
 

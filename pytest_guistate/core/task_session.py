@@ -39,7 +39,6 @@ from pytest_guistate.core.observation import Observation, Screen, TreeExpired
 from pytest_guistate.core.oracle import VisualOracle
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.records import ArtifactSink, MemoryArtifacts, StepRecord
-from pytest_guistate.core.session_journal import FrameWindow, Journal
 from pytest_guistate.core.settle import Clock, SettlePolicy, SystemClock, settle
 from pytest_guistate.core.state import (
     Conflict,
@@ -50,6 +49,7 @@ from pytest_guistate.core.state import (
     normalise_plan,
 )
 from pytest_guistate.core.steploop import SessionHooks, StepLoop, Verification
+from pytest_guistate.core.task_journal import FrameWindow, Journal
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.updater import OfflineUpdater, StateUpdater
 
