@@ -1,7 +1,7 @@
 """Token cost of the LLM-driven steps: TSR-faithful configuration vs the plugin's defaults.
 
 Same seeded episodes (sim seed 1) for both, through the real `anthropic` SDK against the local
-reference server (`pytest_guistate.llm.reference_server`), whose `usage` is what is reported:
+reference server (`pytest_guistate.llm.reference.server`), whose `usage` is what is reported:
   (a) TSR-faithful: the whole current frame at full resolution plus the previous whole frame every
       turn, no prompt caching, the LLM state updater every step with before/after whole frames;
   (b) defaults: the frame at 1/3 scale, the last change crops instead of old frames, prompt caching
@@ -27,8 +27,8 @@ from pytest_guistate.devices.sim.direct import DirectScreen
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.llm.actor import ActorConfig, run
 from pytest_guistate.llm.client import LLMSettings, Mode, make_client
-from pytest_guistate.llm.reference_server import ReferenceServer
-from pytest_guistate.llm.tokens import TEXT_COUNTER
+from pytest_guistate.llm.reference.server import ReferenceServer
+from pytest_guistate.llm.reference.tokens import TEXT_COUNTER
 from pytest_guistate.llm.updater import LLMStateUpdater
 
 EPISODES: list[dict[str, Any]] = [

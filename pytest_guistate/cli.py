@@ -30,9 +30,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "inspect, prune and export the cross-run memory of UI functions (self-healing locators)"),
     "appium": ("pytest_guistate.devices.appium_server", "appium_main",
                "check (doctor), start and stop a real Appium 3 server installed with npm"),
-    "cache": ("pytest_guistate.llm.cache_cli", "cache_main",
+    "cache": ("pytest_guistate.llm.cache.cli", "cache_main",
               "list, show and find stale action caches of LLM-driven tests (record once, replay at 0 tokens)"),
-    "llm-server": ("pytest_guistate.llm.reference_server", "serve",
+    "llm-server": ("pytest_guistate.llm.reference.server", "serve",
                    "serve the local Messages-API reference server (for recording cassettes offline)"),
 }
 

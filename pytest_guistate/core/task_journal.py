@@ -1,6 +1,6 @@
 """Bookkeeping after each step: artifacts, anchors, the state update, listeners, frame memory.
 
-Kept apart from `session.py` so the verbs read as the policy they implement. The `Journal` owns
+Kept apart from `task_session.py` so the verbs read as the policy they implement. The `Journal` owns
 the anchor graph, the task state S_t (it is the only one to replace it, after a step) and the
 conflict and updater-error counts; the session reads them from it. What the journal reads of
 the session is `JournalHost` (the tier, the step records, the screen and its frames), not the

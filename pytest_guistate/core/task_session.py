@@ -5,7 +5,7 @@ retry-only-if-proven-and-idempotent), `milestone`, `remember` / `recall`, `asser
 `finish`. Each step updates S_t through the `StateUpdater`, records anchors, and notifies
 listeners (journal, HTML, Allure reporters). What a tier switches on is in `tiers.py`;
 the verification loop itself is `steploop.py`; bookkeeping after a step, the state and the
-anchors are `session_journal.py`'s `Journal`. `milestone`, `assert_complete`, `remember` and
+anchors are `task_journal.py`'s `Journal`. `milestone`, `assert_complete`, `remember` and
 `recall` are the verbs that do not act: the screen wins (a milestone whose check fails on the settled
 screen is not completed; the conflict is an EXCEPTION anchor), and a recall records a DEPENDENCY
 anchor naming the step and app the value came from.

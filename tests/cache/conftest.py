@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.inner_run import run_inprocess
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "example_suite"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_guistate.llm.action_cache import CacheError, best_target, load_cache
-from pytest_guistate.llm.cache_cli import cache_main
+from pytest_guistate.llm.cache.cachefile import CacheError, best_target, load_cache
+from pytest_guistate.llm.cache.cli import cache_main
 from pytest_guistate.report.cache_gate import cache_reasons
 from pytest_guistate.report.gate import gate_main
 from tests.cache.conftest import EXAMPLE, FEED_TEST, SHOP_TEST
@@ -92,7 +92,7 @@ def test_an_instance_target_is_not_confused_with_its_neighbour_row(tmp_path: Pat
 
 def test_a_written_cache_is_scrubbed_like_a_cassette(tmp_path: Path) -> None:
     """A password the actor typed reaches the cache file only as the redactor's placeholder."""
-    from pytest_guistate.llm.action_cache import ActionCache, CachedRun, CachedStep, write_cache
+    from pytest_guistate.llm.cache.cachefile import ActionCache, CachedRun, CachedStep, write_cache
     from pytest_guistate.report.redact import Redactor
 
     redactor = Redactor()

@@ -18,10 +18,10 @@ from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.sim.direct import DirectScreen
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.llm.actor import ActorConfig, run
-from pytest_guistate.llm.api_limits import MAX_IMAGE_BASE64, RequestRefused, check_request
 from pytest_guistate.llm.client import LLMSettings, Mode, make_client
 from pytest_guistate.llm.prompt import cap_images, fit_png, image_block, shown_image
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.api_limits import MAX_IMAGE_BASE64, RequestRefused, check_request
+from pytest_guistate.llm.reference.server import ReferenceServer
 
 FAKE_KEY = "sk-ant-test-DO-NOT-LEAK-123"
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_guistate.llm.action_cache import ActionCache, CacheError, load_cache
+from pytest_guistate.llm.cache.cachefile import ActionCache, CacheError, load_cache
 
 __all__ = ["cache_main"]
 

@@ -34,14 +34,14 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from pytest_guistate.llm.api_limits import check_request
-from pytest_guistate.llm.policy import (
+from pytest_guistate.llm.reference.api_limits import check_request
+from pytest_guistate.llm.reference.policy import (
     actor_answer,
     check_answer,
     read_prompt,
     updater_answer,
 )
-from pytest_guistate.llm.tokens import request_segments, text_tokens
+from pytest_guistate.llm.reference.tokens import request_segments, text_tokens
 from pytest_guistate.support.httpserver import HttpReply, LoopbackServer, json_reply
 
 __all__ = ["FAULTS", "ReferenceServer", "error_body", "serve"]

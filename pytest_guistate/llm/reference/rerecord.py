@@ -1,6 +1,6 @@
 """Re-record cassettes against the local reference server (what committed cassettes are):
 
-    python -m pytest_guistate.llm.rerecord example_suite/test_llm_price_compare.py
+    python -m pytest_guistate.llm.reference.rerecord example_suite/test_llm_price_compare.py
 
 starts the reference server on loopback, points the SDK at it (ANTHROPIC_BASE_URL, a placeholder
 key that is not a secret) and runs pytest with --guistate-llm=record. To record against the real
@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.server import ReferenceServer
 
 PLACEHOLDER_KEY = "reference-server-placeholder-key"
 

@@ -11,7 +11,7 @@ only when the previous step's effect was verified, and `perform(idempotent=False
 A cached AI check is replayed by re-verifying its evidence on a screen like the one judged.
 
 With the cross-run memory on, a target the fingerprint no longer trusts (gone or ambiguous) is asked
-of the memory by its remembered look (`cache_memory`); a healed target is tapped inside the same
+of the memory by its remembered look (`memory_heal.py`); a healed target is tapped inside the same
 `perform` with the same cached effect, so the step is a hit only when that effect shows (else a
 false heal prevented, a miss). No heal is tried under a dialog the cached screen did not have.
 """
@@ -24,7 +24,9 @@ from typing import Any
 
 from pytest_guistate.core.checks import CheckResult
 from pytest_guistate.core.errors import StepFailed
-from pytest_guistate.llm.action_cache import (
+from pytest_guistate.llm.actor import expect_check, swipe_points
+from pytest_guistate.llm.actuator import Actuator
+from pytest_guistate.llm.cache.cachefile import (
     CachedCheck,
     CachedRun,
     CachedStep,
@@ -34,10 +36,8 @@ from pytest_guistate.llm.action_cache import (
     screen_labels,
     screen_similarity,
 )
-from pytest_guistate.llm.actor import expect_check, swipe_points
-from pytest_guistate.llm.actuator import Actuator
-from pytest_guistate.llm.cache_memory import ElementMemory, memory_key
-from pytest_guistate.llm.cache_record import CacheRecorder, screen_of
+from pytest_guistate.llm.cache.memory_heal import ElementMemory, memory_key
+from pytest_guistate.llm.cache.record import CacheRecorder, screen_of
 from pytest_guistate.report.redact import REDACTED
 
 __all__ = ["CacheMiss", "CacheThresholds", "Miss", "ReplayOutcome", "StepStatus", "replay_check", "replay_run"]

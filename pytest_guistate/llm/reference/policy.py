@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_guistate.llm.goals import (
+from pytest_guistate.llm.prompt import parse_elements, parse_sections
+from pytest_guistate.llm.reference.goals import (
     AddToCart,
     CancelDelete,
     Checkout,
@@ -38,7 +39,6 @@ from pytest_guistate.llm.goals import (
     TypeInto,
     parse_goal,
 )
-from pytest_guistate.llm.prompt import parse_elements, parse_sections
 
 __all__ = ["PromptView", "actor_answer", "check_answer", "read_prompt", "updater_answer"]
 

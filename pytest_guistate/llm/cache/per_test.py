@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_guistate.llm.action_cache import ActionCache, CachedRun, CacheError, load_cache, plan_lines, write_cache
 from pytest_guistate.llm.actor import RunResult, Turn
 from pytest_guistate.llm.actuator import as_actuator
-from pytest_guistate.llm.cache_memory import element_memory
-from pytest_guistate.llm.cache_record import CacheRecorder
-from pytest_guistate.llm.cache_replay import (
+from pytest_guistate.llm.cache.cachefile import ActionCache, CachedRun, CacheError, load_cache, plan_lines, write_cache
+from pytest_guistate.llm.cache.memory_heal import element_memory
+from pytest_guistate.llm.cache.record import CacheRecorder
+from pytest_guistate.llm.cache.replay import (
     CacheMiss,
     Miss,
     StepStatus,

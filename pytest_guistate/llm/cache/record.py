@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_guistate.core.uitree import UINode
-from pytest_guistate.llm.action_cache import (
+from pytest_guistate.llm.cache.cachefile import (
     CachedCheck,
     CachedRun,
     CachedStep,
@@ -18,7 +18,7 @@ from pytest_guistate.llm.action_cache import (
     locator_candidates,
     screen_signature,
 )
-from pytest_guistate.llm.cache_memory import ElementMemory, memory_key
+from pytest_guistate.llm.cache.memory_heal import ElementMemory, memory_key
 
 __all__ = ["CacheRecorder", "screen_of"]
 
