@@ -21,10 +21,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "--run DIR also writes the run's index.html")),
     "show": ("pytest_guistate.report.viewer_server", "show_main",
              "serve an artifacts dir on 127.0.0.1 and print the URL of its index (Ctrl-C stops)"),
-    "gate": ("pytest_guistate.report.gate", "gate_main",
+    "gate": ("pytest_guistate.report.gate.cli", "gate_main",
              ("CI merge gate: read --guistate-summary JSON(s) (one per CI shard, and a --baseline), print text, "
               "markdown, GitHub annotations or JSON, exit 1 if the run must not merge")),
-    "summary": ("pytest_guistate.report.summary_cli", "summary_main",
+    "summary": ("pytest_guistate.report.gate.summary_merge", "summary_main",
                 "merge the --guistate-summary files of CI shards into one (for one gate over the whole run)"),
     "memory": ("pytest_guistate.memory.cli", "memory_main",
                "inspect, prune and export the cross-run memory of UI functions (self-healing locators)"),

@@ -374,7 +374,7 @@ class GuistateRuntime:
 
         done.summary.llm_cost_usd = llm_cost
         if cache_report:
-            from pytest_guistate.report.cache_gate import cache_summary
+            from pytest_guistate.report.gate.cache import cache_summary
 
             done.summary.llm_cache = cache_summary(cache_report)
             self.cache_lines.extend(_cache_lines(done.summary.nodeid, cache_report))
@@ -475,7 +475,7 @@ def default_refresh(screen: Any) -> bool | None:
 
 def _cache_lines(nodeid: str, report: dict[str, Any]) -> list[str]:
     """The terminal summary's lines for one test's action cache: misses, live steps, a rewrite."""
-    from pytest_guistate.report.cache_gate import healed_steps
+    from pytest_guistate.report.gate.cache import healed_steps
 
     lines = [f"{nodeid}: {message}" for message in report.get("miss_messages") or []]
     lines += [f"{nodeid}: action cache {line}" for line in healed_steps(report)]

@@ -12,8 +12,8 @@ import pytest
 
 from pytest_guistate.llm.cache.cachefile import CacheError, best_target, load_cache
 from pytest_guistate.llm.cache.cli import cache_main
-from pytest_guistate.report.cache_gate import cache_reasons
-from pytest_guistate.report.gate import gate_main
+from pytest_guistate.report.gate.cache import cache_reasons
+from pytest_guistate.report.gate.cli import gate_main
 from tests.cache.conftest import EXAMPLE, FEED_TEST, SHOP_TEST
 
 CACHES = EXAMPLE / "cassettes" / "test_llm"

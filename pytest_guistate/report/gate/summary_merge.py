@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_guistate.report.shards import combine, expected_shards, write_merged
+from pytest_guistate.report.gate.shards import combine, expected_shards, write_merged
 from pytest_guistate.report.summary import read_run
 
 __all__ = ["summary_main"]

@@ -1,4 +1,5 @@
-"""What `guistate gate` prints, in the CI's own language: text, markdown, github, json.
+"""What `guistate gate` prints, in the CI's own language: text, markdown, github, json (the verdict
+and its exit code are decided in `verdict.py`; this module only says them).
 
 - `text`: an aligned table for logs (old -> new where a baseline differs), then the verdict;
 - `markdown`: the same for a job summary (`>> "$GITHUB_STEP_SUMMARY"`, a GitLab report or MR
@@ -16,63 +17,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from pytest_guistate.report.baseline import healed
+from pytest_guistate.report.gate.baseline import healed
+from pytest_guistate.report.gate.verdict import GateResult, GateRow
 from pytest_guistate.report.summary import TestSummary
 
-__all__ = ["FORMATS", "GATE_SCHEMA", "GateResult", "GateRow", "render", "render_error"]
+__all__ = ["FORMATS", "GATE_SCHEMA", "render", "render_error"]
 
 GATE_SCHEMA = "guistate.gate/2"
 FORMATS = ("text", "markdown", "github", "json")
-
-
-@dataclass
-class GateRow:
-    test: TestSummary
-    reasons: list[str] = field(default_factory=list)  # the gate's own criteria
-    regressions: list[str] = field(default_factory=list)  # against the baseline
-    old: TestSummary | None = None  # the baseline's row for this test
-
-    @property
-    def blocked(self) -> bool:
-        return bool(self.reasons or self.regressions)
-
-    @property
-    def why(self) -> list[str]:
-        return [*self.reasons, *(f"regression: {r}" for r in self.regressions)]
-
-
-@dataclass
-class GateResult:
-    rows: list[GateRow]
-    baseline: str | None = None  # the baseline summary's path, when given
-    added: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)  # run-level blockers (shards.py)
-    warnings: list[str] = field(default_factory=list)
-    shards: list[str] = field(default_factory=list)  # shard names, when the run was sharded
-
-    @property
-    def blocked(self) -> list[GateRow]:
-        return [row for row in self.rows if row.blocked]
-
-    @property
-    def exit_code(self) -> int:
-        """0: the run may merge; 1: it may not (a blocking test, a run-level problem, or no tests at all)."""
-        return 1 if self.blocked or self.problems or not self.rows else 0
-
-    @property
-    def verdict(self) -> str:
-        problems = f"{len(self.problems)} run problem(s)" if self.problems else ""
-        if not self.rows:
-            return "the summary holds no tests; refusing to pass an empty run" + (f" ({problems})" if problems else "")
-        if self.blocked:
-            return f"{len(self.blocked)} of {len(self.rows)} test(s) block the merge" + (
-                f", and {problems}" if problems else "")
-        if problems:
-            return f"{problems} block the merge ({len(self.rows)} test(s) pass)"
-        return f"all {len(self.rows)} test(s) pass the gate"
 
 
 def _cost(test: TestSummary) -> str:

@@ -1,14 +1,8 @@
 """`guistate gate SUMMARY...`: the CI merge gate over a run summary (or one per CI shard).
 
-Prints one row per test and exits 1 when the run must not merge: a failed (or errored, killed)
-test, a test lost with its worker (`crashed`) or never run because the run stopped early
-(`not_run`, run_ledger.py), progress below `--min-progress`, more than `--max-stale` stale-screen
-episodes in a test, a triage label named by `--fail-on`, more heals than `--max-heals`, a shard
-problem (shards.py: missing, unfinished, disagreeing), or with `--baseline` a regression against
-an earlier run (`baseline.py`). Exit 2 for bad usage or a summary that cannot be read, exit 3 for
-a baseline with no test in common with the run (it gates nothing: another rootdir?). Usage errors
-are printed in the format asked for, so a job summary or a JSON consumer still gets one.
-The output formats are `gate_format.py`.
+Prints one row per test (`formats.py`) and exits with the verdict's code (`verdict.py`: 0 merge,
+1 refused, 2 usage, 3 a baseline with nothing in common). Usage errors are printed in the format
+asked for, so a job summary or a JSON consumer still gets one.
 """
 
 from __future__ import annotations
@@ -19,19 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from pytest_guistate.report.baseline import CHECKS, Thresholds, compare
-from pytest_guistate.report.cache_gate import add_cache_options, cache_reasons
-from pytest_guistate.report.gate_format import FORMATS, GateResult, GateRow, render, render_error
-from pytest_guistate.report.run_ledger import LOST_OUTCOMES
-from pytest_guistate.report.shards import Combined, combine, expected_shards
-from pytest_guistate.report.summary import TestSummary, read_run, read_summary
+from pytest_guistate.report.gate.baseline import CHECKS
+from pytest_guistate.report.gate.cache import add_cache_options
+from pytest_guistate.report.gate.formats import FORMATS, render, render_error
+from pytest_guistate.report.gate.shards import combine, expected_shards
+from pytest_guistate.report.gate.verdict import EXIT_NO_BASELINE_OVERLAP, EXIT_USAGE, evaluate
+from pytest_guistate.report.summary import read_run, read_summary
 from pytest_guistate.report.triage import LABELS
 
-__all__ = ["EXIT_NO_BASELINE_OVERLAP", "evaluate", "gate_main", "gate_reasons"]
-
-_BAD_OUTCOMES = ("failed", "error", "killed")
-EXIT_USAGE = 2
-EXIT_NO_BASELINE_OVERLAP = 3
+__all__ = ["gate_main"]
 
 
 class GateUsageError(Exception):
@@ -41,68 +31,6 @@ class GateUsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise GateUsageError(f"{message} (see guistate gate --help)")
-
-
-def gate_reasons(
-    test: TestSummary,
-    *,
-    min_progress: float | None = None,
-    max_stale: int | None = None,
-    fail_on: Sequence[str] = (),
-    allow_failed: bool = False,
-    max_heals: int | None = None,
-) -> list[str]:
-    """Why this test blocks the merge ([] when it does not)."""
-    reasons = []
-    if test.outcome in LOST_OUTCOMES:  # a lost test is no failed test: --allow-failed does not pass it
-        reasons.append(f"{test.outcome}: {test.reason or 'no final report'}"
-                       + (f" (shard {test.shard})" if test.shard else ""))
-    if test.outcome in _BAD_OUTCOMES and not allow_failed:
-        reasons.append(f"outcome {test.outcome}")
-    if min_progress is not None and test.milestones_total and test.progress < min_progress:
-        reasons.append(f"progress {test.progress:.2f} < {min_progress:.2f}")
-    if max_stale is not None and test.stale_episodes > max_stale:
-        reasons.append(f"{test.stale_episodes} stale episodes > {max_stale}")
-    healed = [h for h in test.heals if h.get("status") == "healed"]
-    if max_heals is not None and len(healed) > max_heals:
-        reasons.append(f"{len(healed)} locator(s) healed by memory > {max_heals}: "
-                       + ", ".join(str(h.get("locator")) for h in healed))
-    if test.triage and test.triage in fail_on:
-        reasons.append(f"triage {test.triage}")
-    return reasons
-
-
-def evaluate(tests: Sequence[TestSummary] | Combined, args: argparse.Namespace,
-             baseline: Sequence[TestSummary] | None = None, baseline_path: str | None = None) -> GateResult:
-    """Apply the gate's criteria (and the baseline's, when given) to every test of the run."""
-    combined = tests if isinstance(tests, Combined) else Combined(tests=list(tests))
-    comparison = compare(baseline, combined.tests, _thresholds(args)) if baseline is not None else None
-    rows = []
-    for test in combined.tests:
-        reasons = gate_reasons(test, min_progress=args.min_progress, max_stale=args.max_stale,
-                               fail_on=args.fail_on, allow_failed=args.allow_failed, max_heals=args.max_heals)
-        reasons += combined.blockers.get(test.nodeid, [])
-        reasons += cache_reasons(test.llm_cache, max_live=getattr(args, "max_cache_live", None),
-                                 min_hit_rate=getattr(args, "min_cache_hit_rate", None))
-        old = comparison.old.get(test.nodeid) if comparison is not None else None
-        found = comparison.regressions.get(test.nodeid, []) if comparison is not None else []
-        rows.append(GateRow(test, reasons, list(found), old))
-    result = GateResult(rows, baseline=baseline_path, problems=list(combined.problems),
-                        warnings=list(combined.warnings), shards=_shard_names(combined))
-    if comparison is not None:
-        result.added, result.removed = comparison.added, comparison.removed
-    return result
-
-
-def _shard_names(combined: Combined) -> list[str]:
-    """The shards the file names, else those its rows name (a merged summary)."""
-    names = [s.name for s in combined.shards if s.name]
-    return names or sorted({t.shard for t in combined.tests if t.shard})
-
-
-def _thresholds(args: argparse.Namespace) -> Thresholds:
-    return Thresholds(steps_ratio=args.max_steps_ratio, tokens_ratio=args.max_tokens_ratio,
-                      cost_ratio=args.max_cost_ratio, ignore=frozenset(args.baseline_ignore))
 
 
 def _parser() -> argparse.ArgumentParser:
