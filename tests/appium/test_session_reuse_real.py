@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_guistate.devices.web_feed import FeedServer
-from tests.journal_meta import sessions
+from tests.helpers.journal_meta import sessions
 
 pytestmark = pytest.mark.appium
 

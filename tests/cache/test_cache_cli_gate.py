@@ -75,8 +75,8 @@ def test_gate_blocks_live_steps_and_a_low_hit_rate(tmp_path: Path) -> None:
 
 def test_an_instance_target_is_not_confused_with_its_neighbour_row(tmp_path: Path) -> None:
     """The Feed's Delete buttons all say "Delete": the neighbours ("in") pick Erin's, with a margin."""
-    from pytest_guistate.devices.sim.direct import DirectScreen
     from pytest_guistate.devices.sim.phone import Phone
+    from tests.helpers.direct_screen import DirectScreen
 
     cache = load_cache(shutil.copy(CACHES / f"{FEED_TEST}.actions.json", tmp_path / "c.actions.json"))
     fingerprint = cache.runs[0].steps[0].target["fingerprint"]  # type: ignore[index]

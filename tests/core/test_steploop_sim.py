@@ -14,8 +14,8 @@ from pytest_guistate.core.checks import gone, visible
 from pytest_guistate.core.errors import StepFailed
 from pytest_guistate.core.settle import SettlePolicy, VirtualClock
 from pytest_guistate.core.task_session import TaskSession
-from pytest_guistate.devices.sim.direct import DirectScreen
 from pytest_guistate.devices.sim.phone import Phone
+from tests.helpers.direct_screen import DirectScreen
 
 FEED = "com.guistate.feed"
 

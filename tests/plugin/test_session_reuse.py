@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pytest
 from lxml import html as lxml_html
 
-from tests.journal_meta import journal_metas, sessions
+from tests.helpers.journal_meta import journal_metas, sessions
 
 from .session_reuse_helpers import NO_RESET_HOOK, failed_calls, run_worker
 

@@ -19,11 +19,11 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions import interaction
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.actions.pointer_input import PointerInput
-from sim_server_helpers import PKG, TinyPhone, wait_until
 
 from pytest_guistate.core.uitree import parse_page_source
 from pytest_guistate.devices.sim import SimServer
 from pytest_guistate.devices.sim.model import AppState
+from tests.devices.sim.sim_server_helpers import PKG, TinyPhone, wait_until
 
 
 class Factory:

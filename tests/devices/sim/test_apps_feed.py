@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from simhelpers import frame, make_phone, node, tap_key
+
+from tests.devices.sim.simhelpers import frame, make_phone, node, tap_key
 
 FEED = "com.guistate.feed"
 

@@ -23,10 +23,10 @@ from selenium.common.exceptions import (
     UnknownMethodException,
     WebDriverException,
 )
-from sim_server_helpers import TinyPhone
-from test_server import get, post, request
 
 from pytest_guistate.devices.sim import SimServer
+from tests.devices.sim.sim_server_helpers import TinyPhone
+from tests.devices.sim.test_server import get, post, request
 
 
 class ExplodingPhone(TinyPhone):

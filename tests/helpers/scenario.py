@@ -16,12 +16,12 @@ from pytest_guistate.core.settle import SettlePolicy
 from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.devices.sim.apps.settings import CREDENTIALS
-from pytest_guistate.devices.sim.direct import DirectScreen
 from pytest_guistate.devices.sim.phone import ManualClock, Phone
 from pytest_guistate.report.artifacts import create_test_folder
 from pytest_guistate.report.finish import FinishedTest, finalize
 from pytest_guistate.report.recorder import ArtifactRecorder, RecordingScreen
 from pytest_guistate.report.redact import Redactor
+from tests.helpers.direct_screen import DirectScreen
 
 PASSWORD = CREDENTIALS[1]
 XSS = "<img src=x onerror=alert(1)>"

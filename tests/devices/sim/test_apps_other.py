@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from simhelpers import (
+
+from pytest_guistate.devices.sim.apps.settings import CREDENTIALS
+from pytest_guistate.devices.sim.apps.shop import shop_prices
+from tests.devices.sim.simhelpers import (
     changed_outside,
     frame,
     make_phone,
@@ -12,9 +15,6 @@ from simhelpers import (
     tap_key,
     truth_boxes,
 )
-
-from pytest_guistate.devices.sim.apps.settings import CREDENTIALS
-from pytest_guistate.devices.sim.apps.shop import shop_prices
 
 SHOP_A, SHOP_B = "com.guistate.shopa", "com.guistate.shopb"
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 from lxml import etree
-from simhelpers import (
+
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.uitree import parse_page_source
+from pytest_guistate.devices.sim.apps.feed import HOSTILE_TEXT
+from pytest_guistate.devices.sim.model import AppState, SimError
+from pytest_guistate.devices.sim.phone import ManualClock, Phone
+from tests.devices.sim.simhelpers import (
     changed_outside,
     diff_box,
     frame,
@@ -14,12 +20,6 @@ from simhelpers import (
     tap_key,
     truth_boxes,
 )
-
-from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.uitree import parse_page_source
-from pytest_guistate.devices.sim.apps.feed import HOSTILE_TEXT
-from pytest_guistate.devices.sim.model import AppState, SimError
-from pytest_guistate.devices.sim.phone import ManualClock, Phone
 
 FEED = "com.guistate.feed"
 
