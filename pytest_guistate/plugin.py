@@ -1,6 +1,6 @@
 """pytest11 entry point: options, markers, hookspecs and the hook wiring. No logic lives here.
 
-Every hook hands off to `runtime.py` (per run and per test) or the core; see STYLE.md.
+Every hook hands off to `runtime.py` (per run and per test) or the core (the layers: pyproject.toml's import-linter contracts).
 """
 
 from __future__ import annotations

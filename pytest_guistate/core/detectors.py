@@ -1,4 +1,4 @@
-"""Anchors from a project's own detectors (DESIGN §8: "hooks for ... anchor detectors").
+"""Anchors from a project's own detectors (the `pytest_guistate_detect_anchors` hook, hookspecs.py).
 
 The built-in detectors (route changes, pop-ups, stale screens, failed steps) live in
 `task_journal.py`; an app knows moments they cannot see: a captcha, its own error banner, a

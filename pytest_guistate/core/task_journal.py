@@ -303,7 +303,7 @@ class Journal:
                            data={"kind": "stale_screen", "outcome": record.outcome,
                                  "attempts": [a.to_dict() for a in record.attempts]})
         detect = self.host.hooks.detect_anchors
-        if detect is not None and self.host.policy.anchors:  # the project's own (DESIGN §8), before the
+        if detect is not None and self.host.policy.anchors:  # the project's own (hookspecs.py), before the
             run_detectors(self, detect, record, before, after, transition, app)  # failure: it blocks the FINISH
         if failed:
             first_line = record.explanation.splitlines()[0] if record.explanation else "failed"

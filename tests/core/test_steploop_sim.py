@@ -1,6 +1,6 @@
 """The step loop against the real simulated phone (Feed app, TSR figure 2) on a virtual clock.
 
-The bar (DESIGN §4): zero duplicate non-idempotent actions. The Feed deletes by adapter
+The bar (refresh before retry, core/steploop.py): zero duplicate non-idempotent actions. The Feed deletes by adapter
 position, so a blind re-tap on the stale list would delete the *next* post; `action_log()` is
 the ground truth of what really happened.
 """
