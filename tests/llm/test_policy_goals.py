@@ -88,7 +88,7 @@ def test_the_policy_reads_only_the_request() -> None:
     import ast
     import inspect
 
-    from pytest_guistate.llm import goals, policy
+    from pytest_guistate.llm.reference import goals, policy
 
     for module in (policy, goals):
         tree = ast.parse(inspect.getsource(module))
