@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from pytest_guistate.loopback import is_loopback_host
+from pytest_guistate.support.loopback import is_loopback_host
 
 __all__ = ["CHROMEDRIVER_PORT", "free_local_port", "with_driver_ports"]
 

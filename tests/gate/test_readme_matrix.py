@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from pytest_guistate.memory.store import MemoryStore
-from tests.memory.test_merge import _patch
+from tests.helpers.memory_patches import new_patch
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,7 @@ def _shard(root: Path, name: str) -> None:
         "schema": "guistate.summary/2", "complete": True, "shard": name, "collected": [nodeid],
         "tests": [{"nodeid": nodeid, "outcome": "passed", "tier": "light", "shard": name}]}), encoding="utf-8")
     with MemoryStore(folder / "guistate-memory" / "memory.sqlite", clock=lambda: 1000.0 + int(name)) as store:
-        store.add_patch(_patch(f"function {name}", int(name) * 10))
+        store.add_patch(new_patch(f"function {name}", int(name) * 10))
 
 
 def test_the_matrix_recipe_shards_by_env_and_gates_once() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_guistate.report.gate import gate_main
+from pytest_guistate.report.gate.cli import gate_main
 
 ROOT = Path(__file__).resolve().parents[2]
 FAILING_FILE = "example_failing/test_expected_failures.py"
