@@ -1,5 +1,6 @@
 """The documentation holds together: README.md and docs/*.md link only to files and headings that exist, every
-docs page is reachable from README.md, and every module docs/architecture.md names exists.
+docs page is reachable from README.md, every module docs/architecture.md names exists, and every file a page
+names is in the repository.
 
 README.md is short and points into docs/; a page renamed, a heading reworded or a module moved would otherwise
 leave a newcomer at a dead link. Anchors are GitHub's: a heading's text lower-cased, punctuation dropped, spaces
@@ -21,6 +22,12 @@ LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 HTML_ID = re.compile(r"<a\s[^>]*(?:id|name)=\"([^\"]+)\"", re.IGNORECASE)
 MODULE_PATH = re.compile(r"`(pytest_guistate/[\w./-]+)`")
+CODE_SPAN = re.compile(r"`([^`\s]+)`")
+FILE_NAME = re.compile(r"/[\w.-]+\.(?:md|py|json|sh|toml|ya?ml|txt|cfg)$")
+PLACEHOLDER = re.compile(r"[<>*…{}$]")
+# where a page's short paths are meant from: the repository, the package (`core/uitree.py`), the pages, the tests
+# and the benchmarks
+BASES = ("", "pytest_guistate", "docs", "tests", "benchmarks")
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,18 @@ def missing_modules(root: Path) -> list[str]:
     return sorted({p for p in MODULE_PATH.findall(text) if not (root / p.rstrip("/")).exists()})
 
 
+def unknown_files(root: Path) -> list[str]:
+    """Files a page names in code (`dir/name.py`, with a folder and no placeholder) that the repository lacks:
+    a file outside the repository, or one moved or renamed since the page was written."""
+    problems = []
+    for page in documentation(root):
+        for name in CODE_SPAN.findall(FENCE.sub("", page.read_text(encoding="utf-8"))):
+            named = FILE_NAME.search(name) and not PLACEHOLDER.search(name) and "://" not in name
+            if named and not any((root / base / name).exists() for base in BASES):
+                problems.append(f"{page.relative_to(root)}: {name}")
+    return sorted(set(problems))
+
+
 def test_every_relative_link_and_anchor_resolves() -> None:
     problems = broken_links(ROOT)
     assert not problems, "broken links in README.md / docs:\n" + "\n".join(problems)
@@ -121,6 +140,11 @@ def test_every_docs_page_is_reachable_from_the_readme() -> None:
 def test_every_module_architecture_names_exists() -> None:
     missing = missing_modules(ROOT)
     assert not missing, f"docs/architecture.md names modules that do not exist: {missing}"
+
+
+def test_every_file_the_docs_name_is_in_the_repository() -> None:
+    unknown = unknown_files(ROOT)
+    assert not unknown, "files named in README.md / docs that are not in the repository:\n" + "\n".join(unknown)
 
 
 def test_the_architecture_page_names_modules_at_all() -> None:
@@ -143,7 +167,8 @@ def test_the_checks_find_what_is_broken(tmp_path: Path) -> None:
         encoding="utf-8")
     (tmp_path / "docs" / "island.md").write_text("# Island\n", encoding="utf-8")
     (tmp_path / "docs" / "architecture.md").write_text(
-        "`pytest_guistate/here.py` `pytest_guistate/gone.py` `pytest_guistate/`\n", encoding="utf-8")
+        "`pytest_guistate/here.py` `pytest_guistate/gone.py` `pytest_guistate/` `../shared/NOTES.md` "
+        "`cassettes/<file>/<test>.json` `core/x.py`\n", encoding="utf-8")
     assert broken_links(tmp_path) == [
         "README.md: docs/gone.md (no file docs/gone.md)",
         "README.md: #nowhere (no heading with anchor #nowhere in README.md)",
@@ -151,3 +176,5 @@ def test_the_checks_find_what_is_broken(tmp_path: Path) -> None:
     ]
     assert unreachable_pages(tmp_path) == ["docs/architecture.md", "docs/island.md"]
     assert missing_modules(tmp_path) == ["pytest_guistate/gone.py"]
+    assert unknown_files(tmp_path) == ["docs/architecture.md: ../shared/NOTES.md", "docs/architecture.md: core/x.py",
+                                       "docs/architecture.md: pytest_guistate/gone.py"]
