@@ -25,6 +25,7 @@ MODULE_PATH = re.compile(r"`(pytest_guistate/[\w./-]+)`")
 CODE_SPAN = re.compile(r"`([^`\s]+)`")
 FILE_NAME = re.compile(r"/[\w.-]+\.(?:md|py|json|sh|toml|ya?ml|txt|cfg)$")
 PLACEHOLDER = re.compile(r"[<>*…{}$]")
+RUN_MODULE = re.compile(r"python -m (pytest_guistate(?:\.\w+)+)")
 # where a page's short paths are meant from: the repository, the package (`core/uitree.py`), the pages, the tests
 # and the benchmarks
 BASES = ("", "pytest_guistate", "docs", "tests", "benchmarks")
@@ -116,14 +117,19 @@ def missing_modules(root: Path) -> list[str]:
 
 
 def unknown_files(root: Path) -> list[str]:
-    """Files a page names in code (`dir/name.py`, with a folder and no placeholder) that the repository lacks:
-    a file outside the repository, or one moved or renamed since the page was written."""
+    """Files a page names in code (`dir/name.py`, with a folder and no placeholder) and modules it runs
+    (`python -m pytest_guistate.x`) that the repository lacks: a file outside the repository, or one moved or
+    renamed since the page was written."""
     problems = []
     for page in documentation(root):
         for name in CODE_SPAN.findall(FENCE.sub("", page.read_text(encoding="utf-8"))):
             named = FILE_NAME.search(name) and not PLACEHOLDER.search(name) and "://" not in name
             if named and not any((root / base / name).exists() for base in BASES):
                 problems.append(f"{page.relative_to(root)}: {name}")
+        for module in RUN_MODULE.findall(page.read_text(encoding="utf-8")):  # `python -m pytest_guistate.x.y`
+            path = root / module.replace(".", "/")
+            if not (path.with_suffix(".py").is_file() or (path / "__main__.py").is_file()):
+                problems.append(f"{page.relative_to(root)}: python -m {module}")
     return sorted(set(problems))
 
 
@@ -168,7 +174,8 @@ def test_the_checks_find_what_is_broken(tmp_path: Path) -> None:
     (tmp_path / "docs" / "island.md").write_text("# Island\n", encoding="utf-8")
     (tmp_path / "docs" / "architecture.md").write_text(
         "`pytest_guistate/here.py` `pytest_guistate/gone.py` `pytest_guistate/` `../shared/NOTES.md` "
-        "`cassettes/<file>/<test>.json` `core/x.py`\n", encoding="utf-8")
+        "`cassettes/<file>/<test>.json` `core/x.py` `python -m pytest_guistate.here` "
+        "`python -m pytest_guistate.gone.cli`\n", encoding="utf-8")
     assert broken_links(tmp_path) == [
         "README.md: docs/gone.md (no file docs/gone.md)",
         "README.md: #nowhere (no heading with anchor #nowhere in README.md)",
@@ -177,4 +184,5 @@ def test_the_checks_find_what_is_broken(tmp_path: Path) -> None:
     assert unreachable_pages(tmp_path) == ["docs/architecture.md", "docs/island.md"]
     assert missing_modules(tmp_path) == ["pytest_guistate/gone.py"]
     assert unknown_files(tmp_path) == ["docs/architecture.md: ../shared/NOTES.md", "docs/architecture.md: core/x.py",
-                                       "docs/architecture.md: pytest_guistate/gone.py"]
+                                       "docs/architecture.md: pytest_guistate/gone.py",
+                                       "docs/architecture.md: python -m pytest_guistate.gone.cli"]
