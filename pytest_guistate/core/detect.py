@@ -8,6 +8,8 @@ screen replaces the set of view ids; a dialog shows up as a new Dialog/alert nod
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.uitree import UINode, UITree
@@ -35,7 +37,8 @@ def route_change(before: Observation | None, after: Observation, *, similarity: 
     else the pixels: `changed_fraction` or more of the screen strictly changed (`transition`)."""
     if before is None:
         return None
-    package = (lambda obs: obs.known_package) if known_only else (lambda obs: obs.package)
+    package: Callable[[Observation], str | None] = (
+        (lambda obs: obs.known_package) if known_only else (lambda obs: obs.package))
     a_app, b_app = package(before), package(after)
     if a_app and b_app and a_app != b_app:
         return f"app {a_app} -> {b_app}"

@@ -130,4 +130,4 @@ def dim_gain(small_before: np.ndarray, small_after: np.ndarray, strict: np.ndarr
 def compensate(small_before: np.ndarray, gain: float) -> np.ndarray:
     """The before-frame as it would look under the after-frame's brightness."""
     scaled = small_before.astype(np.float32) * gain
-    return np.clip(scaled + 0.5, 0, 255).astype(np.uint8)
+    return np.asarray(np.clip(scaled + 0.5, 0, 255), dtype=np.uint8)

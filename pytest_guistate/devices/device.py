@@ -389,7 +389,7 @@ class Device:
             raise DeviceError(f"find {by}={value!r} failed on {self.url}: {exc.msg}") from exc
 
     def _web_pick(self, by: str, value: str) -> WebElement | None:
-        return web.pick_reachable(self.driver, value)  # type: ignore[no-any-return]  # web locators are XPath
+        return web.pick_reachable(self.driver, value)  # web locators are XPath
 
     def _locator(
         self, *, text: str | None = None, desc: str | None = None, id: str | None = None, xpath: str | None = None

@@ -30,6 +30,7 @@ from pytest_guistate.memory.heal import Healer, HealResult
 from pytest_guistate.memory.locator import Locator
 
 if TYPE_CHECKING:
+    from pytest_guistate.core.task_session import TaskSession
     from pytest_guistate.devices.device import ElementFacts
 
 __all__ = ["MemoryBridge"]
@@ -56,7 +57,7 @@ class _Healed:
 @dataclass
 class MemoryBridge:
     healer: Healer
-    session: Any  # the test's TaskSession
+    session: TaskSession
     nodeid: str
     app_version: str = ""
     heals: list[dict[str, Any]] = field(default_factory=list)  # for the summary and the terminal

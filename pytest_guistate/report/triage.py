@@ -90,7 +90,7 @@ class _Facts:
 
     @property
     def failing(self) -> dict[str, Any] | None:
-        for step in reversed(self.steps):
+        for step in self.steps[::-1]:
             if step.get("outcome") == "failed" or step.get("error"):
                 return step
         return self.steps[-1] if self.steps and self.error else None

@@ -230,7 +230,7 @@ class _Look:
         if similarity < thresholds.screen:
             return cls(observation, None, f"the screen is not the one the step acted on (similarity {similarity:.2f} "
                                           f"< {thresholds.screen:.2f}; now on '{current['title']}')")
-        remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
+        remembered = step.args["remember"] if isinstance(step.args.get("remember"), dict) else {}
         # Only a value read off the cached screen (a price) must be read off this one too; a note the model kept
         # for itself (a policy's "goal 1: delete Erin=confirmed") was never on a screen and is replayed as it is.
         cached_labels = step.screen.get("labels", []) if isinstance(step.screen, dict) else []
@@ -332,7 +332,7 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
         elif look.problem:
             return miss(look.problem, look.nearest)
         observation, tree, match = look.observation, look.observation.tree, look.match
-        remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
+        remembered = step.args["remember"] if isinstance(step.args.get("remember"), dict) else {}
         size = (tree.width, tree.height) if tree is not None and tree.width else observation.frame.size
         completed_before = list(session.state.completed)
         name = f"{step.summary().split(' (in ')[0]} [cache]"
