@@ -95,7 +95,8 @@ def refreshable_list(tree: UITree | None) -> UINode | None:
     candidates = [n for n in tree.nodes() if n.displayed and n.bounds is not None and not n.bounds.is_empty]
     modal = tree.modal() if tree.platform == "ios" else None
     if modal is not None and modal.bounds is not None:  # an iOS Alert's button ScrollView is no list to refresh
-        candidates = [n for n in candidates if not modal.bounds.contains(n.bounds)]  # type: ignore[arg-type]
+        alert = modal.bounds
+        candidates = [n for n in candidates if n.bounds is not None and not alert.contains(n.bounds)]
     for node in candidates:
         if node.scrollable:
             return node

@@ -66,7 +66,8 @@ def _dialogs(tree: UITree | None) -> list[UINode]:
 
 
 def _key(node: UINode) -> tuple[str, str, tuple[int, int, int, int] | None]:
-    return node.cls, node.resource_id, tuple(node.bounds.as_list()) if node.bounds else None  # type: ignore[return-value]
+    b = node.bounds
+    return node.cls, node.resource_id, (b.left, b.top, b.right, b.bottom) if b else None
 
 
 def _content(node: UINode, screen: Box) -> tuple[bool, UINode | None]:
