@@ -59,13 +59,16 @@ class BadLLM:
 
         self._served = ServedThread(partial(LoopbackHTTPServer, handler=Handler), host="127.0.0.1", port=0,
                                     name="bad-llm", what="BadLLM")
+        self._url = ""
 
     @property
     def url(self) -> str:
-        return self._served.url
+        """The address it serves at; still the one it served at after `stop()` (for messages that name it)."""
+        return self._url or self._served.url  # before start(): the life cycle's "not running" error
 
     def start(self) -> BadLLM:
         self._served.start()
+        self._url = self._served.url
         return self
 
     def stop(self) -> None:
