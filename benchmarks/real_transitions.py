@@ -26,6 +26,7 @@ whose screenshot is taller than the content); frames are given to the oracle who
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -42,6 +43,7 @@ from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle import Transition, VisualOracle
 from pytest_guistate.core.oracle_mask import steady_keyboard
+from pytest_guistate.core.oracle_types import OracleConfig
 from pytest_guistate.core.uinode import UINode
 from pytest_guistate.core.uitree import UITree, parse_page_source
 
@@ -324,8 +326,8 @@ def draw(judged: Judged, out: Path, rank: int) -> Path:
     text = (f"{pair.id} {judged.cls} R={judged.recall:.2f} P={judged.precision:.2f} "
             f"{judged.transition.verdict} {[r.container for r in judged.transition.regions][:3]}")
     cv2.putText(picture, text[:110], (10, h - 20), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (0, 0, 255), 2)
-    picture = cv2.resize(picture, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
-    target = out / f"{rank:02d}_{pair.id.replace('/', '_')}.jpg"
+    picture = cv2.resize(picture, None, fx=0.4, fy=0.4, interpolation=cv2.INTER_AREA)
+    target = out / f"{rank:02d}_{pair.id.replace('/', '_')}.png"
     cv2.imwrite(str(target), picture)
     return target
 
@@ -336,6 +338,19 @@ def badness(judged: Judged) -> float:
     if judged.cls == "screen change":
         return 0.0 if judged.judged_changed else 1.5
     return -1.0
+
+
+def config_with(settings: Sequence[str]) -> OracleConfig:
+    """The default OracleConfig with FIELD=VALUE overrides (for tuning on one half of the apps)."""
+    fields = {f.name: f.type for f in dataclasses.fields(OracleConfig)}
+    changes: dict[str, object] = {}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name not in fields:
+            raise SystemExit(f"--set {setting}: OracleConfig has no field {name!r} (fields: {', '.join(fields)})")
+        kind = {"int": int, "float": float, "bool": lambda v: v.lower() in ("1", "true", "yes")}.get(str(fields[name]))
+        changes[name] = kind(value) if kind else value
+    return dataclasses.replace(OracleConfig(), **changes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -349,6 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--status-bar-px", type=int, default=72,
                         help="the status bar's height when no tree names it (truth only; the oracle finds its own)")
     parser.add_argument("--per-pair", action="store_true", help="a line per pair")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="an OracleConfig field to try (repeatable), e.g. --set snap_growth=6")
     parser.add_argument("--json", type=Path, default=None, help="write the figures as JSON")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
@@ -357,7 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not pairs:
         print("no pairs", file=sys.stderr)
         return 1
-    oracle = VisualOracle()
+    oracle = VisualOracle(config_with(args.set))
     judged = [judge(p, oracle, args.status_bar_px, max(1, args.repeat)) for p in pairs]
     rows: dict[str, dict[str, float]] = {"ALL": figures(judged)}
     for cls in ("clean local", "local, not clean", "screen change"):

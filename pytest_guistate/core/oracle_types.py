@@ -48,6 +48,11 @@ class OracleConfig:
     merge_gap: int = 4  # boxes closer than this after contouring are merged
     snap_tolerance: int = 3  # a raw box may poke this far out of the container it snaps to
     max_container_fraction: float = 0.9  # containers covering more of the screen say nothing
+    # a box snaps to a container only while the container is about the size of the change (a row
+    # for a changed row): at most this many times the changed box's area; else the raw box grown
+    # by `raw_margin` is the region (measured on real apps, docs/oracle.md)
+    snap_growth: float = 10.0
+    raw_margin: int = 12
     cursor_max_width: int = 8  # a text cursor is a thin vertical bar inside a focused field
     unstable_margin: int = 4  # grow probe regions so a spinner's next frame stays inside
     uncertain_fraction: float = 0.2  # strict pixels outside unstable regions, relative, still "uncertain"
@@ -65,6 +70,8 @@ class OracleConfig:
             raise ValueError(f"background_weight must be in [0, 1], got {self.background_weight}")
         if self.max_crops < 0 or self.crop_margin < 0 or self.min_region_area < 0:
             raise ValueError("max_crops, crop_margin and min_region_area must be >= 0")
+        if self.snap_growth < 1.0 or self.raw_margin < 0:
+            raise ValueError(f"snap_growth must be >= 1 and raw_margin >= 0, got {self.snap_growth}, {self.raw_margin}")
         for name in ("uncertain_fraction", "max_unstable_fraction", "max_container_fraction"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:

@@ -69,11 +69,15 @@ def test_changes_in_two_rows_under_the_overlay_are_one_change_of_the_list() -> N
     assert [(r.container, r.box) for r in result.regions] == [("feed_list", Box(0, 164, 1080, 2214))]
 
 
-def test_a_change_in_the_list_below_its_rows_snaps_to_the_list_not_the_overlay() -> None:
+def test_a_change_in_the_list_below_its_rows_keeps_its_own_box_not_the_list_nor_the_overlay() -> None:
+    """The list (2050 px tall) is not the item that changed: the raw box grown by the margin is (issue 33)."""
     tree = load("android_overlay")
-    result = VisualOracle().compare(*frames((1080, 2340), [(Box(100, 1800, 700, 1900), "", "Loading more")]), tree)
+    oracle = VisualOracle()
+    result = oracle.compare(*frames((1080, 2340), [(Box(100, 1800, 700, 1900), "", "Loading more")]), tree)
     (region,) = result.regions
-    assert (region.container, region.box) == ("feed_list", Box(0, 164, 1080, 2214))
+    assert region.container is None
+    assert region.box == region.raw.expand(oracle.config.raw_margin)
+    assert Box(100, 1800, 700, 1900).intersection(region.box).area > 0.5 * region.box.area
 
 
 def test_an_empty_box_inside_its_own_row_is_still_where_the_change_is() -> None:
