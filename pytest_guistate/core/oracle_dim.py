@@ -24,7 +24,7 @@ import numpy as np
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uitree import UINode, UITree
 
-__all__ = ["DIM_FRACTION", "Overlay", "compensate", "dim_gain", "find_overlay"]
+__all__ = ["DIM_FRACTION", "Overlay", "compensate", "dim_gain", "find_overlay", "floating_window"]
 
 DIM_FRACTION = 0.5  # a change covering at least this much of the screen may be a dim / undim
 _MIN_GAIN_STEP = 0.15  # |log gain| below log(1.15) is no scrim (a theme tint, a fade)
@@ -58,11 +58,27 @@ class Overlay:
         return f"dialog {title!r} {self.change}"
 
 
-def _dialogs(tree: UITree | None) -> list[UINode]:
+def floating_window(tree: UITree | None, screen: Box | None) -> UINode | None:
+    """The top-level window of a dump that holds only a floating window (a dialog, a dialog-styled
+    activity, a popup: its one window covers less than `_LAYER` of the screen), else None."""
+    if tree is None or screen is None:
+        return None
+    windows = [c for c in tree.root.children if c.bounds is not None and not c.bounds.is_empty]
+    if tree.root.bounds is not None and not tree.root.bounds.is_empty and not windows:
+        windows = [tree.root]
+    if len(windows) != 1:
+        return None
+    assert windows[0].bounds is not None
+    return windows[0] if windows[0].bounds.intersection(screen).area < _LAYER * screen.area else None
+
+
+def _dialogs(tree: UITree | None, screen: Box | None = None) -> list[UINode]:
     if tree is None:
         return []
-    return [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
-            and (any(h in n.cls for h in _DIALOG_HINTS) or any(n.resource_id.endswith(i) for i in _DIALOG_IDS))]
+    found = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
+             and (any(h in n.cls for h in _DIALOG_HINTS) or any(n.resource_id.endswith(i) for i in _DIALOG_IDS))]
+    window = floating_window(tree, screen)
+    return found if window is None or any(n is window for n in found) else [window, *found]
 
 
 def _key(node: UINode) -> tuple[str, str, tuple[int, int, int, int] | None]:
@@ -89,10 +105,11 @@ def _content(node: UINode, screen: Box) -> tuple[bool, UINode | None]:
 
 def find_overlay(before: UITree | None, after: UITree | None, screen: Box | None = None) -> Overlay | None:
     """The outermost dialog in exactly one of the two trees (vanished first: closing is the common
-    case); with `screen`, a dialog node that is a full-screen layer names its content child."""
+    case); with `screen`, a dialog node that is a full-screen layer names its content child, and a
+    dump holding only a floating window (`floating_window`) counts that window as a dialog."""
     for source, other, change in ((before, after, "vanished"), (after, before, "appeared")):
-        others = {_key(n) for n in _dialogs(other)}
-        lonely = [n for n in _dialogs(source) if _key(n) not in others]
+        others = {_key(n) for n in _dialogs(other, screen)}
+        lonely = [n for n in _dialogs(source, screen) if _key(n) not in others]
         if lonely:
             node = max(lonely, key=lambda n: n.bounds.area if n.bounds else 0)
             if screen is None:
