@@ -264,7 +264,9 @@ def test_ios_status_bar_band_is_ignored_above_the_navigation_bar() -> None:
     assert status_bar_boxes(tree, 1170, 2532) == [Box(0, 0, 1170, 141)]  # the nav bar starts at 47 pt
     alert = load("ios_alert", scale=3.0)  # no navigation bar on screen: the top 6.5%
     assert status_bar_boxes(alert, 1170, 2532) == [Box(0, 0, 1170, 165)]
-    assert status_bar_boxes(load("android_list"), 1080, 2340) == [Box(0, 0, 1080, 70)]
+    # Android, no bar named: the band above the app's first full-width node (its title at 84 px),
+    # not the top 3% (70 px) that left the lower part of a real status bar in (issue 33)
+    assert status_bar_boxes(load("android_list"), 1080, 2340) == [Box(0, 0, 1080, 84)]
 
 
 def test_redaction_fills_the_ios_secure_field_in_screenshot_pixels() -> None:
