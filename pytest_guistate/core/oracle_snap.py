@@ -188,12 +188,23 @@ def snap_regions(
 
 
 def _merge_list_rows(groups: list[_Group], snapper: _Snapper) -> list[_Group]:
-    """Groups whose containers are rows (children) of one list become one group of that list."""
+    """Groups whose containers are rows (children) of one list become one group of that list, when
+    the list is at most `snap_growth` times the union of their changes (a removed row shifting the
+    rows below it); else each keeps its row."""
     rows_per_list: dict[int, set[int]] = {}
+    changed: dict[int, list[Box]] = {}
     for group in groups:
         parent = snapper.list_of(group.node)
         if parent is not None and group.node is not None:
             rows_per_list.setdefault(id(parent), set()).add(id(group.node))
+            changed.setdefault(id(parent), []).extend(r.box for r in group.raws)
+    for key, boxes in changed.items():  # the list is the change only while it is about its size
+        lists = [g for g in groups if (p := snapper.list_of(g.node)) is not None and id(p) == key]
+        parent = snapper.list_of(lists[0].node)
+        union = Box.union_all(boxes)
+        assert parent is not None and parent.bounds is not None and union is not None
+        if parent.bounds.area > snapper.config.snap_growth * max(1, union.area):
+            rows_per_list[key] = set()  # separate changes in a few rows of a long list keep their rows
     result: list[_Group] = []
     by_list: dict[int, _Group] = {}
     for group in groups:
