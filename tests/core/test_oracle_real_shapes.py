@@ -248,3 +248,30 @@ def test_a_new_app_window_is_the_whole_screen() -> None:
     last = result.regions[-1]
     assert last.kind == "screen" and last.box.area > 0.9 * W * (H - 72)
     assert any("new window" in note for note in result.notes)
+
+
+# -- on the simulated phone ------------------------------------------------------------------------------
+
+
+def test_sim_settings_a_switch_toggled_is_its_row_not_the_settings_panel() -> None:
+    """The sim's Settings app: tapping Wi-Fi's switch changes its knob and the row's summary; the
+    region is that row (180 px of 2400), never the panel of toggles or the screen."""
+    from pytest_guistate.devices.sim.phone import ManualClock, Phone
+    from tests.helpers.direct_screen import DirectScreen
+
+    phone = Phone(app_package="com.guistate.settings", clock=ManualClock(), seed=3)
+    screen = DirectScreen(phone)
+    phone.type_text("settings/username", "qa@example.com")  # the sim's documented credentials
+    phone.type_text("settings/password", "correct-horse")
+    screen.tap_text("Log in")
+    before = screen.observe()
+    switch = next(n for n in before.tree.nodes() if n.cls.endswith("Switch") and n.checked)  # Wi-Fi, on
+    row = next(n for n in before.tree.nodes() if n.bounds is not None and n.resource_id.endswith(":id/row")
+               and n.bounds.contains(switch.bounds))
+    screen.tap(*switch.bounds.center)
+    after = screen.observe()
+    result = oracle.compare(before.frame, after.frame, after.tree, before_tree=lambda: before.tree)
+    assert result.verdict == "changed"
+    assert [(r.container, r.box) for r in result.regions] == [("row", row.bounds)]
+    width, height = after.frame.size
+    assert all(c.box.area < 0.1 * width * height for c in result.crops)
