@@ -95,7 +95,10 @@ class VisualOracle:
             if undimmed is not None:
                 snapped, note = undimmed
                 notes.append(note)
-                snapped.append(_screen_level(covered.clamp(width, height), "scrim", "the screen behind, dimmed"))
+                old = before_tree() if before_tree is not None else None
+                if old is not None and tree is not None and _windows(old, screen) != _windows(tree, screen):
+                    # the dialog is a window of its own: the screen behind it changed as a whole
+                    snapped.append(_screen_level(covered.clamp(width, height), "scrim", "the screen behind, dimmed"))
             else:
                 filled = sum(s.region.raw.area for s in snapped) >= DIM_FRACTION * screen.area
                 whole = self._new_screen(covered, filled, before_tree, tree, screen, ignored, notes)

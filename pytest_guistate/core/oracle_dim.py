@@ -8,6 +8,9 @@ again: what still differs is the real change (a removed row). The dialog itself 
 tree where it exists - the before-tree when it vanished, the after-tree when it appeared - and
 becomes its own region, snapped to the dialog's container, instead of the whole frame.
 
+Issue 33: an open navigation drawer is such an overlay too (its scrim dims the content beside it),
+and a dump holding only a floating window (a real phone's dump of a dialog) names that window.
+
 Issue 23: a web app whose `role="dialog"` element is the full-screen dim layer itself gave the
 whole frame again. A dialog node that covers the screen is a layer, not the box a reader needs:
 its content child is (the largest child, descended while it still covers the screen), and with no
@@ -72,11 +75,26 @@ def floating_window(tree: UITree | None, screen: Box | None) -> UINode | None:
     return windows[0] if windows[0].bounds.intersection(screen).area < _LAYER * screen.area else None
 
 
+def _drawers(tree: UITree) -> list[UINode]:
+    """Open navigation drawers: a DrawerLayout draws its content first and each open drawer after it,
+    over the content and its scrim (a panel narrower than the layout)."""
+    out: list[UINode] = []
+    for layout in tree.nodes():
+        if "DrawerLayout" not in layout.cls or layout.bounds is None:
+            continue
+        for child in layout.children[1:]:
+            if child.bounds is not None and child.children and child.bounds.width < 0.9 * layout.bounds.width \
+                    and child.bounds.area >= 0.2 * layout.bounds.area:
+                out.append(child)
+    return out
+
+
 def _dialogs(tree: UITree | None, screen: Box | None = None) -> list[UINode]:
     if tree is None:
         return []
     found = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
              and (any(h in n.cls for h in _DIALOG_HINTS) or any(n.resource_id.endswith(i) for i in _DIALOG_IDS))]
+    found += _drawers(tree)
     window = floating_window(tree, screen)
     return found if window is None or any(n is window for n in found) else [window, *found]
 

@@ -275,3 +275,31 @@ def test_sim_settings_a_switch_toggled_is_its_row_not_the_settings_panel() -> No
     assert [(r.container, r.box) for r in result.regions] == [("row", row.bounds)]
     width, height = after.frame.size
     assert all(c.box.area < 0.1 * width * height for c in result.crops)
+
+
+def drawer_tree(open_: bool) -> UITree:
+    drawer = _node("android.widget.LinearLayout", Box(0, 72, 840, 1776), "app:id/drawer_roots",
+                   children=_node("android.widget.TextView", Box(48, 100, 600, 190), text="Open from")
+                   + _node("android.widget.ListView", Box(0, 216, 840, 1776), "app:id/roots_list",
+                           children=_node("android.widget.TextView", Box(48, 260, 800, 360), text="Downloads")))
+    content = _node("android.widget.ExpandableListView", LIST, "app:id/list", extra='scrollable="true"')
+    layout = _node("androidx.drawerlayout.widget.DrawerLayout", Box(0, 72, W, 1776), "app:id/drawer_layout",
+                   children=content + (drawer if open_ else ""))
+    return _tree(_node("android.widget.FrameLayout", Box(0, 0, W, 1920), children=layout))
+
+
+def test_a_navigation_drawer_opening_over_its_scrim_is_the_drawers_box() -> None:
+    """The drawer is drawn over the dimmed content in the same window: its box, and no screen-level
+    region (the window did not change)."""
+    before = rows_screen()
+    after = before.copy()
+    after[72:1776] = (after[72:1776].astype(np.float32) * 0.45).astype(np.uint8)  # the drawer's scrim
+    cv2.rectangle(after, (0, 72), (839, 1775), (255, 255, 255), -1)
+    cv2.putText(after, "Open from", (48, 170), cv2.FONT_HERSHEY_SIMPLEX, 1.8, (30, 30, 30), 3)
+    cv2.putText(after, "Downloads", (48, 330), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (30, 30, 30), 3)
+    result = compare(before, after, drawer_tree(True), drawer_tree(False))
+    assert result.verdict == "changed"
+    assert result.regions[0].box == Box(0, 72, 840, 1776)
+    assert all(r.kind == "change" for r in result.regions)
+    union = Box.union_all(r.box for r in result.regions)
+    assert union is not None and union.area < 0.85 * W * H
