@@ -5,18 +5,24 @@ of the forms below, or the whole goal is refused with the clause it could not re
 gives up with a reason instead of acting at random. Clauses are split on "then", ";" and, when the
 whole clause is not one form, on "and". Forms (case-insensitive, any trailing period):
 
-- turn/switch/set on|off X, turn X on|off, enable|disable X, make sure X is on|off  -> `Toggle`
-- sign/log in [to App] with user|e-mail|as U and password P (any order)            -> `SignIn`
+- turn/switch/set on|off X, turn X [to] on|off, enable|disable X, make sure|ensure [that] X is|are
+  [turned|switched] on|off|enabled|disabled                                       -> `Toggle`
+- sign/log in [to App] with user|e-mail|as U and password P (any order); credentials in brackets
+  ("as U (password P)"), a pair "with U / P" or "U:P", a quoted password         -> `SignIn`
 - type|enter 'T' into|in the F [field]                                             -> `TypeInto`
 - search [App] for X [in App] [and open it]; open X in|from App                     -> `SearchItem`
-- add X to the cart|bag [in App]; buy X in App (add to cart, then check out)       -> `AddToCart`
+- add|put X to|in the cart|bag [in App]; buy X in App (add to cart, then check out) -> `AddToCart`
 - check out | checkout | place the order [in App]                                  -> `Checkout`
-- delete|remove the post by A | A's post | X                                       -> `DeleteItem`
+- delete|remove|get rid of the post by|from A | A's post | X [from the feed]      -> `DeleteItem`
 - open the delete dialog of A's post and cancel it (keeping it) | keep A's post    -> `CancelDelete` | `FindItem`
 - move [the photos] X[, Y and Z] to [the] Album [album]                             -> `MovePhotos`
 - go back | go home | open|launch|switch to|go to App                              -> `Navigate` | `OpenApp`
 - compare the price of X in|between A and B [and buy it in the cheaper one]        -> `ComparePrices`
 - scroll to find X | find X | look for X                                           -> `FindItem`
+
+"Please ...", "..., please" and quotes around a whole clause are dropped. A reading that would be a
+guess is refused by name (issue 32: never an action on a wrong parse): a bare "the post", an article or
+a place read as an author, a password with brackets inside brackets (quote it instead).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ __all__ = ["GRAMMAR", "AddToCart", "CancelDelete", "Checkout", "ComparePrices", 
            "MovePhotos", "Navigate", "OpenApp", "OutsideGrammar", "SearchItem", "SignIn", "Toggle", "TypeInto",
            "parse_goal"]
 
-GRAMMAR = ("turn on/off a setting; sign in (user/e-mail and password); type text into a named field; search for and "
+GRAMMAR = ("turn on/off a setting; sign in (user/e-mail and password, also as U / P or in brackets); type text into a named field; search for and "
            "open an item; add an item to the cart; check out; delete or keep an item by its label; open a delete "
            "dialog and cancel it; move photos to an album; go back / go home / open an app; compare a price across "
            "two apps and buy in the cheaper; scroll to find something")
