@@ -79,7 +79,7 @@ class CacheSession:
              key_file: Path | None = None) -> CacheSession:
         """In the cache modes the file is read now: a bad one fails the test here, before any action.
         A missing file fails the strict mode; the fallback mode then runs live (and reports it)."""
-        redactor = getattr(session, "_redactor", None)
+        redactor = getattr(session, "redactor", None)  # the test's secrets so far (a GuistateSession's)
         cache = cls(mode, path, session, device, test, platform, scrub=scrub, spans=spans, key_file=key_file,
                     registered=lambda: tuple(getattr(redactor, "secrets", ())))
         if mode.uses_cache and (mode is Mode.CACHE or path.exists()):

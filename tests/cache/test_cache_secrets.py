@@ -66,8 +66,8 @@ def signin(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Iterat
     yield run
 
 
-def _cache(pytester: pytest.Pytester, test: str) -> Path:
-    return pytester.path / "cassettes" / "test_signin" / f"{test}.actions.json"
+def _cache(pytester: pytest.Pytester, test: str, platform: str = "android") -> Path:
+    return pytester.path / "cassettes" / "test_signin" / ("ios" if platform == "ios" else "") / f"{test}.actions.json"
 
 
 def _leaks(root: Path, secrets: tuple[str, ...]) -> list[str]:
@@ -89,12 +89,14 @@ RECORDED = {"test_password_only": [("type", USER), ("type", "None"), ("login", "
             "test_user_and_password": [("type", USER), ("type", "None"), ("login", "True"), ("toggle", "True")]}
 
 
+@pytest.mark.parametrize("platform", ["android", "ios"])
 def test_a_sign_in_goal_records_once_and_replays_strictly_at_0_tokens(
-        signin, pytester: pytest.Pytester, reference_server: ReferenceServer) -> None:
-    signin("--guistate-llm=anthropic").assert_outcomes(passed=2)
+        signin, pytester: pytest.Pytester, reference_server: ReferenceServer, platform: str) -> None:
+    persona = f"--guistate-platform={platform}"
+    signin(persona, "--guistate-llm=anthropic").assert_outcomes(passed=2)
     for test in TESTS:
         assert _effects(pytester, test) == RECORDED[test]
-    texts = {test: _cache(pytester, test).read_text() for test in TESTS}
+    texts = {test: _cache(pytester, test, platform).read_text() for test in TESTS}
     cache = json.loads(texts["test_password_only"])
     [run] = cache["runs"]
     assert run["instruction"] == "Sign in with the e-mail qa@example.com and the password [secret 1]"
@@ -106,7 +108,7 @@ def test_a_sign_in_goal_records_once_and_replays_strictly_at_0_tokens(
     assert [s["args"]["text"] for s in both["steps"] if s["tool"] == "type_text"] == ["[secret 1]", "[secret 2]"]
 
     served = len(reference_server.requests)
-    replayed = signin("--guistate-llm=cache")
+    replayed = signin(persona, "--guistate-llm=cache")
     replayed.assert_outcomes(passed=2)
     assert len(reference_server.requests) == served  # the model was never asked
     rows = summary_rows(pytester)
@@ -114,15 +116,15 @@ def test_a_sign_in_goal_records_once_and_replays_strictly_at_0_tokens(
         assert rows[test]["llm_tokens"] == 0 and rows[test]["llm_cache"]["misses"] == 0
         assert rows[test]["llm_cache"]["hit_rate"] == 1.0
         assert _effects(pytester, test) == RECORDED[test]  # the real password was typed: the sim accepted it
-        assert _cache(pytester, test).read_text() == texts[test]  # strict never rewrites
+        assert _cache(pytester, test, platform).read_text() == texts[test]  # strict never rewrites
 
-    signin("--guistate-llm=anthropic").assert_outcomes(passed=2)  # re-recording the same plan: the same file
+    signin(persona, "--guistate-llm=anthropic").assert_outcomes(passed=2)  # re-recording the same plan: the same file
     for test in TESTS:
-        assert _cache(pytester, test).read_text() == texts[test]
+        assert _cache(pytester, test, platform).read_text() == texts[test]
     # no file of the three runs holds the password: the caches, every artifact, the summary, the logs
     assert _leaks(pytester.path, (PASSWORD,)) == []
-    assert (pytester.path / "art").is_dir() and _cache(pytester, TESTS[0]).is_file()
-    caches = _cache(pytester, TESTS[0]).parent.glob("*.actions.json")
+    assert (pytester.path / "art").is_dir() and _cache(pytester, TESTS[0], platform).is_file()
+    caches = _cache(pytester, TESTS[0], platform).parent.glob("*.actions.json")
     assert [p.name for p in caches if USER in p.read_text()] == [f"{TESTS[0]}.actions.json"]  # a secret only in one
 
 
@@ -157,11 +159,26 @@ def test_a_changed_secret_is_a_named_miss_before_any_action(
     assert _leaks(pytester.path, ("battery-staple", PASSWORD)) == []
 
 
-def test_another_key_is_a_named_miss_not_a_wrong_secret(
+def test_without_a_key_the_first_recording_makes_the_key_file_and_another_key_is_a_named_miss(
         signin, pytester: pytest.Pytester, reference_server: ReferenceServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GUISTATE_CACHE_KEY")
     signin("--guistate-llm=anthropic", "-k", "password_only").assert_outcomes(passed=1)
+    key_file = pytester.path / ".guistate-cache-key"
+    key = key_file.read_text().strip()
+    assert len(key) == 64 and key not in _cache(pytester, "test_password_only").read_text()
+    signin("--guistate-llm=cache", "-k", "password_only").assert_outcomes(passed=1)  # the file's key: a hit
+    assert _effects(pytester, "test_password_only") == RECORDED["test_password_only"]
+
     monkeypatch.setenv("GUISTATE_CACHE_KEY", "another-key-of-another-machine")
     result = signin("--guistate-llm=cache", "-k", "password_only")
     result.assert_outcomes(failed=1)
-    assert "its secrets were digested under another cache key" in result.stdout.str()
+    assert "run 1: its secrets were digested under another cache key" in result.stdout.str()
     assert _effects(pytester, "test_password_only") == []
+
+    monkeypatch.delenv("GUISTATE_CACHE_KEY")
+    key_file.unlink()
+    result = signin("--guistate-llm=cache", "-k", "password_only")
+    result.assert_outcomes(failed=1)
+    assert "and this run has no cache key: set GUISTATE_CACHE_KEY" in result.stdout.str()
+    assert _effects(pytester, "test_password_only") == [] and not key_file.exists()  # a replay never makes a key
+    assert _leaks(pytester.path, (PASSWORD,)) == []
