@@ -158,6 +158,17 @@ def test_a_changed_secret_is_a_named_miss_before_any_action(
         assert _effects(pytester, test) == []  # refused before any action
     assert _leaks(pytester.path, ("battery-staple", PASSWORD)) == []
 
+    # the fallback names the same miss and goes live, which types the new password (the sim refuses it)
+    texts = {test: _cache(pytester, test).read_text() for test in TESTS}
+    fallback = signin("--guistate-llm=cache-fallback", "-k", "password_only")
+    fallback.assert_outcomes(failed=1)
+    row = summary_rows(pytester)["test_password_only"]
+    assert row["llm_cache"]["first_miss"].startswith(
+        "cache miss at run 1: the secret recorded as [secret 1] is not the one this test gives")
+    assert row["llm_tokens"] > 0 and ("login", "False") in _effects(pytester, "test_password_only")
+    assert {test: _cache(pytester, test).read_text() for test in TESTS} == texts  # a failed test rewrites nothing
+    assert _leaks(pytester.path, ("battery-staple", PASSWORD)) == []
+
 
 def test_without_a_key_the_first_recording_makes_the_key_file_and_another_key_is_a_named_miss(
         signin, pytester: pytest.Pytester, reference_server: ReferenceServer, monkeypatch: pytest.MonkeyPatch) -> None:

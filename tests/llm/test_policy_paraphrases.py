@@ -8,20 +8,11 @@ the real `anthropic` SDK against the reference server; the device's own action l
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from pytest_guistate.devices.sim import SimServer
 from pytest_guistate.llm.goals import DeleteItem, OutsideGrammar, SignIn, Toggle, parse_goal
 from pytest_guistate.llm.reference_server import ReferenceServer
 from tests.llm.goal_table import CASES, PARAPHRASES, GoalCase, run_case
-
-
-@pytest.fixture(scope="module")
-def sim_url() -> Iterator[str]:
-    with SimServer() as server:
-        yield server.url
 
 
 def test_the_paraphrases_are_new_and_cover_every_intent_kind_and_both_personas() -> None:
