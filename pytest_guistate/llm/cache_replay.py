@@ -209,8 +209,9 @@ class _Look:
         """Judge the current screen; `settled`: wait first until the conditions hold (a price that
         loads late) or the screen has settled, whichever comes first."""
         if step.tool == "type_text" and REDACTED in str(step.args.get("text", "")):
-            return cls(session.observe(), None, "the text to type was a secret and is stored redacted: record "
-                                                "this step with a locator-driven `guistate.perform` instead")
+            return cls(session.observe(), None, "the text to type was a secret and is stored redacted (a cache "
+                                                "written before secrets became `[secret N]` placeholders): "
+                                                "re-record the cache")
         if not settled:
             return cls.judge(session.observe(), step, thresholds)
         latest: list[_Look] = []  # each polled screen is judged once: the settled one was the last
