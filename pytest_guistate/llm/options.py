@@ -70,7 +70,7 @@ def _retries(raw: str) -> int:
     return value
 
 
-_KEY_FILE = ".guistate-cache-key"  # beside the project's pytest.ini; `GUISTATE_CACHE_KEY` wins (llm.cache_secrets)
+_KEY_FILE = ".guistate-cache-key"  # beside the project's pytest.ini; `GUISTATE_CACHE_KEY` wins (llm.cache.secrets)
 
 
 def build_llm_settings(config: pytest.Config) -> LLMSettings:

@@ -46,7 +46,7 @@ class LLMSettings:
     updater: str = "on_demand"  # off | on_demand | always
     frame_divisor: float = 3.0
     price: Price | None = None
-    cache_key_file: Path | None = None  # the action cache's key for goals with secrets (`llm.cache_secrets`)
+    cache_key_file: Path | None = None  # the action cache's key for goals with secrets (`llm.cache.secrets`)
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1:

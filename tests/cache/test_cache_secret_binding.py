@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_guistate.llm.action_cache import ActionCache, CachedRun, CachedStep, CacheError, load_cache, write_cache
-from pytest_guistate.llm.cache_secrets import KEY_ENV, CacheKey, bind_run, cache_key, fill, seal_run
+from pytest_guistate.llm.cache.cachefile import ActionCache, CachedRun, CachedStep, CacheError, load_cache, write_cache
+from pytest_guistate.llm.cache.secrets import KEY_ENV, CacheKey, bind_run, cache_key, fill, seal_run
 from pytest_guistate.report.redact import Redactor
 
 PASSWORD = "correct-horse"

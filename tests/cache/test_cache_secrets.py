@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.cache.conftest import CONFTEST, action_log, summary_rows
-from tests.inner_run import run_inprocess
+from tests.helpers.inner_run import run_inprocess
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_guistate.llm.goals import DeleteItem, OutsideGrammar, SignIn, Toggle, parse_goal
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.goals import DeleteItem, OutsideGrammar, SignIn, Toggle, parse_goal
+from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.llm.goal_table import CASES, PARAPHRASES, GoalCase, run_case
 
 
