@@ -9,7 +9,7 @@ seen here with two Appium servers on one host.
 
 So a Chromium session on a server at a loopback address gets a port that is free on this host,
 unless its capabilities name one. A server elsewhere is left alone, since a port free here says
-nothing about that host. There, give each device entry its own port (README, "Several devices").
+nothing about that host. There, give each device entry its own port (docs/appium.md, "Driver ports of parallel sessions on one host").
 """
 
 from __future__ import annotations
