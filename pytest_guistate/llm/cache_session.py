@@ -27,8 +27,10 @@ from pytest_guistate.llm.cache_replay import (
     CacheMiss,
     Miss,
     StepStatus,
+    held_milestones,
     replay_check,
     replay_run,
+    settled_milestones,
     unmet_milestones,
 )
 from pytest_guistate.llm.check import CheckVerdict
@@ -108,15 +110,21 @@ class CacheSession:
         index, self.run_index = self.run_index, self.run_index + 1
         if index >= len(runs):
             if self.strict:
-                raise CacheError(f"action cache {self.path} has {len(runs)} run(s); the test's run {index + 1} "
-                                 f"({instruction!r}) is not in it: re-record the cache")
+                raise self._refused(f"action cache {self.path} has {len(runs)} run(s); the test's run {index + 1} "
+                                    f"({instruction!r}) is not in it: re-record the cache")
             return None
         if runs[index].instruction != instruction:
             if self.strict:
-                raise CacheError(f"action cache {self.path}: run {index + 1} was recorded for "
-                                 f"{runs[index].instruction!r}, the test now asks {instruction!r}: re-record the cache")
+                raise self._refused(f"action cache {self.path}: run {index + 1} was recorded for "
+                                    f"{runs[index].instruction!r}, the test now asks {instruction!r}: re-record "
+                                    "the cache")
             return None
         return runs[index]
+
+    def _refused(self, message: str) -> CacheError:
+        """A strict run the cache cannot serve: named in the record like any miss, then raised."""
+        self.misses.append(message)
+        return CacheError(message)
 
     def run(self, instruction: str, *, max_steps: int, plan: Any, hints: Sequence[str], live: LiveRun) -> RunResult:
         """Replay the next cached run; on a miss fail (strict) or hand over to `live` (fallback)."""
@@ -126,16 +134,18 @@ class CacheSession:
         if cached is None:
             self.misses.append(f"no cached run for {instruction!r} in {self.path}: ran live")
             return self._live(live, instruction, max_steps=max_steps, plan=None, hints=hints)
+        held = held_milestones(self.session) if not self.strict else []  # before any action of this run
+        actuator = as_actuator(self.device)
         self.phase = "hit"
         try:
-            outcome = replay_run(self.session, as_actuator(self.device), cached, self.recorder,
+            outcome = replay_run(self.session, actuator, cached, self.recorder,
                                  run_index=self.run_index - 1, memory=self.recorder.memory)
+            unmet = settled_milestones(self.session, actuator) if outcome.miss is None else []
         finally:
             self.phase = ""
         self.statuses.extend(outcome.statuses)
         miss = outcome.miss
         if miss is None:
-            unmet = unmet_milestones(self.session)
             if not unmet:
                 summary = str(cached.done.get("summary", ""))
                 self.recorder.add_run(instruction, True, summary)
@@ -143,24 +153,19 @@ class CacheSession:
                               note="cache hit") for i, s in enumerate(outcome.statuses)]
                 return RunResult(True, "done", f"{summary} (action cache: {len(turns)} hits)", turns,
                                  {"total_tokens": 0})
-            miss = Miss(None, f"all steps replayed, but milestones are not on screen: {unmet}")
+            miss = Miss(None, f"all steps replayed, but milestones are not on screen after settle and refresh: "
+                              f"{unmet}")
             self.statuses.append(StepStatus(len(cached.steps) + 1, "done", "miss", miss.reason))
         message = miss.message(self.path)
+        self.misses.append(message)  # strict or not, the journal and the summary name every miss
         if self.strict:
             raise CacheMiss(message, miss)
-        self.misses.append(message)
         if self.session.state.plan and not unmet_milestones(self.session):
-            # the missed step's action did reach the goal (a screen of the flow was removed): done, no model
-            if outcome.acted is not None:
-                step, record, decided_on, node, before = outcome.acted
-                if record is not None:
-                    self.recorder.step(step.tool, dict(step.args), step.name, record, decided_on, node,
-                                       step.idempotent, before)
-                    self.recorder.pending[-1].effect["expect"] = None  # the old expectation no longer shows
-            self.recorder.add_run(instruction, True, str(cached.done.get("summary", "")))
-            turns = [Turn(s.n, "cache", {}, step=s.step, outcome=s.status) for s in outcome.statuses]
-            return RunResult(True, "done", f"{cached.done.get('summary', '')} (action cache: goal reached after "
-                             f"a miss: {miss.reason})", turns, {"total_tokens": 0})
+            proof = _reached_by_this_run(outcome, held)
+            if not proof:
+                return self._goal_reached(instruction, cached, outcome, miss)
+            self.misses.append(f"after the miss the milestones hold, but {proof}: not taken as the goal reached "
+                               f"[{self.path}]")
         done = [s.line() for s in outcome.statuses if s.status == "hit"]
         again = [n for n in outcome.non_idempotent_done if miss.step is not None and n == miss.step.n]
         handover = _handover(done, message, outcome.remaining, again[0] if again else None)
@@ -170,6 +175,19 @@ class CacheSession:
                    if s.step is not None and (r := records.get(s.step)) is not None]
         return self._live(live, instruction, max_steps=max(1, max_steps - hits), plan=None,
                           hints=hints, history=history, handover=handover)
+
+    def _goal_reached(self, instruction: str, cached: CachedRun, outcome: Any, miss: Miss) -> RunResult:
+        """The missed step's action did reach the goal (a screen of the flow was removed): done, no model."""
+        if outcome.acted is not None:
+            step, record, decided_on, node, before = outcome.acted
+            if record is not None:
+                self.recorder.step(step.tool, dict(step.args), step.name, record, decided_on, node,
+                                   step.idempotent, before)
+                self.recorder.pending[-1].effect["expect"] = None  # the old expectation no longer shows
+        self.recorder.add_run(instruction, True, str(cached.done.get("summary", "")))
+        turns = [Turn(s.n, "cache", {}, step=s.step, outcome=s.status) for s in outcome.statuses]
+        return RunResult(True, "done", f"{cached.done.get('summary', '')} (action cache: goal reached after "
+                         f"a miss: {miss.reason})", turns, {"total_tokens": 0})
 
     def live_ended(self, instruction: str, result: RunResult) -> None:
         """A live actor run (any mode) ended: its steps join the cache when it succeeded."""
@@ -191,9 +209,9 @@ class CacheSession:
                                 list(cached.evidence))
         message = f"cache miss at AI check {claim!r}: {reason} [{self.path}]"
         self.statuses.append(StepStatus(len(self.statuses) + 1, f"check {claim!r}", "miss", reason))
+        self.misses.append(message)
         if self.strict:
             raise CacheMiss(message, Miss(None, reason))
-        self.misses.append(message)
         return None
 
     def live_check(self, verdict: CheckVerdict) -> None:
@@ -247,6 +265,17 @@ class CacheSession:
                 "tokens_used": tokens_used,
                 "tokens_saved": max(0, recorded_tokens - tokens_used) if self.mode.uses_cache else 0,
                 "miss_messages": list(self.misses), "rewritten": self.rewritten, "change": list(self.change)}
+
+
+def _reached_by_this_run(outcome: Any, held: Sequence[str]) -> str:
+    """Why milestones that hold after a miss are no proof of the goal reached ('' when they are):
+    only an action of this run (a replayed hit, or the missed step's action) can reach a goal, and
+    never one whose milestones already held before the run acted (a subject off screen, not loaded)."""
+    if held:
+        return f"{list(held)} already held before this run acted (off screen or not loaded is not done)"
+    acted = any(s.status == "hit" for s in outcome.statuses) or (
+        outcome.acted is not None and outcome.acted[1] is not None)
+    return "" if acted else "no action of this run ran"
 
 
 HANDOVER_PLAN_STEPS = 4  # cached steps named to the live actor after a miss
