@@ -8,8 +8,9 @@ candidate must also carry the cached target's **identity words**, chosen per kin
 * a control whose own text is only a state (a switch's "ON"/"OFF", a check box, a radio, a toggle)
   or that has no text (an icon button): its accessibility label, else the label it is bound to
   (the first label of its row: "Dark mode");
-* a container without a label of its own (a grid tile, a list row): its first label ("Beach"),
-  else its description.
+* a container (a grid tile, a list row, an iOS cell): its first label inside ("Beach"), not the
+  label that joins all its parts ("Beach 2026-09-06 Travel", where "Travel" is shared by other
+  tiles), else its own label or description.
 
 Identity words are the label's words of two letters or more, without small words ("to", "by") and
 state words ("on", "off", "selected"). Two identities **differ** when both have words and share
@@ -77,14 +78,16 @@ def identity(print_: dict[str, Any]) -> Identity:
     kind = str(print_.get("kind") or "")
     text, desc = str(print_.get("text") or ""), str(print_.get("desc") or "")
     context = str(print_.get("in") or "")
+    container = kind in _CONTAINER_KINDS or kind.endswith("Layout")
+    first = _first_label(context)
+    if container and first:  # a tile's or a row's label joins its parts ("Beach 2026-09-06 Travel"): its title
+        return Identity(first, "first label", kind)
     if identity_words(text):
         return Identity(text, "own label", kind)
-    container = kind in _CONTAINER_KINDS or kind.endswith("Layout")
     if identity_words(desc) and not container:
         return Identity(desc, "accessibility label", kind)
-    first = _first_label(context)
     if first:
-        return Identity(first, "bound label" if not container else "first label", kind)
+        return Identity(first, "bound label", kind)
     return Identity(desc, "description", kind)
 
 
