@@ -26,82 +26,10 @@ import pytest
 
 from pytest_guistate.llm.cache_cli import cache_main
 from pytest_guistate.llm.reference_server import ReferenceServer
+from tests.cache.drift_suite import DRIFT_CONFTEST, FEED, GALLERY, SETTINGS, SHOP, TESTS
 from tests.inner_run import run_inprocess
 
 pytestmark = pytest.mark.slow
-
-DRIFT_CONFTEST = '''
-import json
-from pathlib import Path
-
-import pytest
-
-from pytest_guistate.devices.sim.apps import feed, gallery, settings
-
-
-def pytest_addoption(parser):
-    parser.addoption("--drift", default="", help="how this release of the app differs")
-
-
-@pytest.fixture(autouse=True)
-def app_drift(request, monkeypatch):
-    drift = request.config.getoption("--drift")
-    if drift == "replaced_row":
-        monkeypatch.setattr(settings, "_TOGGLES", [("wifi", "Wi-Fi", True), ("battery_saver", "Battery saver", False),
-                                                   ("notifications", "Notifications", True)])
-    elif drift == "lookalike_tiles":
-        monkeypatch.setattr(gallery, "_PHOTOS", [p for p in gallery._PHOTOS if p[0] != "Beach"])
-    elif drift == "below_the_fold":
-        original = feed.FeedApp.__init__
-
-        def pushed(self, ctx):
-            original(self, ctx)
-            self.backend[1:1] = [feed.Post(f"n{i}", "Team", f"Announcement {i} of the new season.", (0, 137, 123))
-                                 for i in range(10)]
-            self.shown = list(self.backend)
-
-        monkeypatch.setattr(feed.FeedApp, "__init__", pushed)
-    return drift
-
-
-@pytest.fixture(autouse=True)
-def ground_truth(request, app_drift, device):
-    if app_drift == "late_redraw":
-        device.set_faults(refresh_delay=1.5)
-    yield
-    Path("logs").mkdir(exist_ok=True)
-    Path("logs", request.node.name + ".json").write_text(json.dumps(device.action_log()))
-'''
-
-TESTS = '''
-import pytest
-
-from pytest_guistate import gone
-
-
-@pytest.mark.guistate(app="com.guistate.settings")
-def test_turn_on_dark_mode(device, guistate):
-    device.type("qa@example.com", id="username")
-    device.type(guistate.secret("correct-horse"), id="password")
-    device.tap(id="login")
-    result = guistate.run("Turn on Dark mode", max_steps=8)
-    assert result.success, result.summary
-
-
-@pytest.mark.guistate(app="com.guistate.gallery")
-def test_move_beach_and_mountains(device, guistate):
-    result = guistate.run("Move Beach and Mountains to the Travel album", max_steps=12)
-    assert result.success, result.summary
-
-
-@pytest.mark.guistate(app="com.guistate.feed")
-def test_delete_bob(device, guistate):
-    guistate.goal("Delete the post by Bob", plan=[("Bob's post gone", gone("Bob"))])
-    result = guistate.run("Delete the post by Bob", max_steps=12)
-    assert result.success, result.summary
-'''
-
-SETTINGS, GALLERY, FEED = "test_turn_on_dark_mode", "test_move_beach_and_mountains", "test_delete_bob"
 
 
 class DriftSuite:
@@ -122,7 +50,7 @@ class DriftSuite:
                              f"--drift={drift}", *args)
 
     def record(self) -> None:
-        self.run("anthropic").assert_outcomes(passed=3)
+        self.run("anthropic", "", "-k", f"not {SHOP}").assert_outcomes(passed=3, deselected=1)
         assert self.log(SETTINGS)[-1] == ("toggle", "dark_mode")
         assert [e for e in self.log(GALLERY) if e[0] == "move_to_album"] == [("move_to_album", "Beach,Mountains")]
         assert self.deletes() == ["Bob"]
