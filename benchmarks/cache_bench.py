@@ -15,8 +15,8 @@ Then the drifts a user's app makes (issue 32; `tests/cache/drift_suite.py`, monk
 suite's conftest): a replaced Settings row, lookalike Gallery tiles, Bob's post below the Feed's first
 screen, a late redraw, and a price drift (`guistate:seed` 9: ShopA is cheaper). Each is recorded live on
 the undrifted apps with the memory on, then run live, strict and fallback on the drift; `acted` is the
-phone's ground truth (what was toggled, selected, deleted or bought), `right` whether that is what the goal
-meant (or nothing, for a goal the drifted app cannot reach).
+phone's ground truth (what was toggled, selected, deleted or bought), `wrong act` an action the goal did not
+mean, `false pass` a pass without the action it meant.
 
 Timing is wall time on a shared machine: expect noise, compare ratios within one run.
 
@@ -130,10 +130,11 @@ def _acted(folder: Path, test: str) -> str:
                      .strip() for e in entries if e["action"] in _ACTS) or "nothing"
 
 
-def _right(acted: str, meant: str) -> bool:
-    if meant.startswith("nothing"):
-        return acted == "nothing"
-    return acted == meant
+def _judged(acted: str, meant: str, outcome: str) -> tuple[bool, bool]:
+    """(a wrong action: one the goal did not mean, a false pass: passed without the meant action)."""
+    wrong = acted not in ("nothing", meant)
+    false_pass = outcome == "passed" and not meant.startswith("nothing") and acted != meant
+    return wrong, false_pass
 
 
 def user_drifts(env: dict[str, str], tmp: Path) -> list[dict[str, Any]]:
@@ -158,8 +159,8 @@ def user_drifts(env: dict[str, str], tmp: Path) -> list[dict[str, Any]]:
     print("\nuser drifts (recorded live on the undrifted apps: "
           + ", ".join(f"{t} {r.get('outcome')} {r.get('llm_tokens')} tokens" for t, r in recorded.items()) + ")",
           flush=True)
-    print(f"{'drift':<16} {'mode':<9} {'outcome':<8} {'tokens':>7} {'time s':>7} {'hit rate':>8} {'live':>5}  "
-          f"{'right':<5} acted", flush=True)
+    print(f"{'drift':<16} {'mode':<9} {'outcome':<8} {'tokens':>7} {'time s':>7} {'hit rate':>8} {'live':>5} "
+          f"{'wrong act':>9} {'false pass':>10}  acted (meant)", flush=True)
     results: list[dict[str, Any]] = []
     for drift, (extra, test, meant) in USER_DRIFTS.items():
         for mode in ("live", "cache", "fallback"):
@@ -169,16 +170,19 @@ def user_drifts(env: dict[str, str], tmp: Path) -> list[dict[str, Any]]:
             rows = run(folder, f"--guistate-llm={MODES[mode]}", f"--drift={drift}", "-k", test, *extra)
             row = rows.get(test, {})
             cache = row.get("llm_cache") or {}
-            acted = _acted(folder, test)
-            entry = {"drift": drift, "test": test, "mode": mode, "outcome": row.get("outcome", "?"),
+            acted, outcome = _acted(folder, test), row.get("outcome", "?")
+            wrong, false_pass = _judged(acted, meant, outcome)
+            entry = {"drift": drift, "test": test, "mode": mode, "outcome": outcome,
                      "tokens": row.get("llm_tokens", 0), "seconds": float(row.get("duration_s") or 0.0),
                      "hit_rate": cache.get("hit_rate"), "live_steps": cache.get("live"), "acted": acted,
-                     "right": _right(acted, meant), "first_miss": cache.get("first_miss")}
+                     "meant": meant, "wrong_action": wrong, "false_pass": false_pass,
+                     "first_miss": cache.get("first_miss")}
             results.append(entry)
             rate = "-" if entry["hit_rate"] is None else f"{entry['hit_rate']:.2f}"
             live = "-" if entry["live_steps"] is None else str(entry["live_steps"])
-            print(f"{drift:<16} {mode:<9} {entry['outcome']:<8} {entry['tokens']:>7} {entry['seconds']:>7.2f} "
-                  f"{rate:>8} {live:>5}  {'yes' if entry['right'] else 'NO':<5} {acted}", flush=True)
+            print(f"{drift:<16} {mode:<9} {outcome:<8} {entry['tokens']:>7} {entry['seconds']:>7.2f} "
+                  f"{rate:>8} {live:>5} {'YES' if wrong else 'no':>9} {'YES' if false_pass else 'no':>10}  "
+                  f"{acted} ({meant})", flush=True)
     return results
 
 
