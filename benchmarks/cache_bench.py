@@ -126,8 +126,11 @@ def _acted(folder: Path, test: str) -> str:
     """What the phone says the run did: the actions that change something, in order."""
     path = folder / "logs" / f"{test}.json"
     entries = json.loads(path.read_text()) if path.exists() else []
-    return ", ".join(f"{e['action']} {e.get('setting') or e.get('label') or e.get('author') or e.get('shop') or ''}"
-                     .strip() for e in entries if e["action"] in _ACTS) or "nothing"
+    def what(e: dict[str, Any]) -> str:
+        return str(e.get("setting") or e.get("label") or e.get("author") or e.get("shop")
+                   or "+".join(e.get("labels") or []))
+
+    return ", ".join(f"{e['action']} {what(e)}".strip() for e in entries if e["action"] in _ACTS) or "nothing"
 
 
 def _judged(acted: str, meant: str, outcome: str) -> tuple[bool, bool]:
