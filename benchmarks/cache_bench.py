@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_guistate.devices.sim.apps.drift import DRIFTS
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.server import ReferenceServer
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

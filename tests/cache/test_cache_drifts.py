@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from pytest_guistate.llm.cache_cli import cache_main
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.cache.cli import cache_main
+from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.cache.drift_suite import DRIFT_CONFTEST, FEED, GALLERY, SETTINGS, SHOP, TESTS
-from tests.inner_run import run_inprocess
+from tests.helpers.inner_run import run_inprocess
 
 pytestmark = pytest.mark.slow
 
