@@ -3,9 +3,11 @@
 
 Each cached step goes through `session.perform`: the screen must be the one the step acted on
 (label similarity at least `CacheThresholds.screen`), a tap's target is found again by its fingerprint
-(score at least `target`, no rival element within `margin`, not under a dialog the cached screen did
-not have), then the action runs and the cached effect must show (the cached expectation, else a
-next screen like the cached one), after the step loop's settle and refresh. That is a **hit**.
+(score at least `target`, no rival element within `margin`, with the cached target's identity
+(`identity.py`), not under a dialog the cached screen did not have), then the action runs and the
+cached effect must show (the cached expectation, else a next screen like the cached one, and the
+milestone the step completed when recorded), after the step loop's settle and refresh. That is a
+**hit**. The run's end is judged the same way (`settled_milestones`).
 Anything else is a **miss** with its reason and the nearest candidate. A non-idempotent step runs
 only when the previous step's effect was verified, and `perform(idempotent=False)` never repeats it.
 A cached AI check is replayed by re-verifying its evidence on a screen like the one judged.
@@ -13,7 +15,8 @@ A cached AI check is replayed by re-verifying its evidence on a screen like the 
 With the cross-run memory on, a target the fingerprint no longer trusts (gone or ambiguous) is asked
 of the memory by its remembered look (`memory_heal.py`); a healed target is tapped inside the same
 `perform` with the same cached effect, so the step is a hit only when that effect shows (else a
-false heal prevented, a miss). No heal is tried under a dialog the cached screen did not have.
+false heal prevented, a miss), and only when the cache's own words pick the healed element among its
+lookalikes (`identity.pick_lookalike`). No heal is tried under a dialog the cached screen did not have.
 """
 
 from __future__ import annotations
@@ -422,7 +425,7 @@ def settled_milestones(session: Any, actuator: Actuator) -> list[str]:
         session.perform("refresh: milestones at the run's end [cache]", actuator.pull_to_refresh,
                         expect=all_of(*checks), idempotent=True, max_retries=0)
     except StepFailed:
-        pass
+        pass  # still unmet after the refresh: the caller names the miss with the milestones
     return _unmet(session, session.observe())
 
 
