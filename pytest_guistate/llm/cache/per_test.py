@@ -7,7 +7,11 @@ written after a passing test (`TestLLM.close`). Modes (issue 21):
 * `cache-fallback`: replay, and at the first miss hand the rest of the goal to the live actor (task
   state as always, the steps done as its history, and in its first request the miss and the next
   cached steps, `_handover`); the cache is rewritten
-  only if the test passes, and the change is reported.
+  only if the test passes, and the change is reported. The run ends without the model only when
+  the milestones hold because of an action of this run (`_reached_by_this_run`, issue 32).
+
+In both modes every miss goes to `misses`, which the journal (`miss_messages`) and the summary
+(`first_miss`) carry: a strict miss is not only its exception.
 """
 
 from __future__ import annotations
