@@ -38,7 +38,6 @@ _SMALL = frozenset({"an", "the", "to", "of", "by", "in", "for", "and", "or", "at
                     "is", "it", "this", "that", "from", "as", "be"})
 STATE_WORDS = frozenset({"on", "off", "checked", "unchecked", "selected", "unselected", "not", "enabled",
                          "disabled", "true", "false", "yes", "no", "active", "inactive"})
-STATEFUL_KINDS = frozenset({"Switch", "CheckBox", "RadioButton", "ToggleButton", "CheckedTextView"})
 _CONTAINER_KINDS = frozenset({"ViewGroup", "View", "Cell", "Other", "CardView", "ScrollView", "RecyclerView",
                               "ListView", "GridView"})
 _NEIGHBOUR_SHARE = 0.5  # a lookalike is pinned by its neighbours when it shows at least this share of the cached ones
@@ -62,7 +61,7 @@ class Identity:
         return identity_words(self.label)
 
     def noun(self) -> str:
-        """'switch', 'button', 'tile': how a miss names the element."""
+        """'switch', 'check box', 'button' ('element' for a container): how a miss names it."""
         kind = self.kind or "element"
         if kind in ("ViewGroup", "Cell", "Other", "View") or kind.endswith("Layout"):
             return "element"
