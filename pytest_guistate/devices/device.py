@@ -79,9 +79,10 @@ class LocatorMemory(Protocol):
 
     `screen`: the device's newest observation when it still shows the screen the element was
     found on (no input, no newer screenshot, the locator did not wait for the element to appear),
-    else None; `facts` asks the element itself (no page source), for a screen whose tree is unread."""
+    else None; `box` and `facts` ask the element itself (a request each, no page source): the
+    memory calls them only for a look it must learn."""
 
-    def found(self, kind: str, value: str, box: Box, function: str | None, *,
+    def found(self, kind: str, value: str, box: Box | Callable[[], Box], function: str | None, *,
               screen: Observation | None = None, facts: Callable[[], ElementFacts] | None = None) -> None: ...
 
     def heal(self, kind: str, value: str, function: str | None) -> tuple[tuple[int, int] | None, str]: ...
@@ -457,8 +458,8 @@ class Device:
             return
         if self.memory is not None:
             kind, value = one_locator(text=text, desc=desc, id=id, xpath=xpath)
-            self.memory.found(kind, value, self.box_of(element), function, screen=self._still_shown(),
-                              facts=lambda: self._element_facts(element))
+            self.memory.found(kind, value, lambda: self.box_of(element), function, screen=self._still_shown(),
+                              facts=lambda: self._element_facts(element))  # asked only when a look is learnt
         self._act("click", element.click)
 
     def _still_shown(self) -> Observation | None:

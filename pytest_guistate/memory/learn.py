@@ -21,9 +21,10 @@ from pytest_guistate.memory.locator import Locator, function_key
 from pytest_guistate.memory.match import patch_similarity
 from pytest_guistate.memory.store import MemoryStore, NewPatch
 
-__all__ = ["LearnResult", "crop_bgr", "decode_png", "learn_patch", "node_attrs"]
+__all__ = ["LearnResult", "crop_bgr", "decode_png", "find_kept", "learn_patch", "node_attrs", "refresh_kept"]
 
 _MAX_SCREEN_SHARE = 0.25  # a list or a whole page is not one element's look
+_FIND_DIVISOR = 2  # the exact search for a kept look runs at half resolution, then is checked at full
 
 
 @dataclass(frozen=True)
@@ -107,3 +108,51 @@ def learn_patch(
         app_version=app_version, description=description or (function or ""), density=density,
         locator=str(locator) if locator else "", test=test, step=step, attrs=node_attrs(node)))
     return LearnResult(entry, True, "new variant")
+
+
+def find_kept(store: MemoryStore, before: Observation, key: str, *,
+              min_difference: float = 0.12) -> tuple[int, Box] | None:
+    """(variant id, box) of a kept variant of `key` that `before` shows unchanged, else None.
+
+    Issue 38: a step that reads no trees knows neither where the tapped element is nor its app
+    without asking the driver. When the memory already keeps the element's look, the
+    before-frame alone says whether that look is still there: the same pixels at the same
+    scale (a screen of the size it was learnt on), found by a half-resolution search and
+    checked at full resolution with the threshold `learn_patch` uses to call a look the same.
+    """
+    frame = before.frame
+    width, height = frame.size
+    small = frame.grey(_FIND_DIVISOR)
+    for kept in store.patches(key):
+        if kept.screen != (width, height):
+            continue  # another screen size: the look is not at the same scale, learn it with its box
+        patch = decode_png(kept.png)
+        ph, pw = patch.shape[:2]
+        tw, th = pw // _FIND_DIVISOR, ph // _FIND_DIVISOR
+        if tw < 4 or th < 4 or pw > width or ph > height:
+            continue
+        template = cv2.resize(cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY), (tw, th), interpolation=cv2.INTER_AREA)
+        _, _, (x, y), _ = cv2.minMaxLoc(cv2.matchTemplate(small, template, cv2.TM_SQDIFF_NORMED))
+        # the half-resolution place is within a pixel or two: settle it at full resolution
+        pad = _FIND_DIVISOR + 1
+        left, top = max(0, x * _FIND_DIVISOR - pad), max(0, y * _FIND_DIVISOR - pad)
+        window = frame.bgr[top:min(height, top + ph + 2 * pad), left:min(width, left + pw + 2 * pad)]
+        if window.shape[0] < ph or window.shape[1] < pw:
+            continue
+        _, _, (dx, dy), _ = cv2.minMaxLoc(cv2.matchTemplate(window, patch, cv2.TM_SQDIFF))
+        box = Box(left + dx, top + dy, left + dx + pw, top + dy + ph)
+        crop = crop_bgr(frame.bgr, box)
+        if crop is not None and crop.shape == patch.shape and patch_similarity(crop, patch) >= 1.0 - min_difference:
+            return kept.id, box
+    return None
+
+
+def refresh_kept(store: MemoryStore, before: Observation, key: str) -> LearnResult:
+    """Refresh the kept variant `before` still shows (access count and time), storing no pixels:
+    the before-frame may show what the step could not check (a password field), so a look that
+    is not kept already is never added here."""
+    found = find_kept(store, before, key)
+    if found is None:
+        return LearnResult(None, False, "no kept look of it is in the before-frame")
+    store.touch([found[0]])
+    return LearnResult(found[0], False, f"same as variant {found[0]} (found in the before-frame)")
