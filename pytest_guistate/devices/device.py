@@ -458,7 +458,9 @@ class Device:
             return
         if self.memory is not None:
             kind, value = one_locator(text=text, desc=desc, id=id, xpath=xpath)
-            self.memory.found(kind, value, lambda: self.box_of(element), function, screen=self._still_shown(),
+            screen = self._still_shown()
+            box = self._box_in_tree(screen, kind, value)
+            self.memory.found(kind, value, box or (lambda: self.box_of(element)), function, screen=screen,
                               facts=lambda: self._element_facts(element))  # asked only when a look is learnt
         self._act("click", element.click)
 
@@ -469,6 +471,17 @@ class Device:
             return None
         observation, shot, inputs = self._newest
         return observation if (shot, inputs) == (self._shots, self.action_count) else None
+
+    def _box_in_tree(self, screen: Observation | None, kind: str, value: str) -> Box | None:
+        """The located element's box from the tree its screen already read (issue 38: no `rect`
+        request), when exactly one node carries the value the Android locator matched exactly
+        (`desc` = content-desc, `id` = full resource id, `text` = text); else None (ask the element)."""
+        field = {"desc": "content_desc", "id": "resource_id", "text": "text"}.get(kind)
+        if field is None or screen is None or not screen.tree_fetched or self.is_web or self.platform != "android":
+            return None
+        tree = screen.tree
+        nodes = [n for n in tree.nodes() if getattr(n, field) == value and n.bounds is not None] if tree else []
+        return nodes[0].bounds if len(nodes) == 1 else None
 
     def _element_facts(self, element: WebElement) -> ElementFacts:
         """The element's app and privacy from the element itself: two small requests instead of a

@@ -200,3 +200,14 @@ def open_twice_and_cancel(device: Device, session: TaskSession) -> None:
 def _inverted(png: bytes) -> bytes:
     pixels = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
     return cv2.imencode(".png", 255 - pixels)[1].tobytes()
+
+
+def test_a_step_that_read_its_tree_takes_the_box_from_it_and_asks_the_element_nothing(
+        server: SimServer, tmp_path: Path) -> None:
+    """Standard reads every before-tree: the tapped element's box is the one node with its
+    content-desc / resource id there, so learning adds no `rect` request (it added one a tap)."""
+    off = run(server, tmp_path, "standard", open_and_cancel, memory=False)
+    on = run(server, tmp_path, "standard", open_and_cancel, memory=True)
+    assert _asks(on.requests) == [] and _shape(on.requests) == _shape(off.requests)
+    light = run(server, tmp_path, "light", open_and_cancel, memory=True)  # a new memory: boxes from `rect`
+    assert on.looks == light.looks and len(on.looks) == 2  # the same boxes, the same pixels
