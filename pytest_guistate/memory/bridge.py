@@ -82,22 +82,28 @@ class MemoryBridge:
                 and self._kept(function_key(locator, function))):
             self._found.append(_Found(step.index, screen, locator, None, function))  # no request now
             return
-        box = box() if callable(box) else box
-        before = self._screen_for(step, box, screen, facts, locator)
+        asked: list[Box] = []
+
+        def box_now() -> Box:  # asked once, and only for a look that is learnt (not when nothing can be)
+            if not asked:
+                asked.append(box() if callable(box) else box)
+            return asked[0]
+
+        before = self._screen_for(step, box_now, screen, facts, locator)
         if before is not None:
-            self._found.append(_Found(step.index, before, locator, box, function))
+            self._found.append(_Found(step.index, before, locator, box_now(), function))
 
     def _kept(self, key: str) -> bool:
         """The memory keeps a look of `key` that was not missed in this test (a look missed once
         is learnt from the element again: it may have changed)."""
         return key not in self._relearn and bool(self.healer.store.patches(key))
 
-    def _screen_for(self, step: Any, box: Box, screen: Observation | None,
+    def _screen_for(self, step: Any, box: Callable[[], Box], screen: Observation | None,
                     facts: Callable[[], ElementFacts] | None, locator: Locator) -> Observation | None:
         """The screen to learn the element's look from, its tree read now (the tap comes next)."""
         if screen is not None and screen.tree_fetched:
             tree = screen.tree
-            if tree is None or any(n.bounds == box for n in tree.nodes()):
+            if tree is None or any(n.bounds == box() for n in tree.nodes()):
                 return screen  # the before-screen, read anyway: no request at all
             # the element is not in that tree: the screen changed since, look again (below)
         elif screen is not None and step.reads_trees:

@@ -211,3 +211,14 @@ def test_a_step_that_read_its_tree_takes_the_box_from_it_and_asks_the_element_no
     assert _asks(on.requests) == [] and _shape(on.requests) == _shape(off.requests)
     light = run(server, tmp_path, "light", open_and_cancel, memory=True)  # a new memory: boxes from `rect`
     assert on.looks == light.looks and len(on.looks) == 2  # the same boxes, the same pixels
+
+
+def test_a_light_step_that_can_learn_nothing_asks_the_element_nothing(server: SimServer, tmp_path: Path) -> None:
+    """After a typed password a tree-less light step learns nothing (its screen may show the secret):
+    the element is asked whether it is private, and not for its rect, which nothing would use."""
+    off = run(server, tmp_path, "light", log_in, memory=False, app=SETTINGS)
+    light = run(server, tmp_path, "light", log_in, memory=True, app=SETTINGS)
+    assert light.unlearned == ["id=login: may show a secret and its screen's tree is not read"]
+    extra = [p for p in _asks(light.requests) if p not in _asks(off.requests)]
+    # the element's app, and whether each typed field is a password (the device asks that as it types)
+    assert "element/rect" not in extra and extra == ["element/attribute/package", *["element/attribute/password"] * 2]
