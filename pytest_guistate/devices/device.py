@@ -88,6 +88,12 @@ class LocatorMemory(Protocol):
     def heal(self, kind: str, value: str, function: str | None) -> tuple[tuple[int, int] | None, str]: ...
 
 
+# what each locator kind matched exactly, per platform (`Device._locator`, `ios_locator`): the
+# UINode field on Android, the raw source attributes on iOS
+_ANDROID_LOCATOR_FIELDS = {"desc": ("content_desc",), "id": ("resource_id",), "text": ("text",)}
+_IOS_LOCATOR_ATTRIBUTES = {"id": ("name",), "desc": ("label", "name"), "text": ("label", "value")}
+
+
 def one_locator(**locators: str | None) -> tuple[str, str]:
     """The one (kind, value) given among text=, desc=, id=, xpath=; anything else is a usage error."""
     given = [(kind, value) for kind, value in locators.items() if value is not None]
@@ -474,13 +480,20 @@ class Device:
 
     def _box_in_tree(self, screen: Observation | None, kind: str, value: str) -> Box | None:
         """The located element's box from the tree its screen already read (issue 38: no `rect`
-        request), when exactly one node carries the value the Android locator matched exactly
-        (`desc` = content-desc, `id` = full resource id, `text` = text); else None (ask the element)."""
-        field = {"desc": "content_desc", "id": "resource_id", "text": "text"}.get(kind)
-        if field is None or screen is None or not screen.tree_fetched or self.is_web or self.platform != "android":
+        request), when exactly one node carries the value the locator matched exactly: on Android
+        `desc` = content-desc, `id` = full resource id, `text` = text; on iOS the attributes its
+        predicates compare (`ios_locator`: `id` = name, `desc` = label or name, `text` = label or
+        value). Else None (ask the element): a web context, an XPath, two nodes alike."""
+        if screen is None or not screen.tree_fetched or self.is_web:
             return None
+        attributes = (_IOS_LOCATOR_ATTRIBUTES if self.platform == "ios" else _ANDROID_LOCATOR_FIELDS).get(kind)
         tree = screen.tree
-        nodes = [n for n in tree.nodes() if getattr(n, field) == value and n.bounds is not None] if tree else []
+        if attributes is None or tree is None:
+            return None
+        if self.platform == "ios":
+            nodes = [n for n in tree.nodes() if n.bounds is not None and any(n.attrs.get(a) == value for a in attributes)]
+        else:
+            nodes = [n for n in tree.nodes() if n.bounds is not None and getattr(n, attributes[0]) == value]
         return nodes[0].bounds if len(nodes) == 1 else None
 
     def _element_facts(self, element: WebElement) -> ElementFacts:

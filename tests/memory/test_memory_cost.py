@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from appium import webdriver
 from appium.options.android import UiAutomator2Options
+from appium.options.ios import XCUITestOptions
 
 from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
@@ -49,12 +50,13 @@ class Run:
 
 
 def run(server: SimServer, tmp: Path, tier: str, flow: Callable[[Device, TaskSession], None], *, memory: bool,
-        app: str = FEED) -> Run:
-    options = UiAutomator2Options()
-    for key, value in {"appium:appPackage": app, "guistate:clock": "frozen", "guistate:seed": 7}.items():
+        app: str = FEED, ios: bool = False) -> Run:
+    options = XCUITestOptions() if ios else UiAutomator2Options()
+    caps = {"appium:bundleId" if ios else "appium:appPackage": app, "guistate:clock": "frozen", "guistate:seed": 7}
+    for key, value in caps.items():
         options.set_capability(key, value)
     device = Device(webdriver.Remote(server.url, options=options), url=server.url, is_sim=True)
-    store = MemoryStore(tmp / f"{tier}-{memory}-{flow.__name__}.sqlite")
+    store = MemoryStore(tmp / f"{tier}-{memory}-{flow.__name__}{'-ios' if ios else ''}.sqlite")
     try:
         session = TaskSession(device, policy=TierPolicy.for_tier(tier), name=flow.__name__)
         bridge = MemoryBridge(Healer(store), session, flow.__name__)
@@ -222,3 +224,23 @@ def test_a_light_step_that_can_learn_nothing_asks_the_element_nothing(server: Si
     extra = [p for p in _asks(light.requests) if p not in _asks(off.requests)]
     # the element's app, and whether each typed field is a password (the device asks that as it types)
     assert "element/rect" not in extra and extra == ["element/attribute/package", *["element/attribute/password"] * 2]
+
+
+def ios_open_and_cancel(device: Device, session: TaskSession) -> None:
+    session.perform("open the dialog", lambda: device.tap(desc="Delete post by Bob"))
+    session.perform("cancel", lambda: device.tap(desc="Cancel"))
+
+
+def test_on_ios_too_a_read_tree_gives_the_box_and_a_tree_less_light_step_asks_nothing(
+        server: SimServer, tmp_path: Path) -> None:
+    """The iOS persona: at standard the box comes from the before-tree (its name / label, as the
+    predicate compared them); at light nothing can be learnt without a tree (no per-element app),
+    so nothing is asked (the rect was asked and thrown away)."""
+    off = run(server, tmp_path, "standard", ios_open_and_cancel, memory=False, ios=True)
+    standard = run(server, tmp_path, "standard", ios_open_and_cancel, memory=True, ios=True)
+    assert _asks(standard.requests) == [] and _shape(standard.requests) == _shape(off.requests)
+    assert [f for f, _, _ in standard.looks] == ["locator:desc=Cancel", "locator:desc=Delete post by Bob"]
+    light_off = run(server, tmp_path, "light", ios_open_and_cancel, memory=False, ios=True)
+    light = run(server, tmp_path, "light", ios_open_and_cancel, memory=True, ios=True)
+    assert _shape(light.requests) == _shape(light_off.requests) and light.looks == []
+    assert len(light.unlearned) == 2 and all("names no app" in why for why in light.unlearned)
