@@ -31,7 +31,7 @@ from pytest_guistate.core.artifact_names import crop_name
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.memory.heal import Healer, HealResult
-from pytest_guistate.memory.learn import refresh_kept
+from pytest_guistate.memory.learn import refresh_kept, remember_place
 from pytest_guistate.memory.locator import Locator, function_key
 
 if TYPE_CHECKING:
@@ -173,8 +173,10 @@ class MemoryBridge:
                 self.unlearned.append(f"{item.locator}: its kept look is not in the before-frame; "
                                       "its next tap in this test learns it from the element")
             return
-        self.healer.learn(item.before, item.locator, item.box, item.function, app=item.before.package,
-                          version=self.app_version, test=self.nodeid, step=step_name)
+        learnt = self.healer.learn(item.before, item.locator, item.box, item.function, app=item.before.package,
+                                   version=self.app_version, test=self.nodeid, step=step_name)
+        if learnt.entry_id is not None:
+            remember_place(self.healer.store, learnt.entry_id, item.box)  # where a refresh looks first
 
     def _settle_heal(self, record: Any, healed: _Healed, ok: bool) -> None:
         result = healed.result
