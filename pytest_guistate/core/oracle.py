@@ -6,7 +6,7 @@ is judged against ignore and unstable regions, snapped at full scale to the smal
 container of the UI tree (window, panel, dialog, list row; the raw box is kept if none fits) and
 cropped from the AFTER frame. No change at all falls back to a crop of the whole screen.
 
-Verdict rules (the step loop's stale-screen policy, DESIGN §4, depends on them):
+Verdict rules (the step loop's stale-screen policy, steploop.py, depends on them):
 - identical PNG bytes, or no region outside the ignore regions            -> "no_change";
 - every region lies inside `unstable` boxes (a spinner, an animation seen by the stability
   probe) or is a text cursor (raw width <= `cursor_max_width`, inside a focused EditText /

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_guistate.llm.action_cache import actions_path
 from pytest_guistate.llm.actor import ActorConfig, RunResult, run
-from pytest_guistate.llm.cache_session import CacheSession
+from pytest_guistate.llm.cache.cachefile import actions_path
+from pytest_guistate.llm.cache.per_test import CacheSession
 from pytest_guistate.llm.cassette import cassette_path
 from pytest_guistate.llm.check import AICheckFailed, CheckVerdict, check
 from pytest_guistate.llm.client import LLMClient, LLMSettings, Mode, make_client

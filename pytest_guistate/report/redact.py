@@ -10,7 +10,7 @@ Three sources of what to hide:
 - fixed regions named by an option or the `pytest_guistate_redact_regions` hook (screen pixels);
 - secret strings (passwords a test typed): every string written to the journal, JSON or HTML is
   scrubbed of them, so "type 'hunter2' into password" becomes "type '[redacted]' into password";
-- the `pytest_guistate_redact` hook (DESIGN §8), through `source`: per observed screen a
+- the `pytest_guistate_redact` hook (hookspecs.py), through `source`: per observed screen a
   `Redaction` of extra boxes and text patterns; a pattern scrubs every text written from then on
   and fills the screen nodes whose text or description it matches.
 """

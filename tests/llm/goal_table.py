@@ -16,7 +16,7 @@ from typing import Any
 from appium import webdriver
 from appium.options.common import AppiumOptions
 
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim.apps.shop import shop_prices
 from pytest_guistate.llm.actor import RunResult, run

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from pytest_guistate.devices.sim import SimServer
-from pytest_guistate.llm.goals import GRAMMAR, OutsideGrammar, SignIn, Toggle, parse_goal
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.goals import GRAMMAR, OutsideGrammar, SignIn, Toggle, parse_goal
+from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.llm.goal_table import CASES, GoalCase, run_case
 
 FAULT_ROTATION = ("", "429:retry=0.01", "malformed", "hallucinate", "unoffered", "529:retry=0.01", "disabled")
@@ -88,7 +88,7 @@ def test_the_policy_reads_only_the_request() -> None:
     import ast
     import inspect
 
-    from pytest_guistate.llm import goals, policy
+    from pytest_guistate.llm.reference import goals, policy
 
     for module in (policy, goals):
         tree = ast.parse(inspect.getsource(module))

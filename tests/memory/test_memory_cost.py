@@ -20,7 +20,7 @@ from appium import webdriver
 from appium.options.android import UiAutomator2Options
 from appium.options.ios import XCUITestOptions
 
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim import SimServer
