@@ -338,7 +338,7 @@ class GuistateRuntime:
             llm_settings = self.settings.llm
             session.llm_factory = lambda: open_llm(
                 llm_settings, session, device, test_file=item.path, test_name=redactor.ident(item.name),
-                scrub=redactor.scrub
+                scrub=redactor.scrub, spans=redactor.spans
             )
         return session
 

@@ -116,13 +116,16 @@ class TestLLM:
 
 
 def open_llm(settings: LLMSettings, session: Any, device: Any, *, test_file: Path, test_name: str,
-             scrub: Callable[[Any], Any] | None = None) -> TestLLM:
+             scrub: Callable[[Any], Any] | None = None,
+             spans: Callable[[str], list[tuple[int, int]]] | None = None) -> TestLLM:
     """Create the test's LLM access; cassettes live at `cassette_path(test_file, test_name)`.
-    `scrub` (the test's redactor) cleans what a cassette stores, and replay matches on it."""
+    `scrub` (the test's redactor) cleans what a cassette stores, and replay matches on it; `spans`
+    (the redactor's) says where a text holds a secret, which the action cache stores as a placeholder."""
     platform = str(getattr(device, "platform", "android"))
     path = cassette_path(test_file, test_name, platform) if settings.mode in (Mode.RECORD, Mode.REPLAY) else None
     cache = CacheSession.open(settings.mode, actions_path(test_file, test_name, platform), session, device,
-                              test=test_name, platform=platform, scrub=scrub)
+                              test=test_name, platform=platform, scrub=scrub, spans=spans,
+                              key_file=settings.cache_key_file)
     live_factory = None
     if settings.mode.uses_cache:  # no model unless a fallback needs one
         client = None

@@ -189,6 +189,20 @@ class Redactor:
             value = pattern.sub(REDACTED, value)
         return value
 
+    def spans(self, value: str) -> list[tuple[int, int]]:
+        """Where `value` holds a secret or a pattern's match, as (start, end), sorted and not
+        overlapping (a longer secret wins): what the action cache replaces by placeholders."""
+        found: list[tuple[int, int]] = []
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            found += [(m.start(), m.end()) for m in re.finditer(re.escape(secret), value)]
+        for pattern in self.patterns:
+            found += [(m.start(), m.end()) for m in pattern.finditer(value) if m.end() > m.start()]
+        kept: list[tuple[int, int]] = []
+        for start, end in sorted(found, key=lambda span: (span[0], -span[1])):
+            if not kept or start >= kept[-1][1]:
+                kept.append((start, end))
+        return kept
+
     def ident(self, value: str) -> str:
         """`value`, a test id or name that becomes a folder, file or report name, with every secret
         and pattern match replaced by its `id_placeholder` (`text` would make ids collide)."""

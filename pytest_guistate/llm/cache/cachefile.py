@@ -237,9 +237,10 @@ class CachedStep:
 
 @dataclass
 class CachedRun:
-    instruction: str
+    instruction: str  # secrets stand as `[secret N]` placeholders (`cache.secrets`)
     steps: list[CachedStep]
     done: dict[str, Any]  # {"success": true, "summary": "..."}
+    secrets: dict[str, Any] = field(default_factory=dict)  # {"key_id": ..., "slots": {"N": keyed digest}}
 
 
 @dataclass
@@ -264,8 +265,8 @@ class ActionCache:
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "test": self.test, "platform": self.platform, "recorded": self.recorded,
-                "runs": [{"instruction": r.instruction, "done": r.done, "steps": [asdict(s) for s in r.steps]}
-                         for r in self.runs],
+                "runs": [{"instruction": r.instruction, "done": r.done, "steps": [asdict(s) for s in r.steps],
+                          **({"secrets": r.secrets} if r.secrets else {})} for r in self.runs],
                 "checks": [asdict(c) for c in self.checks]}
 
     @property
@@ -340,7 +341,8 @@ def load_cache(path: Path, *, platform: str | None = None) -> ActionCache:
                                     screen=_need(step, "screen", dict, at, path), target=target,
                                     effect=_need(step, "effect", dict, at, path),
                                     milestone=step.get("milestone") if isinstance(step.get("milestone"), str) else None))
-        runs.append(CachedRun(_need(run, "instruction", str, where, path), steps, _need(run, "done", dict, where, path)))
+        runs.append(CachedRun(_need(run, "instruction", str, where, path), steps, _need(run, "done", dict, where, path),
+                              _secrets(run, where, path)))
     checks: list[CachedCheck] = []
     for c_index, item in enumerate(data.get("checks") or []):
         at = f"checks[{c_index}]"
@@ -352,6 +354,19 @@ def load_cache(path: Path, *, platform: str | None = None) -> ActionCache:
                                   {str(k): bool(v) for k, v in words.items()}))
     recorded = data.get("recorded") if isinstance(data.get("recorded"), dict) else {}
     return ActionCache(str(data.get("test") or path.stem), recorded_on, runs, checks, recorded)
+
+
+def _secrets(run: dict[str, Any], where: str, path: Path) -> dict[str, Any]:
+    """A run's `secrets` (absent: none): the key's id and a keyed digest per placeholder number."""
+    if "secrets" not in run:
+        return {}
+    data = _need(run, "secrets", dict, where, path)
+    _need(data, "key_id", str, f"{where}.secrets", path)
+    slots = _need(data, "slots", dict, f"{where}.secrets", path)
+    if not slots or not all(str(n).isdigit() and isinstance(d, str) and len(d) == 64 for n, d in slots.items()):
+        raise CacheError(f"action cache {path}: {where}.secrets.slots must map placeholder numbers to 64-hex "
+                         "keyed digests; re-record the cache")
+    return {"key_id": data["key_id"], "slots": dict(slots)}
 
 
 def plan_lines(steps: Iterable[CachedStep]) -> list[str]:

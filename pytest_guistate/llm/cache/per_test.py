@@ -31,6 +31,7 @@ from pytest_guistate.llm.cache.replay import (
     replay_run,
     unmet_milestones,
 )
+from pytest_guistate.llm.cache.secrets import Binding, CacheKey, Spans, bind_run, cache_key, fill, seal_run
 from pytest_guistate.llm.check import CheckVerdict
 from pytest_guistate.llm.settings import LLMSettings, Mode
 
@@ -56,6 +57,9 @@ class CacheSession:
     platform: str
     cached: ActionCache | None = None
     scrub: Callable[[Any], Any] | None = None  # the test's redactor: what the file may store
+    spans: Spans | None = None  # where a text holds the test's secrets: they are stored as placeholders
+    key_file: Path | None = None  # the key the secrets' digests are made with (`cache.secrets.cache_key`)
+    registered: Callable[[], Any] = lambda: ()  # the test's secrets so far, for a typed placeholder
     recorder: CacheRecorder = field(init=False)
     statuses: list[StepStatus] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
@@ -71,10 +75,13 @@ class CacheSession:
 
     @classmethod
     def open(cls, mode: Mode, path: Path, session: Any, device: Any, *, test: str, platform: str,
-             scrub: Callable[[Any], Any] | None = None) -> CacheSession:
+             scrub: Callable[[Any], Any] | None = None, spans: Spans | None = None,
+             key_file: Path | None = None) -> CacheSession:
         """In the cache modes the file is read now: a bad one fails the test here, before any action.
         A missing file fails the strict mode; the fallback mode then runs live (and reports it)."""
-        cache = cls(mode, path, session, device, test, platform, scrub=scrub)
+        redactor = getattr(session, "redactor", None)  # the test's secrets so far (a GuistateSession's)
+        cache = cls(mode, path, session, device, test, platform, scrub=scrub, spans=spans, key_file=key_file,
+                    registered=lambda: tuple(getattr(redactor, "secrets", ())))
         if mode.uses_cache and (mode is Mode.CACHE or path.exists()):
             cache.cached = load_cache(path, platform=platform)
         if mode.uses_cache:  # first listener: the journal, the terminal and Allure see the step's cache status
@@ -103,7 +110,9 @@ class CacheSession:
         return self.mode is Mode.CACHE
 
     # -- runs ---------------------------------------------------------------------------------
-    def _next_run(self, instruction: str) -> CachedRun | None:
+    def _next_run(self, instruction: str) -> tuple[CachedRun, Binding] | None:
+        """The cached run for this instruction and what its secret placeholders stand for; None (the
+        fallback runs live, the reason in `misses`) or an error (strict) when there is none."""
         runs = self.cached.runs if self.cached is not None else []
         index, self.run_index = self.run_index, self.run_index + 1
         if index >= len(runs):
@@ -111,25 +120,54 @@ class CacheSession:
                 raise CacheError(f"action cache {self.path} has {len(runs)} run(s); the test's run {index + 1} "
                                  f"({instruction!r}) is not in it: re-record the cache")
             return None
-        if runs[index].instruction != instruction:
+        cached = runs[index]
+        key = self._key(create=False) if cached.secrets else None
+        binding = bind_run(cached, instruction, key, self.registered(), where=f"run {index + 1}")
+        if binding is None:
             if self.strict:
                 raise CacheError(f"action cache {self.path}: run {index + 1} was recorded for "
-                                 f"{runs[index].instruction!r}, the test now asks {instruction!r}: re-record the cache")
+                                 f"{cached.instruction!r}, the test now asks {instruction!r}: re-record the cache")
             return None
-        return runs[index]
+        for value in binding.seen:  # a secret of the instruction (even a changed one): never in a record from here on
+            self._register(value)
+        if binding.miss:
+            message = f"cache miss at {binding.miss} [{self.path}]"
+            if self.strict:
+                raise CacheMiss(message, Miss(None, binding.miss))
+            self.misses.append(message)
+            return None
+        return cached, binding
+
+    def _key(self, *, create: bool) -> CacheKey | None:
+        try:
+            return cache_key(self.key_file, create=create)
+        except (OSError, ValueError) as exc:
+            raise CacheError(f"action cache {self.path}: the key for goals with secrets cannot be read ({exc})") \
+                from None
+
+    def _register(self, value: str) -> None:
+        register = getattr(self.session, "secret", None)
+        if register is not None:
+            try:
+                register(value)
+            except ValueError:
+                pass  # too short to scrub (a 2-character value): the redactor refuses it; nothing stores it
 
     def run(self, instruction: str, *, max_steps: int, plan: Any, hints: Sequence[str], live: LiveRun) -> RunResult:
         """Replay the next cached run; on a miss fail (strict) or hand over to `live` (fallback)."""
         if not self.session.state.goal:
             self.session.goal(instruction, plan or ())
-        cached = self._next_run(instruction)
-        if cached is None:
-            self.misses.append(f"no cached run for {instruction!r} in {self.path}: ran live")
+        misses = len(self.misses)
+        found = self._next_run(instruction)
+        if found is None:
+            if len(self.misses) == misses:
+                self.misses.append(f"no cached run for {instruction!r} in {self.path}: ran live")
             return self._live(live, instruction, max_steps=max_steps, plan=None, hints=hints)
+        cached, binding = found
         self.phase = "hit"
         try:
             outcome = replay_run(self.session, as_actuator(self.device), cached, self.recorder,
-                                 run_index=self.run_index - 1, memory=self.recorder.memory)
+                                 run_index=self.run_index - 1, memory=self.recorder.memory, secrets=binding.values)
         finally:
             self.phase = ""
         self.statuses.extend(outcome.statuses)
@@ -154,7 +192,7 @@ class CacheSession:
             if outcome.acted is not None:
                 step, record, decided_on, node, before = outcome.acted
                 if record is not None:
-                    self.recorder.step(step.tool, dict(step.args), step.name, record, decided_on, node,
+                    self.recorder.step(step.tool, fill(step.args, binding.values), step.name, record, decided_on, node,
                                        step.idempotent, before)
                     self.recorder.pending[-1].effect["expect"] = None  # the old expectation no longer shows
             self.recorder.add_run(instruction, True, str(cached.done.get("summary", "")))
@@ -224,7 +262,8 @@ class CacheSession:
                 old = load_cache(self.path, platform=self.platform)
             except CacheError:
                 old = None
-        new = ActionCache(self.test, self.platform, list(self.recorder.runs), list(self.recorder.checks), recorded)
+        new = ActionCache(self.test, self.platform, self._sealed(self.recorder.runs), list(self.recorder.checks),
+                          recorded)
         self.change = list(difflib.unified_diff(_all_plan(old), _all_plan(new), "cached plan", "new plan", lineterm="",
                                                 n=0))
         if self.mode is Mode.REPLAY and old is not None and not self.change:
@@ -233,6 +272,17 @@ class CacheSession:
             self.rewritten = False
             return
         self.rewritten = write_cache(self.path, new, self.scrub)
+
+    def _sealed(self, runs: Sequence[CachedRun]) -> list[CachedRun]:
+        """The runs as the file holds them: each secret a placeholder with its keyed digest (the key is
+        made now if the project has none yet); without secrets, the runs as they are."""
+        if self.spans is None:
+            return list(runs)
+        spans = self.spans
+        if not any(spans(r.instruction) or any(spans(str(s.args.get("text", ""))) for s in r.steps) for r in runs):
+            return list(runs)
+        key = self._key(create=True)
+        return [seal_run(run, spans, key) for run in runs]
 
     def report(self, tokens_used: int) -> dict[str, Any]:
         counted = [s for s in self.statuses if s.status in ("hit", "miss", "live")]

@@ -38,6 +38,7 @@ from pytest_guistate.llm.cache.cachefile import (
 )
 from pytest_guistate.llm.cache.memory_heal import ElementMemory, memory_key
 from pytest_guistate.llm.cache.record import CacheRecorder, screen_of
+from pytest_guistate.llm.cache.secrets import fill
 from pytest_guistate.report.redact import REDACTED
 
 __all__ = ["CacheMiss", "CacheThresholds", "Miss", "ReplayOutcome", "StepStatus", "replay_check", "replay_run"]
@@ -152,10 +153,11 @@ def _target(tree: Any, step: CachedStep, thresholds: CacheThresholds) -> tuple[T
 
 
 def _action(step: CachedStep, actuator: Actuator, session: Any, tree: Any, match: TargetMatch | None,
-            device: tuple[int, int], heal: _Heal | None = None) -> Any:
+            device: tuple[int, int], heal: _Heal | None = None, args: dict[str, Any] | None = None) -> Any:
     """The callable `perform` runs for a cached step (the same verbs as the live actor); with `heal`,
-    a tap or typing goes to the healed point, and the memory is told the step acts on its heal."""
-    tool, args = step.tool, step.args
+    a tap or typing goes to the healed point, and the memory is told the step acts on its heal.
+    `args`: the step's arguments with its secret placeholders filled (`cache.secrets.fill`)."""
+    tool, args = step.tool, step.args if args is None else args
     if tool == "tap":
         if heal is not None:
             return heal.acting(lambda: actuator.tap_point(*heal.point))
@@ -207,8 +209,9 @@ class _Look:
         """Judge the current screen; `settled`: wait first until the conditions hold (a price that
         loads late) or the screen has settled, whichever comes first."""
         if step.tool == "type_text" and REDACTED in str(step.args.get("text", "")):
-            return cls(session.observe(), None, "the text to type was a secret and is stored redacted: record "
-                                                "this step with a locator-driven `guistate.perform` instead")
+            return cls(session.observe(), None, "the text to type was a secret and is stored redacted (a cache "
+                                                "written before secrets became `[secret N]` placeholders): "
+                                                "re-record the cache")
         if not settled:
             return cls.judge(session.observe(), step, thresholds)
         latest: list[_Look] = []  # each polled screen is judged once: the settled one was the last
@@ -305,9 +308,10 @@ def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index:
 
 def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: CacheRecorder, *,
                thresholds: CacheThresholds = CacheThresholds(), run_index: int = 0,
-               memory: ElementMemory | None = None) -> ReplayOutcome:
+               memory: ElementMemory | None = None, secrets: dict[str, str] | None = None) -> ReplayOutcome:
     """Replay `cached` until its end or the first miss (which is returned, not raised); `memory`:
-    the test's cross-run memory, asked for a target the fingerprint no longer trusts."""
+    the test's cross-run memory, asked for a target the fingerprint no longer trusts; `secrets`: what
+    each `[secret N]` placeholder of a typed text stands for in this run (never stored)."""
     outcome = ReplayOutcome()
     previous_verified = True  # the run's start is a known state
     for position, step in enumerate(cached.steps):
@@ -338,9 +342,10 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
         name = f"{step.summary().split(' (in ')[0]} [cache]"
         for key, value in remembered.items():  # read off this screen, as the model did when it was cached
             session.remember(str(key), value, source=f"action cache step {step.n}")
+        args = fill(step.args, secrets or {})
         try:
-            record = session.perform(name, _action(step, actuator, session, tree, match, size, heal), expect=expect,
-                                     idempotent=step.idempotent)
+            record = session.perform(name, _action(step, actuator, session, tree, match, size, heal, args),
+                                     expect=expect, idempotent=step.idempotent)
         except StepFailed as exc:
             if not step.idempotent:
                 outcome.non_idempotent_done.append(step.n)
@@ -357,7 +362,7 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
         previous_verified = bool(record.confirmed) or expect is None and step.tool in ("wait", "refresh", "swipe")
         if step.tool == "wait" and expect is None:
             previous_verified = False  # waiting proves nothing about the screen
-        recorder.step(step.tool, dict(step.args), step.name, record, observation, _acted_node(match, heal),
+        recorder.step(step.tool, args, step.name, record, observation, _acted_node(match, heal),
                       step.idempotent, completed_before, learn=heal is None)
         outcome.statuses.append(StepStatus(step.n, step.summary(), "hit", heal.status() if heal else "",
                                            step=record.index))

@@ -5,18 +5,24 @@ of the forms below, or the whole goal is refused with the clause it could not re
 gives up with a reason instead of acting at random. Clauses are split on "then", ";" and, when the
 whole clause is not one form, on "and". Forms (case-insensitive, any trailing period):
 
-- turn/switch/set on|off X, turn X on|off, enable|disable X, make sure X is on|off  -> `Toggle`
-- sign/log in [to App] with user|e-mail|as U and password P (any order)            -> `SignIn`
+- turn/switch/set on|off X, turn X [to] on|off, enable|disable X, make sure|ensure [that] X is|are
+  [turned|switched] on|off|enabled|disabled                                       -> `Toggle`
+- sign/log in [to App] with user|e-mail|as U and password P (any order); credentials in brackets
+  ("as U (password P)"), a pair "with U / P" or "U:P", a quoted password         -> `SignIn`
 - type|enter 'T' into|in the F [field]                                             -> `TypeInto`
 - search [App] for X [in App] [and open it]; open X in|from App                     -> `SearchItem`
-- add X to the cart|bag [in App]; buy X in App (add to cart, then check out)       -> `AddToCart`
+- add|put X to|in the cart|bag [in App]; buy X in App (add to cart, then check out) -> `AddToCart`
 - check out | checkout | place the order [in App]                                  -> `Checkout`
-- delete|remove the post by A | A's post | X                                       -> `DeleteItem`
+- delete|remove|get rid of the post by|from A | A's post | X [from the feed]      -> `DeleteItem`
 - open the delete dialog of A's post and cancel it (keeping it) | keep A's post    -> `CancelDelete` | `FindItem`
 - move [the photos] X[, Y and Z] to [the] Album [album]                             -> `MovePhotos`
 - go back | go home | open|launch|switch to|go to App                              -> `Navigate` | `OpenApp`
 - compare the price of X in|between A and B [and buy it in the cheaper one]        -> `ComparePrices`
 - scroll to find X | find X | look for X                                           -> `FindItem`
+
+"Please ...", "..., please" and quotes around a whole clause are dropped. A reading that would be a
+guess is refused by name (issue 32: never an action on a wrong parse): a bare "the post", an article or
+a place read as an author, a password with brackets inside brackets (quote it instead).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ __all__ = ["GRAMMAR", "AddToCart", "CancelDelete", "Checkout", "ComparePrices", 
            "MovePhotos", "Navigate", "OpenApp", "OutsideGrammar", "SearchItem", "SignIn", "Toggle", "TypeInto",
            "parse_goal"]
 
-GRAMMAR = ("turn on/off a setting; sign in (user/e-mail and password); type text into a named field; search for and "
+GRAMMAR = ("turn on/off a setting; sign in (user/e-mail and password, also as U / P or in brackets); type text into a named field; search for and "
            "open an item; add an item to the cart; check out; delete or keep an item by its label; open a delete "
            "dialog and cancel it; move photos to an album; go back / go home / open an app; compare a price across "
            "two apps and buy in the cheaper; scroll to find something")
@@ -195,12 +201,24 @@ _QE = r"['\"”’]?"
 _APP_SUFFIX = re.compile(r"\s+(?:in|on|at|from|using)\s+(?:the\s+)?([A-Z][\w-]*)(?:\s+app)?$")
 _THEN = re.compile(r"\s*(?:,?\s*\band then\b|,?\s*\bthen\b|;|,?\s*\bafterwards\b)\s*", _I)
 _AND = re.compile(r"\s*(?:,\s*and\b|\band\b|,)\s*", _I)
-_OWNER = (re.compile(r"(?:post|entry|item|message|comment)s?\s+(?:by|from|of)\s+([A-Z]?\w+)", _I),
-          re.compile(r"([A-Z]?\w+)['’]s\s+(?:post|entry|item|message|comment)", _I))
+_KINDS = r"(?:post|entry|item|message|comment)"
+_OWNER = (re.compile(r"([A-Z]?[\w-]+)['’]s\s+" + _KINDS, _I),
+          re.compile(_KINDS + r"s?\s+(?:by|from|of)\s+([A-Z]?[\w-]+)", _I))
+# words that are never a name: "remove the post from the feed" names no author (issue 32: it read "The")
+_NOT_A_NAME = frozenset({"the", "a", "an", "my", "this", "that", "his", "her", "their", "its", "it", "feed", "list",
+                         "screen", "app", "page", "post", "item", "entry", "photo", "one"})
+_PLACE = re.compile(r"\s+(?:from|in|on|off)\s+(?:the\s+|my\s+)?(?:feed|list|timeline|screen)$", _I)
+_POLITE = re.compile(r"^(?:please|kindly|now|just|go\s+ahead\s+and|can\s+you|could\s+you)\s+|[\s,]+"
+                     r"(?:please|for\s+me|thanks|thank\s+you)$", _I)
 
 
 def _clean(text: str) -> str:
-    return text.strip().strip(".!").strip().strip(_Q + _QE).strip()
+    text = text.strip().strip(".!?").strip()
+    if len(text) >= 2 and text[0] in "'\"“‘" and text[-1] in "'\"”’":  # quotes around the whole, not one inside
+        text = text[1:-1].strip()
+    while (polite := _POLITE.sub("", text)) != text:  # "please turn on dark mode" = "turn on dark mode"
+        text = polite.strip().strip(".!?,").strip()
+    return text
 
 
 def _label(text: str) -> str:
@@ -224,37 +242,73 @@ def _split_app(clause: str) -> tuple[str, str | None]:
 
 
 def _owner(text: str) -> str | None:
+    """The author an item is named by ("Erin's post", "the post by Erin"); never an article or a place."""
     for pattern in _OWNER:
-        if found := pattern.search(text):
-            return found.group(1).capitalize()
+        for found in pattern.finditer(text):
+            if found.group(1).lower() not in _NOT_A_NAME:
+                return found.group(1).capitalize()
     return None
 
 
 def _toggle(c: str) -> Toggle | None:
-    patterns = ((r"^(?:turn|switch|set|toggle)\s+(on|off)\s+" + _ART + r"(.+?)(?:\s+setting)?$", 1, 2),
-                (r"^(?:turn|switch|set|toggle)\s+" + _ART + r"(.+?)(?:\s+setting)?\s+(on|off)$", 2, 1),
-                (r"^make\s+sure\s+" + _ART + r"(.+?)(?:\s+setting)?\s+is\s+(on|off)$", 2, 1),
-                (r"^(enable|disable)\s+" + _ART + r"(.+?)(?:\s+setting)?$", 1, 2))
+    state_word = r"(on|off|enabled|disabled|active|inactive)"
+    patterns = ((r"^(?:turn|switch|set|toggle|flip)\s+(on|off)\s+" + _ART + r"(.+?)(?:\s+setting)?$", 1, 2),
+                (r"^(?:turn|switch|set|toggle|flip)\s+" + _ART + r"(.+?)(?:\s+setting)?\s+(?:to\s+)?(on|off)$", 2, 1),
+                (r"^(?:make\s+sure|ensure|check)\s+(?:that\s+)?" + _ART + r"(.+?)(?:\s+settings?)?\s+(?:is|are)\s+"
+                 r"(?:turned\s+|switched\s+|set\s+(?:to\s+)?)?" + state_word + "$", 2, 1),
+                (r"^(enable|disable|activate|deactivate)\s+" + _ART + r"(.+?)(?:\s+setting)?$", 1, 2))
     for pattern, state, name in patterns:
         if m := re.match(pattern, c, _I):
             word = m.group(state).lower()
-            return Toggle(_clean(m.group(name)), word in ("on", "enable"))
+            return Toggle(_clean(m.group(name)), word in ("on", "enable", "enabled", "active", "activate"))
     return None
 
 
+# "U / P", "U:P" after with|as|using, and "(password P)" / "[user U, password P]": brackets are dropped
+# before the slots are read, so a password is never read with the bracket that closes it (issue 32)
+_PAIR = re.compile(r"\b(?:with|as|using|via|in|on|into)\s+" + _Q + r"([^\s'\"”’,/:()]+)" + _QE + r"\s*[/:]\s*" + _Q
+                   + r"([^\s'\"”’,()]+?)" + _QE + r"(?=$|[\s,;)])", _I)
+_BRACKETED = re.compile(r"[(\[]\s*([^()\[\]]*?)\s*[)\]]")
+
+
 def _sign_in(c: str, app: str | None) -> SignIn | OutsideGrammar | None:
-    if not re.search(r"\b(?:sign|log)\s*(?:in|on)\b|\blogin\b", c, _I):
+    if not re.search(r"\b(?:sign|log)\s*(?:in|on|into)\b|\blogin\b", c, _I):
         return None
-    secret = re.search(r"\b(?:password|passcode|passphrase)\s*(?:is\s+|of\s+|:|=)?\s*" + _Q + r"([^\s'\"”’]+)", c, _I)
+    target = re.search(r"\b(?:in|on)?to\s+(?:the\s+)?([A-Z][\w-]*)", c)
+    secret_word = r"\b(?:password|passcode|passphrase)\s*(?:is\s+|of\s+|:|=)?\s*"
+    quoted = re.search(secret_word + r"(['\"“‘])(.+?)['\"”’]", c, _I)  # a quoted password is read as it is
+    if quoted is not None:
+        c = c[: quoted.start()] + c[quoted.end():]
+    unbracketed = _BRACKETED.sub(lambda m: " " + m.group(1) + " ", c)
+    if re.search(r"[()\[\]]", unbracketed):  # nested or unpaired: which bracket is the password's is a guess
+        return OutsideGrammar(c + " (brackets inside brackets or unpaired: put the password in quotes)")
+    c = unbracketed
+    if quoted is None and (pair := _PAIR.search(c)):
+        return SignIn(pair.group(1), pair.group(2), app or (target.group(1) if target else "Settings"))
+    secret = quoted or re.search(secret_word + _Q + r"([^\s'\"”’]+)", c, _I)
     user = (re.search(r"\b(?:user\s*name|username|user|e-?mail(?:\s+address)?|account|login)\s*(?:is\s+|:|=)?\s*"
                       + _Q + r"([^\s'\"”’,]+)", c, _I)
             or re.search(r"\bas\s+" + _Q + r"([^\s'\"”’,]+)", c, _I)
             or re.search(r"([^\s'\"”’,]+@[^\s'\"”’,]+)", c))
     if secret is None or user is None:
         return OutsideGrammar(c + " (a sign-in needs both a user or e-mail and a password)")
-    target = re.search(r"\b(?:in|on)?to\s+(?:the\s+)?([A-Z][\w-]*)", c)
-    return SignIn(user.group(1).rstrip(".,"), secret.group(1).rstrip(".,"),
+    password = secret.group(2) if secret is quoted else secret.group(1).rstrip(".,")
+    return SignIn(user.group(1).rstrip(".,"), password,
                   app or (target.group(1) if target else "Settings"))
+
+
+def _delete(target: str, app: str | None) -> DeleteItem | OutsideGrammar:
+    """'Erin's post [from the feed]', 'the post by|from Erin', 'the Sunset photo'. A name read from
+    "from X" is the author, not an app; a bare kind ('the post') names nothing and is refused."""
+    target = _PLACE.sub("", target.strip())
+    owner = _owner(target)
+    if owner is not None:
+        return DeleteItem(owner, None if app is not None and app.lower() == owner.lower() else app)
+    target, app = _split_app(target)
+    label = _label(target)
+    if label.lower() in _NOT_A_NAME or not label or re.search(_KINDS + r"s?\s+(?:by|from|of)\b", label, _I):
+        return OutsideGrammar(f"delete {target.strip()} (which one? name its author or label)")
+    return DeleteItem(label, app)
 
 
 def _one(clause: str) -> Intent | OutsideGrammar | None:
@@ -276,6 +330,9 @@ def _match(c: str) -> Intent | OutsideGrammar | None:
     body, app = _split_app(c)
     if toggle := _toggle(body):
         return toggle
+    if m := re.match(r"^(?:add|put|place)\s+" + _ART + r"(.+?)\s+(?:to|in|into)\s+(?:the|my)\s+(?:shopping\s+)?"
+                     r"(?:cart|basket|bag)$", body, _I):
+        return AddToCart(_clean(m.group(1)), app)
     if m := re.match(r"^(?:type|enter|write|put|input)\s+" + _Q + r"(.+?)" + _QE + r"\s+(?:in|into|in to)\s+" + _ART
                      + r"(.+?)(?:\s+(?:field|box|input|text\s*field))?$", body, _I):
         return TypeInto(_clean(m.group(1)), _clean(m.group(2)), app)
@@ -287,15 +344,11 @@ def _match(c: str) -> Intent | OutsideGrammar | None:
         query, opened = _clean(m.group(2)), bool(m.group(3))
         query, inner_app = _split_app(query)
         return SearchItem(_clean(query), opened, app or m.group(1) or inner_app)
-    if m := re.match(r"^(?:add|put)\s+" + _ART + r"(.+?)\s+(?:to|in|into)\s+(?:the|my)\s+(?:shopping\s+)?"
-                     r"(?:cart|basket|bag)$", body, _I):
-        return AddToCart(_clean(m.group(1)), app)
     if re.match(r"^(?:check\s*out|place\s+the\s+order|pay(?:\s+for\s+the\s+cart)?|complete\s+the\s+purchase)"
                 r"(?:\s+the\s+cart)?$", body, _I):
         return Checkout(app)
-    if m := re.match(r"^(?:delete|remove)\s+(.+)$", body, _I):
-        target = m.group(1)
-        return DeleteItem(_owner(target) or _label(target), app)
+    if m := re.match(r"^(?:delete|remove|erase|trash|get\s+rid\s+of)\s+(.+)$", c, _I):
+        return _delete(m.group(1), app)
     if m := re.match(r"^move\s+(?:the\s+)?(?:photos?\s+(?:of\s+)?)?(.+?)(?:\s+photos?)?\s+(?:to|into)\s+" + _ART
                      + r"(\w+)(?:\s+album)?$", c, _I):
         labels = tuple(_clean(x) for x in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", m.group(1)) if _clean(x))
