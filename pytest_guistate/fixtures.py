@@ -87,9 +87,12 @@ def _run_id(config: pytest.Config) -> str:
 
 
 @pytest.fixture(scope="session")
-def guistate_device_lease(pytestconfig: pytest.Config) -> Iterator[_EmbeddedSim | DevicePool]:
+def guistate_device_lease(
+    pytestconfig: pytest.Config, guistate_capabilities: dict[str, Any]
+) -> Iterator[_EmbeddedSim | DevicePool]:
     """This test process's device: the embedded sim, or one leased from the pool for the process's lifetime
-    (a dead device is swapped for a free one by the `device` fixture)."""
+    (a dead device is swapped for a free one by the `device` fixture). A Grid hub's slots are matched
+    against the run's capabilities (issue 35)."""
     settings = get_config(pytestconfig)
     runtime = pytestconfig.stash[RUNTIME_KEY]
     if settings.uses_sim:
@@ -98,8 +101,10 @@ def guistate_device_lease(pytestconfig: pytest.Config) -> Iterator[_EmbeddedSim 
         return
     from pytest_guistate.devices.pool import DevicePool
 
+    workerinput = getattr(pytestconfig, "workerinput", None)
     pool = DevicePool(settings.pool, run_id=_run_id(pytestconfig), worker=runtime.worker,
-                      wait_s=settings.device_wait_s)
+                      wait_s=settings.device_wait_s, capabilities=guistate_capabilities,
+                      workers=int(workerinput.get("workercount", 1)) if workerinput else 1)
     yield pool
     pool.close()
 
@@ -180,11 +185,16 @@ def device(
     elif settings.session is SessionMode.WORKER:
         keeper.dropped("the previous test had its own session (session='test')")
     close_error: Exception | None = None
+    hub_pool = None if isinstance(lease, _EmbeddedSim) or lease.grid(spec) is None else lease
+    session_id = str(dev.driver.session_id)
+    node_uri = _hub_node(spec, session_id) if hub_pool is not None and did_test_fail(request.node) else None
     try:
         dev.close()
     except (OSError, urllib3.exceptions.HTTPError) as exc:
         close_error = exc
     if close_error is not None or did_test_fail(request.node):
+        if hub_pool is not None:
+            _raise_if_node_died(request, hub_pool, spec, session_id, node_uri, close_error)
         reason = lease.probe(spec)
         if reason is not None:
             lease.mark_dead(spec, reason)
@@ -207,13 +217,17 @@ def _open_driver(
 
     from pytest_guistate.devices.device import DeviceError
     from pytest_guistate.devices.driver_ports import with_driver_ports
+    from pytest_guistate.devices.grid import trim_grid_message
+    from pytest_guistate.devices.hub import HubOut
     from pytest_guistate.devices.timeouts import bounded_connection
 
     settings = get_config(request.config)
     pooled = not isinstance(lease, _EmbeddedSim)
 
-    def open_session(url: str, caps: dict[str, Any]) -> Any:
-        executor = bounded_connection(url, *settings.deadlines)  # a deadline on every request (issue 14)
+    def open_session(url: str, caps: dict[str, Any], session_timeout_s: float | None = None) -> Any:
+        command_s, session_s = settings.deadlines
+        # a deadline on every request (issue 14); through a hub, what is left of its one deadline (issue 35)
+        executor = bounded_connection(url, command_s, session_timeout_s or session_s)
         caps = with_driver_ports(url, caps)  # Chromium on this machine: a chromedriver of its own
         return webdriver.Remote(executor, options=AppiumOptions().load_capabilities(caps))
 
@@ -221,10 +235,15 @@ def _open_driver(
         spec = lease.acquire()  # raises DeviceError naming every device when none is left
         run_caps = {**guistate_capabilities, **spec.capabilities}
         caps = _session_capabilities(request, run_caps)
+        grid_pool = None if isinstance(lease, _EmbeddedSim) else lease
         try:
+            if grid_pool is not None and grid_pool.grid(spec) is not None:
+                return _open_through_hub(request, grid_pool, spec, caps, open_session), spec, caps
             return open_session(spec.url, caps), spec, caps
+        except HubOut:
+            continue  # every node behind the hub failed: it is out; the next device, if any
         except WebDriverException as exc:  # the server answered and refused
-            refusal = (exc.msg or str(exc)).strip()
+            refusal = trim_grid_message((exc.msg or str(exc)).strip())
             if not pooled:
                 raise DeviceError(f"could not open an Appium session on {spec.label}: {refusal}") from exc
         except (OSError, urllib3.exceptions.HTTPError) as exc:
@@ -238,7 +257,7 @@ def _open_driver(
             second = open_session(spec.url, run_caps)
         except WebDriverException as again:
             lease.mark_dead(spec, f"refused two new Appium sessions in a row: {refusal}; then: "
-                                  f"{(again.msg or str(again)).strip()}")
+                                  f"{trim_grid_message((again.msg or str(again)).strip())}")
             continue
         except (OSError, urllib3.exceptions.HTTPError) as again:
             lease.mark_dead(spec, f"no Appium server answers at {spec.label}: {again}")
@@ -251,6 +270,62 @@ def _open_driver(
             "(the device accepts the run's capabilities, so the marker's app/caps/faults are the problem; "
             "the device stays in the pool)"
         )
+
+
+def _hub_node(spec: DeviceSpec, session_id: str) -> str | None:
+    from pytest_guistate.devices.hub import session_node
+
+    return session_node(spec, session_id)
+
+
+def _raise_if_node_died(
+    request: pytest.FixtureRequest, pool: DevicePool, spec: DeviceSpec, session_id: str, node_uri: str | None,
+    close_error: Exception | None,
+) -> None:
+    """A test on a hub failed, or ending its session did: when the node that ran it is dead, end the
+    test with `device … died` naming that node (issue 35); the hub stays in the pool."""
+    from pytest_guistate.devices.errors import DeviceError
+    from pytest_guistate.devices.grid import trim_grid_message
+    from pytest_guistate.devices.hub import hub_session_died, session_node
+    from pytest_guistate.items import REPORTS_KEY
+
+    node_uri = node_uri or session_node(spec, session_id)
+    call = request.node.stash.get(REPORTS_KEY, {}).get("call")
+    evidence = f"{close_error or ''} {call.longreprtext if call is not None and call.failed else ''}"
+    why = hub_session_died(pool, spec, node_uri, evidence)
+    if why is None:
+        return
+    if session_node(spec, session_id) is None:
+        slot = "its session is deleted, so its slot is free"
+    else:
+        slot = ("the plugin asked the hub to delete its session, but the node cannot end it without its Appium: "
+                "the hub holds that slot until the node's session timeout")
+    ended = f" (ending the session said: {trim_grid_message(str(close_error), 200)})" if close_error else ""
+    raise DeviceError(f"device {spec.label} died: {why}; {slot}{ended}; the hub stays in the pool and the next "
+                      "tests go to its other nodes") from None
+
+
+def _open_through_hub(
+    request: pytest.FixtureRequest, pool: DevicePool, spec: DeviceSpec, caps: dict[str, Any], open_session: Any,
+) -> Any:
+    """A session through a Selenium Grid hub (issue 35, `devices/hub.py`): a wait for a slot is shown on
+    the live line and, once the session is open, named in a warning with the time it took."""
+    from pytest_guistate.devices.hub import open_through_hub
+    from pytest_guistate.devices.pool import DevicePoolWarning
+    from pytest_guistate.progress import wait_line
+
+    line = wait_line(request.config, request.node.nodeid)
+    session_s = get_config(request.config).deadlines[1]
+    try:
+        driver, waited = open_through_hub(pool, spec, caps, lambda seconds: open_session(spec.url, caps, seconds),
+                                          session_s, line.show)
+    finally:
+        line.clear()
+    if waited.seconds:
+        warnings.warn(DevicePoolWarning(
+            f"guistate: {request.node.nodeid} waited {waited.seconds:.1f} s for a session from hub {spec.label} "
+            f"({waited.why})"), stacklevel=2)
+    return driver
 
 
 def _reset_hook(request: pytest.FixtureRequest) -> Any:

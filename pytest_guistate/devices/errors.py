@@ -17,6 +17,8 @@ from selenium.common.exceptions import (
     WebDriverException,
 )
 
+from pytest_guistate.devices.grid import trim_grid_message
+
 __all__ = ["CapabilityUnavailable", "DeviceError", "ElementNotFound", "driver_call", "screenshot_payload_text"]
 
 
@@ -48,7 +50,7 @@ def driver_call(what: str, url: str, fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except WebDriverException as exc:
-        message = (exc.msg or str(exc)).strip()
+        message = trim_grid_message((exc.msg or str(exc)).strip())  # a Grid's host/build blocks, once (issue 35)
         lowered = message.lower()
         unsupported = isinstance(exc, UnknownMethodException) or any(h in lowered for h in _UNSUPPORTED_HINTS)
         # a page's own script error is not a missing capability, unless we asked for `mobile:`
