@@ -310,14 +310,16 @@ def _open_through_hub(
 ) -> Any:
     """A session through a Selenium Grid hub (issue 35, `devices/hub.py`): a wait for a slot is shown on
     the live line and, once the session is open, named in a warning with the time it took."""
+    from pytest_guistate.devices.driver_ports import with_driver_ports
     from pytest_guistate.devices.hub import open_through_hub
     from pytest_guistate.devices.pool import DevicePoolWarning
     from pytest_guistate.progress import wait_line
 
     line = wait_line(request.config, request.node.nodeid)
     session_s = get_config(request.config).deadlines[1]
+    sent = with_driver_ports(spec.url, caps)  # as sent, so the request is found in the hub's queue
     try:
-        driver, waited = open_through_hub(pool, spec, caps, lambda seconds: open_session(spec.url, caps, seconds),
+        driver, waited = open_through_hub(pool, spec, sent, lambda seconds: open_session(spec.url, sent, seconds),
                                           session_s, line.show)
     finally:
         line.clear()

@@ -62,6 +62,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[RUNTIME_KEY].start_summary()
+    session.config.stash[RUNTIME_KEY].announce_hub_capacity()  # a Grid hub that will queue (issue 35)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -28,8 +28,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from pytest_guistate.devices.device_list import DeviceSpec
 
 __all__ = [
-    "GridNode", "GridSlot", "GridStatus", "failed_service", "hub_pool", "is_no_match", "is_queue_timeout",
-    "node_of_session", "queue_length", "read_grid_status", "stereotype_matches", "trim_grid_message",
+    "GridNode", "GridSlot", "GridStatus", "failed_service", "hub_capacity", "hub_pool", "is_no_match", "is_queue_timeout",
+    "node_of_session", "queue_position", "read_grid_status", "stereotype_matches", "trim_grid_message",
 ]
 
 # The Grid's DefaultSlotMatcher does not compare extension capabilities with these prefixes.
@@ -185,11 +185,21 @@ def _session_id(session: object) -> str | None:
     return None
 
 
-def queue_length(url: str, timeout_s: float = 3.0) -> int | None:
-    """How many new-session requests wait in the hub's queue (`/se/grid/newsessionqueue/queue`), or None."""
+def queue_position(url: str, capabilities: dict[str, Any], timeout_s: float = 3.0) -> tuple[int, int] | None:
+    """(position, length) of the first request asking for `capabilities` in the hub's new-session
+    queue (`/se/grid/newsessionqueue/queue`), or None when no such request waits (or the hub does not
+    say). A request is told by the capabilities it sent: with a driver port of its own it is unique."""
     body = _get_json(_hub_root(url), "/se/grid/newsessionqueue/queue", timeout_s)
     value = body.get("value") if isinstance(body, dict) else None
-    return len(value) if isinstance(value, list) else None
+    if not isinstance(value, list):
+        return None
+    wanted = json.loads(json.dumps(capabilities, default=str))
+    for index, entry in enumerate(value):
+        asked = entry.get("capabilities") if isinstance(entry, dict) else None
+        for caps in asked if isinstance(asked, list) else [asked]:
+            if isinstance(caps, dict) and all(caps.get(k) == v for k, v in wanted.items()):
+                return index + 1, len(value)
+    return None
 
 
 def node_of_session(url: str, session_id: str, timeout_s: float = 3.0) -> str | None:
@@ -265,3 +275,28 @@ def hub_pool(
         slots = status.slot_counts({**capabilities, **spec.capabilities})[0]
         widened.extend(replace(spec, slot=i) for i in range(max(1, slots, workers)))
     return tuple(widened), grids
+
+
+def hub_capacity(specs: Sequence[DeviceSpec], capabilities: dict[str, Any], workers: int) -> list[str]:
+    """What a run should hear before it starts about the hubs of its pool: more test processes than
+    matching slots (the rest queue in the hub), or no slot matching at all. One line per hub."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.key in seen:
+            continue
+        seen.add(spec.key)
+        status = read_grid_status(spec.url)
+        if status is None:
+            continue
+        caps = {**capabilities, **spec.capabilities}
+        slots, _busy, _down = status.slot_counts(caps)
+        offered = sorted({json.dumps(slot.stereotype, sort_keys=True) for node in status.nodes for slot in node.slots})
+        if not status.matching_nodes(caps):
+            lines.append(f"hub {spec.label}: no slot's stereotype matches the capabilities (the hub offers "
+                         f"{', '.join(offered) or 'no slots'}); every session will be refused")
+        elif workers > slots:
+            lines.append(f"hub {spec.label}: {workers} test processes and {slots} matching slot(s) "
+                         f"({status.describe(caps)}): {workers - slots} session(s) at a time will queue in the hub "
+                         "for a free slot (each within guistate_session_timeout)")
+    return lines

@@ -35,7 +35,7 @@ from pytest_guistate.devices.grid import (
     failed_service,
     is_queue_timeout,
     node_of_session,
-    queue_length,
+    queue_position,
     read_grid_status,
     trim_grid_message,
 )
@@ -118,7 +118,8 @@ def open_through_hub(
 ) -> tuple[Any, QueueWait]:
     """A new session through hub `spec` within `deadline_s` (see the module docstring).
 
-    `open_session(seconds)` sends one newSession with that read deadline. A refusal that names no
+    `open_session(seconds)` sends one newSession for `capabilities` (as sent: the queue is searched
+    for them) with that read deadline. A refusal that names no
     node (capabilities no slot offers, a bad marker cap) is re-raised for the caller's refusal rule.
     """
     from selenium.common.exceptions import WebDriverException
@@ -130,22 +131,24 @@ def open_through_hub(
     def waiting(elapsed: float) -> None:
         announce(f"waiting for a Grid slot on {spec.display_url} for {elapsed:.0f} s ({said})")
 
+    def watch(elapsed: float) -> None:
+        """While newSession runs: this request still in the hub's queue is a wait for a slot."""
+        nonlocal said
+        place = queue_position(spec.url, capabilities)
+        if place is not None:
+            status = read_grid_status(spec.url, _STATUS_TIMEOUT_S)
+            busy = status.describe(capabilities) if status is not None else "the hub's /status did not answer"
+            said = f"{busy}; position {place[0]} of {place[1]} in the hub's queue"
+            wait.why = said
+            waiting(elapsed)
+
     while True:
         status = read_grid_status(spec.url, _STATUS_TIMEOUT_S)
-        queued = status is not None and not _healthy_free_slot(status, capabilities)
-        if queued and status is not None:
-            ahead = queue_length(spec.url)
-            said = status.describe(capabilities) + (f"; {ahead} request(s) in the hub's queue" if ahead else "")
-            wait.why = said
-            waiting(time.monotonic() - started)
         remaining = deadline_s - (time.monotonic() - started)
         if remaining <= 0:
             raise DeviceError(_out_of_time(spec, deadline_s, pool, said))
         try:
-            if queued:
-                with _Ticker(waiting, started):
-                    driver = open_session(remaining)
-            else:
+            with _Ticker(watch, started):
                 driver = open_session(remaining)
         except DeviceTimeout as exc:
             if read_grid_status(spec.url, _STATUS_TIMEOUT_S) is None:
@@ -173,7 +176,7 @@ def open_through_hub(
             wait.why = said
             _wait_for_healthy_slot(spec, capabilities, started, deadline_s, pool, waiting)
             continue
-        wait.seconds = time.monotonic() - started if queued or wait.why else 0.0
+        wait.seconds = time.monotonic() - started if wait.why else 0.0
         return driver, wait
 
 
