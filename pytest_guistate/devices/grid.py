@@ -28,8 +28,20 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from pytest_guistate.devices.device_list import DeviceSpec
 
 __all__ = [
-    "GridNode", "GridSlot", "GridStatus", "failed_service", "hub_capacity", "hub_pool", "is_no_match", "is_queue_timeout",
-    "node_of_session", "queue_position", "read_grid_status", "stereotype_matches", "trim_grid_message",
+    "GridNode",
+    "GridSlot",
+    "GridStatus",
+    "NodeHealth",
+    "failed_service",
+    "hub_capacity",
+    "hub_pool",
+    "is_queue_timeout",
+    "node_health",
+    "node_of_session",
+    "queue_position",
+    "read_grid_status",
+    "stereotype_matches",
+    "trim_grid_message",
 ]
 
 # The Grid's DefaultSlotMatcher does not compare extension capabilities with these prefixes.
@@ -44,7 +56,6 @@ _GRID_NOISE_RE = re.compile(
     r"at [\w$.]+\(|For documentation on this error)", re.IGNORECASE)
 _GRID_BLOCK_RE = re.compile(r"^\s*(Host info:|Build info:|System info:|Driver info:)", re.MULTILINE)
 _QUEUE_TIMEOUT_HINTS = ("new session request timed out", "timed out waiting", "session request timed out")
-_NO_MATCH_HINTS = ("no nodes support the capabilities",)
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,7 @@ class GridNode:
     uri: str
     availability: str
     slots: tuple[GridSlot, ...]
+    version: str = ""
 
     @property
     def up(self) -> bool:
@@ -175,7 +187,7 @@ def read_grid_status(url: str, timeout_s: float = 5.0) -> GridStatus | None:
             for slot in raw.get("slots") or () if isinstance(slot, dict)
         )
         nodes.append(GridNode(str(raw.get("id", "?")), str(raw.get("uri", "?")), str(raw.get("availability", "?")),
-                              slots))
+                              slots, str(raw.get("version", ""))))
     return GridStatus(url, bool(value.get("ready")), str(value.get("message", "")), tuple(nodes))
 
 
@@ -202,6 +214,37 @@ def queue_position(url: str, capabilities: dict[str, Any], timeout_s: float = 3.
     return None
 
 
+@dataclass(frozen=True)
+class NodeHealth:
+    """A node's word on itself (`GET node/status`): a relay node reports DOWN as soon as its service
+    stops answering its status endpoint, long before the hub's health check notices."""
+
+    state: str  # "up", "down", or "unreachable" (a node on a network this machine cannot reach, or dead)
+    detail: str = ""
+
+    @property
+    def up(self) -> bool:
+        return self.state == "up"
+
+
+def node_health(node_uri: str, timeout_s: float = 3.0) -> NodeHealth:
+    try:
+        with urllib.request.urlopen(f"{node_uri.rstrip('/')}/status", timeout=timeout_s) as response:
+            body = json.loads(response.read(1_000_000).decode("utf-8") or "{}")
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        return NodeHealth("up", f"HTTP {exc.code}")  # it answers; not ours to judge (auth, an older Grid)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        return NodeHealth("unreachable", f"node {node_uri} does not answer /status ({getattr(exc, 'reason', exc)})")
+    value = body.get("value") if isinstance(body, dict) else None
+    node = value.get("node") if isinstance(value, dict) else None
+    availability = str(node.get("availability", "UP")) if isinstance(node, dict) else "UP"
+    message = str(value.get("message", "")) if isinstance(value, dict) else ""
+    if availability.upper() == "UP":
+        return NodeHealth("up", message)
+    return NodeHealth("down", f"node {node_uri} reports {availability} ({message})")
+
+
 def node_of_session(url: str, session_id: str, timeout_s: float = 3.0) -> str | None:
     """The URI of the node that runs `session_id`, from the hub's `/status` (None if not listed)."""
     status = read_grid_status(url, timeout_s)
@@ -223,12 +266,6 @@ def is_queue_timeout(message: str) -> bool:
     """The hub's own queue deadline (`session-request-timeout`) ran out: a wait, not a refusal."""
     lowered = message.lower()
     return any(hint in lowered for hint in _QUEUE_TIMEOUT_HINTS)
-
-
-def is_no_match(message: str) -> bool:
-    """The hub has no slot for these capabilities at all (not a fault of any node)."""
-    lowered = message.lower()
-    return any(hint in lowered for hint in _NO_MATCH_HINTS)
 
 
 def trim_grid_message(message: str, limit: int | None = None) -> str:

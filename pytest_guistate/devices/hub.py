@@ -19,11 +19,8 @@ that node; the hub stays in the pool for the other tests.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Self
@@ -34,6 +31,7 @@ from pytest_guistate.devices.grid import (
     GridStatus,
     failed_service,
     is_queue_timeout,
+    node_health,
     node_of_session,
     queue_position,
     read_grid_status,
@@ -42,7 +40,7 @@ from pytest_guistate.devices.grid import (
 from pytest_guistate.devices.pool import DevicePool
 from pytest_guistate.devices.timeouts import DeviceTimeout
 
-__all__ = ["HubOut", "QueueWait", "hub_session_died", "node_health", "open_through_hub"]
+__all__ = ["HubOut", "QueueWait", "hub_session_died", "open_through_hub", "session_node"]
 
 POLL_S = 1.0  # how often a waiting test re-reads the hub's /status
 _STATUS_TIMEOUT_S = 3.0
@@ -60,28 +58,11 @@ class QueueWait:
     why: str = ""
 
 
-def node_health(node_uri: str, timeout_s: float = _STATUS_TIMEOUT_S) -> str | None:
-    """None when the node's own `/status` says UP, else why not (a relay node checks its service)."""
-    try:
-        with urllib.request.urlopen(f"{node_uri.rstrip('/')}/status", timeout=timeout_s) as response:
-            body = json.loads(response.read(1_000_000).decode("utf-8") or "{}")
-    except urllib.error.HTTPError as exc:
-        exc.close()
-        return None  # it answers; not ours to judge (auth, an older Grid)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        return f"node {node_uri} does not answer /status ({getattr(exc, 'reason', exc)})"
-    value = body.get("value") if isinstance(body, dict) else None
-    node = value.get("node") if isinstance(value, dict) else None
-    availability = str(node.get("availability", "UP")) if isinstance(node, dict) else "UP"
-    if availability.upper() == "UP":
-        return None
-    return f"node {node_uri} reports {availability} ({value.get('message', '') if isinstance(value, dict) else ''})"
-
-
 def _healthy_free_slot(status: GridStatus, capabilities: dict[str, Any]) -> bool:
     """A matching free slot on a node that is UP for the hub and by its own word."""
-    for node in status.nodes:
-        if node.up and any(not slot.busy for slot in node.matching(capabilities)) and node_health(node.uri) is None:
+    for node in status.nodes:  # a node this machine cannot reach: the hub's word (UP) stands
+        if node.up and any(not slot.busy for slot in node.matching(capabilities)) \
+                and node_health(node.uri).state != "down":
             return True
     return False
 
@@ -200,20 +181,19 @@ def _out_of_time(spec: DeviceSpec, deadline_s: float, pool: DevicePool, said: st
             f"for the queue and the start): {said}{failed} — a wait, not a dead hub: it stays in the pool")
 
 
-def hub_session_died(
-    pool: DevicePool, spec: DeviceSpec, node_uri: str | None, error_text: str,
-) -> str | None:
+def hub_session_died(pool: DevicePool, spec: DeviceSpec, node_uri: str | None, error_text: str) -> str | None:
     """Why the node that ran a failed test's session is dead (recorded against that node), or None
-    when it is healthy (the test failed on its own)."""
+    when it is healthy (the test failed on its own). A node this machine cannot reach counts as dead
+    only when the test's error also names a connection failure to its service."""
     if node_uri is None:
         return None
-    reason = node_health(node_uri)
-    if reason is None:
-        return None
+    health = node_health(node_uri)
     service = failed_service(error_text)
+    if health.up or (health.state == "unreachable" and service is None):
+        return None
     behind = f" (Appium {service})" if service else ""
-    pool.node_failed(spec, service or node_uri, reason)
-    return f"node {node_uri}{behind} behind the hub: {reason}"
+    pool.node_failed(spec, service or node_uri, health.detail)
+    return f"node {node_uri}{behind} behind the hub: {health.detail}"
 
 
 def session_node(spec: DeviceSpec, session_id: str) -> str | None:
