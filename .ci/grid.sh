@@ -14,6 +14,8 @@
 # Ports (env): GRID_APPIUM_PORTS (default "4751 4752"), GRID_HUB_PORT (4461; its event bus uses the two next
 # ports), GRID_NODE_PORTS ("5561 5562"). GRID_START_TIMEOUT (s, default 90) bounds each readiness wait.
 # GRID_SESSION_REQUEST_TIMEOUT (s, default the Grid's 300): how long the hub queues a new-session request.
+# GRID_NODE_SESSION_TIMEOUT (s, default the Grid's 300): a node ends a session idle this long (and frees its
+# slot: a session whose Appium died cannot be deleted through the hub, the node holds its slot until then).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -76,6 +78,7 @@ node_toml() {  # node_toml APPIUM_PORT: a relay node in front of that Appium ser
   cat <<EOF
 [node]
 detect-drivers = false
+session-timeout = ${GRID_NODE_SESSION_TIMEOUT:-300}
 
 [relay]
 url = "http://127.0.0.1:$1"

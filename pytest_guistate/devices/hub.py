@@ -124,7 +124,6 @@ def open_through_hub(
             waiting(elapsed)
 
     while True:
-        status = read_grid_status(spec.url, _STATUS_TIMEOUT_S)
         remaining = deadline_s - (time.monotonic() - started)
         if remaining <= 0:
             raise DeviceError(_out_of_time(spec, deadline_s, pool, said))
@@ -146,14 +145,9 @@ def open_through_hub(
             service = failed_service(text)
             if service is None:
                 raise
-            failures = pool.node_failed(spec, service, text)
-            nodes = len(status.matching_nodes(capabilities)) if status is not None else 1
-            if len(failures) >= max(1, nodes):
-                reasons = "; ".join(f"{node}: {why}" for node, why in sorted(failures.items()))
-                pool.mark_dead(spec, f"every node behind the hub that matches the capabilities failed ({len(failures)} "
-                                     f"of {nodes}): {reasons}")
-                raise HubOut(f"hub {spec.label}: every matching node failed") from None
-            said = f"node service {service} failed to start a session ({len(failures)} of {nodes} nodes failed)"
+            pool.node_failed(spec, service, text)
+            failed, nodes = _take_out_if_every_node_failed(pool, spec, capabilities)
+            said = f"node service {service} failed to start a session ({failed} of {nodes} nodes failed)"
             wait.why = said
             _wait_for_healthy_slot(spec, capabilities, started, deadline_s, pool, waiting)
             continue
@@ -169,9 +163,32 @@ def _wait_for_healthy_slot(
         status = read_grid_status(spec.url, _STATUS_TIMEOUT_S)
         if status is not None and _healthy_free_slot(status, capabilities):
             return
+        _take_out_if_every_node_failed(pool, spec, capabilities)  # the last live node may die while we wait
         waiting(time.monotonic() - started)
         time.sleep(POLL_S)
     raise DeviceError(_out_of_time(spec, deadline_s, pool, "no healthy free slot"))
+
+
+def _take_out_if_every_node_failed(pool: DevicePool, spec: DeviceSpec, capabilities: dict[str, Any]) -> tuple[int, int]:
+    """(failed, matching) nodes of the hub; when every matching node failed, the hub is taken out
+    (`HubOut`). A node failed when a session failure of this run named its service, or when it is
+    not UP by the hub's or its own word (the failures name services, the states name nodes: the
+    larger count of the two is taken, never their sum)."""
+    status = read_grid_status(spec.url, _STATUS_TIMEOUT_S)
+    matching = status.matching_nodes(capabilities) if status is not None else []
+    failures = pool.node_failures(spec)
+    down = {}
+    for node in matching:
+        health = node_health(node.uri)
+        if not node.up or health.state == "down":
+            down[node.uri] = health.detail if health.state == "down" else f"the hub says {node.availability}"
+    failed, nodes = max(len(failures), len(down)), max(1, len(matching))
+    if failed >= nodes:
+        reasons = "; ".join(f"{node}: {why}" for node, why in sorted({**failures, **down}.items()))
+        pool.mark_dead(spec, f"every node behind the hub that matches the capabilities failed ({failed} of {nodes}): "
+                             f"{reasons}")
+        raise HubOut(f"hub {spec.label}: every matching node failed")
+    return failed, nodes
 
 
 def _out_of_time(spec: DeviceSpec, deadline_s: float, pool: DevicePool, said: str) -> str:

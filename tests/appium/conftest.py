@@ -36,7 +36,7 @@ from pytest_guistate.devices.web_feed import FeedServer
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "appium: needs a real Appium server (--guistate-device=URL)")
     config.addinivalue_line("markers", "grid: needs a Selenium Grid 4 hub before Appium servers (--guistate-device=HUB)")
-    config.addinivalue_line("markers", "grid_fault: kills an Appium server behind the hub (GUISTATE_GRID_KILL)")
+    config.addinivalue_line("markers", "grid_fault: kills the Appium servers behind the hub (GUISTATE_GRID_SERVERS)")
 
 
 @pytest.fixture

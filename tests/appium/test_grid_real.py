@@ -100,8 +100,8 @@ def test_a_wait_past_the_plugins_deadline_is_a_wait_and_the_hub_stays(
     result = run_inner(pytester, grid_hub, "-o", "guistate_session_timeout=6")
     took = time.monotonic() - started
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*waited 6 s for a session from hub*guistate_session_timeout*2 of 2 matching slot(s) "
-                                 "busy*a wait, not a dead hub: it stays in the pool*"])
+    result.stdout.fnmatch_lines([("*waited 6 s for a session from hub*guistate_session_timeout*2 of 2 matching slot(s) "
+                                 "busy*a wait, not a dead hub: it stays in the pool*")])
     assert "taken out of the pool" not in result.stdout.str()
     assert "no Appium server answers" not in result.stdout.str()
     assert took < 6 + 30, f"the inner run took {took:.0f} s for a 6 s deadline"
@@ -119,9 +119,9 @@ def test_the_hubs_queue_timeout_is_named_and_not_retried(
     result = run_inner(pytester, grid_hub, "-o", f"guistate_session_timeout={queue_s * 4:g}")
     took = time.monotonic() - started
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*no slot of hub * came free: the hub's queue gave up after * s (its "
+    result.stdout.fnmatch_lines([("*no slot of hub * came free: the hub's queue gave up after * s (its "
                                  "session-request-timeout): Could not start a new session. New session request timed "
-                                 "out — a wait, not a refusal: not retried, the hub stays in the pool*"])
+                                 "out — a wait, not a refusal: not retried, the hub stays in the pool*")])
     text = result.stdout.str()
     assert "refused" not in text and "taken out of the pool" not in text
     assert "Build info" not in text and "Host info" not in text, "the Grid's info block is trimmed"
