@@ -57,9 +57,9 @@ launch() {
   echo $! >"$STATE/$name.pid"
 }
 
-# wait_for NAME URL PATTERN: until `curl URL` (newlines dropped) matches PATTERN; fails when the process exits
+# wait_for NAME URL PATTERN [LABEL]: until `curl URL` (newlines dropped) matches PATTERN; fails when the process exits
 wait_for() {
-  local name="$1" url="$2" pattern="$3" waited=0
+  local name="$1" url="$2" pattern="$3" label="${4:-$1}" waited=0
   until curl -fsS "$url" 2>/dev/null | tr -d '\n' | grep -Eq "$pattern"; do
     if ! kill -0 "$(cat "$STATE/$name.pid")" 2>/dev/null; then
       tail -n 30 "$STATE/$name.log" >&2 || true
@@ -71,7 +71,7 @@ wait_for() {
     fi
     sleep 0.2; waited=$((waited + 1))
   done
-  say "$name ready in $((waited / 5)).$((waited % 5 * 2)) s"
+  say "$label ready in $((waited / 5)).$((waited % 5 * 2)) s"
 }
 
 node_toml() {  # node_toml APPIUM_PORT: a relay node in front of that Appium server
@@ -118,7 +118,7 @@ start() {
     echo "http://127.0.0.1:${NODE_PORTS[$i]} http://127.0.0.1:${APPIUM_PORTS[$i]}" >>"$STATE/nodes"
   done
   # ready: the hub lists both nodes, both UP
-  wait_for hub "http://127.0.0.1:$HUB_PORT/status" "(\"availability\": ?\"UP\".*){2}"
+  wait_for hub "http://127.0.0.1:$HUB_PORT/status" "(\"availability\": ?\"UP\".*){2}" "hub with both nodes UP"
   echo "http://127.0.0.1:$HUB_PORT"
 }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import sys
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -78,6 +79,24 @@ class _EmbeddedSim:
         from pytest_guistate.devices.errors import DeviceError
 
         raise DeviceError(f"the embedded simulated phone does not answer: {reason}")
+
+
+def announce_hub_capacity(config: pytest.Config) -> None:
+    """Controller: say before the first test when a Grid hub of the pool will queue sessions (issue 35).
+    Matched against the defaults and --guistate-caps: a conftest's capabilities fixture runs later."""
+    settings = get_config(config)
+    if hasattr(config, "workerinput") or not settings.pool:
+        return
+    from pytest_guistate.devices.grid import hub_capacity
+
+    caps = {**(IOS_CAPABILITIES if settings.platform == "ios" else DEFAULT_CAPABILITIES), **settings.capabilities}
+    workers = int(getattr(config.option, "numprocesses", None) or 1)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for line in hub_capacity(settings.pool, caps, workers):
+        if reporter is not None:
+            reporter.write_line(f"guistate: {line}")
+        else:
+            print(f"guistate: {line}", file=sys.stderr)
 
 
 def _run_id(config: pytest.Config) -> str:

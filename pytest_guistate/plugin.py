@@ -13,6 +13,7 @@ from pytest_guistate import hookspecs
 from pytest_guistate.budgets import check_marker_kwargs
 from pytest_guistate.config import CONFIG_KEY, add_options, build_config
 from pytest_guistate.fixtures import (  # noqa: F401
+    announce_hub_capacity,
     device,
     guistate,
     guistate_capabilities,
@@ -62,7 +63,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[RUNTIME_KEY].start_summary()
-    session.config.stash[RUNTIME_KEY].announce_hub_capacity()  # a Grid hub that will queue (issue 35)
+    announce_hub_capacity(session.config)  # a Grid hub that will queue (issue 35)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

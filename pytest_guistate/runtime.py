@@ -134,22 +134,6 @@ class GuistateRuntime:
         )
         return tier, reason, reason == "default"
 
-    def announce_hub_capacity(self) -> None:
-        """Controller: say before the first test when a Grid hub of the pool will queue sessions (issue 35)."""
-        if self.worker is None and self.settings.pool:
-            from pytest_guistate.devices.grid import hub_capacity
-            from pytest_guistate.fixtures import DEFAULT_CAPABILITIES, IOS_CAPABILITIES
-
-            caps = {**(IOS_CAPABILITIES if self.settings.platform == "ios" else DEFAULT_CAPABILITIES),
-                    **self.settings.capabilities}
-            workers = int(getattr(self.config.option, "numprocesses", None) or 1)
-            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-            for line in hub_capacity(self.settings.pool, caps, workers):
-                if reporter is not None:
-                    reporter.write_line(f"guistate: {line}")
-                else:
-                    print(f"guistate: {line}", file=sys.stderr)
-
     def start_summary(self) -> None:
         """Controller: clear stale part files, mark the summary incomplete; every process: open its own part."""
         from pytest_guistate.report.run_ledger import RunLedger

@@ -269,3 +269,18 @@ def test_the_doctor_lists_nodes_and_fails_on_one_that_is_down(hub: FakeHub) -> N
     assert findings[0].found == "Selenium Grid 4.48.0, ready=True, 2 node(s): Selenium Grid ready."
     assert findings[2].found.startswith(f"hub says UP, node says node {hub.node_uri(2)} reports DOWN (Ready); 1 slot(s)")
     assert "driver(s) Chromium" in findings[1].found
+
+
+def test_a_run_with_more_workers_than_slots_says_so_before_the_first_test(
+    pytester: pytest.Pytester, hub: FakeHub,
+) -> None:
+    (pytester.path / "caps.json").write_text(json.dumps(CHROMIUM))
+    pytester.makepyfile("def test_nothing_on_the_device():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "3", f"--guistate-device={hub.url}",
+                                           "--guistate-caps=caps.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"guistate: hub {hub.url}: 3 test processes and 2 matching slot(s) *will queue*"])
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", f"--guistate-device={hub.url}",
+                                           "--guistate-caps=caps.json")
+    result.assert_outcomes(passed=1)
+    assert "will queue" not in result.stdout.str()
