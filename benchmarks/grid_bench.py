@@ -6,7 +6,10 @@
 Both routes reach the same kind of Appium server (chromium driver, headless Chromium) in the same
 run, interleaved (direct, hub, direct, hub, ...) so load on the machine hits both alike. A session
 is start + quit; a step is what the plugin does to observe a screen (screenshot + page source, the
-Device's own calls). Prints medians in ms and the hub's overhead (median hub - median direct).
+Device's own calls), once with the W3C screenshot (every call crosses the hub) and once with the
+Device's default route (on Chromium the screenshot goes over DevTools to the browser's debugger
+address, which bypasses the hub when the browser is reachable from here; the page source still
+crosses it). Prints medians in ms and the hub's overhead (median hub - median direct).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ def main() -> None:
     start: dict[str, list[float]] = {name: [] for name in routes}
     quit_: dict[str, list[float]] = {name: [] for name in routes}
     step: dict[str, list[float]] = {name: [] for name in routes}
+    step_default: dict[str, list[float]] = {name: [] for name in routes}
     for _ in range(args.sessions):
         for name, url in routes.items():
             device, took = open_device(url)
@@ -61,7 +65,10 @@ def main() -> None:
                 device.open_url(feed.page_url())
             for _ in range(args.steps):
                 for name, device in devices.items():
+                    device.devtools_screenshots = False
                     step[name].append(timed(lambda d=device: (d.screenshot(), d.page_source())))
+                    device.devtools_screenshots = True
+                    step_default[name].append(timed(lambda d=device: (d.screenshot(), d.page_source())))
         finally:
             for device in devices.values():
                 device.close()
@@ -76,7 +83,8 @@ def main() -> None:
     print(row("session start", start))
     print(row("session quit", quit_))
     print(row("session start + quit", {k: [a + b for a, b in zip(start[k], quit_[k], strict=True)] for k in routes}))
-    print(row("step (screenshot + page source)", step))
+    print(row("step, W3C screenshot + source", step))
+    print(row("step, default route", step_default))
 
 
 if __name__ == "__main__":

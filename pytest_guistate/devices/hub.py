@@ -108,18 +108,20 @@ def open_through_hub(
     started = time.monotonic()
     wait = QueueWait()
     said = ""
+    queued_at = ""
 
-    def waiting(elapsed: float) -> None:
-        announce(f"waiting for a Grid slot on {spec.display_url} for {elapsed:.0f} s ({said})")
+    def waiting(elapsed: float) -> None:  # short: the live line has the rest of pytest's line only
+        announce(f"waiting for a Grid slot, {elapsed:.0f} s{queued_at}")
 
     def watch(elapsed: float) -> None:
         """While newSession runs: this request still in the hub's queue is a wait for a slot."""
-        nonlocal said
+        nonlocal said, queued_at
         place = queue_position(spec.url, capabilities)
         if place is not None:
             status = read_grid_status(spec.url, _STATUS_TIMEOUT_S)
             busy = status.describe(capabilities) if status is not None else "the hub's /status did not answer"
             said = f"{busy}; position {place[0]} of {place[1]} in the hub's queue"
+            queued_at = f", queue {place[0]}/{place[1]}"
             wait.why = said
             waiting(elapsed)
 

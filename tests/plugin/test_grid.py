@@ -5,7 +5,9 @@ were read from a real hub, see tests/appium/test_grid_real.py for the real one).
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -284,3 +286,28 @@ def test_a_run_with_more_workers_than_slots_says_so_before_the_first_test(
                                            "--guistate-caps=caps.json")
     result.assert_outcomes(passed=1)
     assert "will queue" not in result.stdout.str()
+
+
+def test_a_request_waiting_in_the_hubs_queue_is_announced_and_named(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytest_guistate.devices import hub as hub_module
+
+    monkeypatch.setattr(hub_module, "POLL_S", 0.1)
+    pool = pool_of(tmp_path, hub.url)
+    hub.busy = {1: "s-1", 2: "s-2"}
+    hub.queue = [{"capabilities": [CHROMIUM]}]  # this request, as sent
+
+    def slow_session(seconds: float) -> str:
+        time.sleep(0.6)  # the hub holds the request in its queue
+        return "driver"
+
+    shown: list[str] = []
+    driver, waited = open_through_hub(pool, pool.specs[0], CHROMIUM, slow_session, 30.0, shown.append)
+    assert driver == "driver" and waited.seconds >= 0.6
+    assert shown and all(re.fullmatch(r"waiting for a Grid slot, \d+ s, queue 1/1", line) for line in shown), shown
+    assert waited.why == "2 of 2 matching slot(s) busy on 2 UP node(s); position 1 of 1 in the hub's queue"
+    hub.queue = []
+    shown.clear()
+    driver, waited = open_through_hub(pool, pool.specs[0], CHROMIUM, slow_session, 30.0, shown.append)
+    assert waited.seconds == 0.0 and waited.why == "" and shown == [], "a slow start that never queued is no wait"
