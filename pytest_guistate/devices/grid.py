@@ -14,7 +14,6 @@ hub is taken out only when every matching node has failed. Stdlib only: read at 
 
 from __future__ import annotations
 
-import base64
 import http.client
 import json
 import re
@@ -23,9 +22,8 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
 
-from pytest_guistate.devices.device_list import DeviceSpec
+from pytest_guistate.devices.device_list import DeviceSpec, server_request
 
 __all__ = [
     "GridNode",
@@ -148,19 +146,9 @@ def _platform_is(have: str, want: str) -> bool:
     return have == want or (want == "unix" and have in ("linux", "mac", "unix"))
 
 
-def _status_request(url: str, path: str) -> urllib.request.Request:
-    parts = urlsplit(url)
-    host = parts.netloc.rpartition("@")[2]
-    request = urllib.request.Request(urlunsplit((parts.scheme, host, parts.path.rstrip("/") + path, "", "")))
-    if parts.username is not None:
-        token = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-        request.add_header("Authorization", "Basic " + base64.b64encode(token).decode())
-    return request
-
-
 def _get_json(url: str, path: str, timeout_s: float) -> Any:
     try:
-        with urllib.request.urlopen(_status_request(url, path), timeout=timeout_s) as response:
+        with urllib.request.urlopen(server_request(url, path), timeout=timeout_s) as response:
             return json.loads(response.read(4_000_000).decode("utf-8") or "null")
     except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError):
         return None
