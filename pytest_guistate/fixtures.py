@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_guistate.config import SessionMode, get_config
+from pytest_guistate.config import GuistateConfig, SessionMode, get_config
 from pytest_guistate.core.errors import RecordingFailed
 from pytest_guistate.items import APPIUM_SESSION_KEY, SESSION_KEY, SessionInfo, did_test_fail, marker_kwargs
 from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime
@@ -55,10 +55,12 @@ IOS_CAPABILITIES: dict[str, Any] = {
 @pytest.fixture(scope="session")
 def guistate_capabilities(pytestconfig: pytest.Config) -> dict[str, Any]:
     """Capabilities for every session of the run; override in conftest.py to compute them."""
-    settings = get_config(pytestconfig)
-    caps = dict(IOS_CAPABILITIES if settings.platform == "ios" else DEFAULT_CAPABILITIES)
-    caps.update(settings.capabilities)
-    return caps
+    return _run_capabilities(get_config(pytestconfig))
+
+
+def _run_capabilities(settings: GuistateConfig) -> dict[str, Any]:
+    """The defaults of the platform, then --guistate-caps: what is known before any fixture runs."""
+    return {**(IOS_CAPABILITIES if settings.platform == "ios" else DEFAULT_CAPABILITIES), **settings.capabilities}
 
 
 @dataclass
@@ -89,7 +91,7 @@ def announce_hub_capacity(config: pytest.Config) -> None:
         return
     from pytest_guistate.devices.grid import hub_capacity
 
-    caps = {**(IOS_CAPABILITIES if settings.platform == "ios" else DEFAULT_CAPABILITIES), **settings.capabilities}
+    caps = _run_capabilities(settings)
     workers = int(getattr(config.option, "numprocesses", None) or 1)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for line in hub_capacity(settings.pool, caps, workers):
@@ -106,12 +108,11 @@ def _run_id(config: pytest.Config) -> str:
 
 
 @pytest.fixture(scope="session")
-def guistate_device_lease(
-    pytestconfig: pytest.Config, guistate_capabilities: dict[str, Any]
-) -> Iterator[_EmbeddedSim | DevicePool]:
+def guistate_device_lease(pytestconfig: pytest.Config) -> Iterator[_EmbeddedSim | DevicePool]:
     """This test process's device: the embedded sim, or one leased from the pool for the process's lifetime
     (a dead device is swapped for a free one by the `device` fixture). A Grid hub's slots are matched
-    against the run's capabilities (issue 35)."""
+    against the defaults and --guistate-caps (issue 35; an overridden capabilities fixture may be
+    narrower in scope than this one)."""
     settings = get_config(pytestconfig)
     runtime = pytestconfig.stash[RUNTIME_KEY]
     if settings.uses_sim:
@@ -122,7 +123,7 @@ def guistate_device_lease(
 
     workerinput = getattr(pytestconfig, "workerinput", None)
     pool = DevicePool(settings.pool, run_id=_run_id(pytestconfig), worker=runtime.worker,
-                      wait_s=settings.device_wait_s, capabilities=guistate_capabilities,
+                      wait_s=settings.device_wait_s, capabilities=_run_capabilities(settings),
                       workers=int(workerinput.get("workercount", 1)) if workerinput else 1)
     yield pool
     pool.close()
