@@ -207,7 +207,11 @@ def device(
     close_error: Exception | None = None
     hub_pool = None if isinstance(lease, _EmbeddedSim) or lease.grid(spec) is None else lease
     session_id = str(dev.driver.session_id)
-    node_uri = _hub_node(spec, session_id) if hub_pool is not None and did_test_fail(request.node) else None
+    node_uri = None
+    if hub_pool is not None and did_test_fail(request.node):
+        from pytest_guistate.devices.hub import session_node
+
+        node_uri = session_node(spec, session_id)  # before the session is deleted: the hub then forgets it
     try:
         dev.close()
     except (OSError, urllib3.exceptions.HTTPError) as exc:
@@ -290,12 +294,6 @@ def _open_driver(
             "(the device accepts the run's capabilities, so the marker's app/caps/faults are the problem; "
             "the device stays in the pool)"
         )
-
-
-def _hub_node(spec: DeviceSpec, session_id: str) -> str | None:
-    from pytest_guistate.devices.hub import session_node
-
-    return session_node(spec, session_id)
 
 
 def _raise_if_node_died(

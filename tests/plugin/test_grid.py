@@ -311,3 +311,27 @@ def test_a_request_waiting_in_the_hubs_queue_is_announced_and_named(
     shown.clear()
     driver, waited = open_through_hub(pool, pool.specs[0], CHROMIUM, slow_session, 30.0, shown.append)
     assert waited.seconds == 0.0 and waited.why == "" and shown == [], "a slow start that never queued is no wait"
+
+
+def test_a_grid_error_is_shown_once_in_the_device_error() -> None:
+    from selenium.common.exceptions import WebDriverException
+
+    from pytest_guistate.devices.errors import driver_call
+
+    def grid_call() -> None:
+        raise WebDriverException(REFUSED, stacktrace=["org.openqa.selenium.remote.http.jdk.JdkHttpClient.execute0"])
+
+    with pytest.raises(DeviceError) as caught:
+        driver_call("screenshot", "http://hub:4444", grid_call)
+    text = str(caught.value)
+    assert text == f"screenshot failed on http://hub:4444: {trim_grid_message(REFUSED)}"
+    cause = caught.value.__cause__
+    assert isinstance(cause, WebDriverException), "the driver's exception type stays for code that tests it"
+    assert "Build info" not in str(cause) and "4751" not in str(cause) and "JdkHttpClient" not in str(cause)
+
+    def appium_call() -> None:
+        raise WebDriverException("An unknown server-side error occurred", stacktrace=["UnknownError: at x.js:1"])
+
+    with pytest.raises(DeviceError) as caught:
+        driver_call("screenshot", "http://appium:4723", appium_call)
+    assert "An unknown server-side error occurred" in str(caught.value.__cause__), "an Appium error is left as it is"
