@@ -66,6 +66,12 @@ def test_steps_on_the_hub(device, n):
     for _ in range(10):
         device.screenshot()
         time.sleep(0.5)
+    # the first test on the node to kill goes on with its steps until its Appium is killed: it dies mid-test
+    deadline = time.time() + 120
+    while node == {kill_node!r} and not (HERE / "killed").exists() and time.time() < deadline:
+        device.screenshot()
+        time.sleep(0.5)
+    device.screenshot()
 """
 
 
@@ -124,7 +130,7 @@ def test_dead_nodes_fail_their_tests_and_the_hub_is_out_only_when_every_node_fai
     os.kill(live_pid, 0)
     (pytester.path / "caps.json").write_text(
         json.dumps({k: v for k, v in guistate_capabilities.items() if k != CHROMEDRIVER_PORT}))
-    pytester.makepyfile(test_fault_inner=INNER.format(hub=grid_hub, tests=6))
+    pytester.makepyfile(test_fault_inner=INNER.format(hub=grid_hub, tests=6, kill_node=node_uri))
     records = pytester.path / "nodes.jsonl"
     started = time.monotonic()
     inner = subprocess.Popen(
@@ -137,9 +143,9 @@ def test_dead_nodes_fail_their_tests_and_the_hub_is_out_only_when_every_node_fai
             assert inner.poll() is None, "the inner run ended before a test ran on the node to kill"
             assert time.monotonic() - started < 180, "no test ran on the node to kill within 180 s"
             time.sleep(0.2)
-        time.sleep(1.0)  # that test is in its steps now
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)  # that test keeps stepping until "killed" exists
         killed_at = time.time()
+        (pytester.path / "killed").write_text("1")
         output, _ = inner.communicate(timeout=600)
     finally:
         if inner.poll() is None:
@@ -180,7 +186,7 @@ def test_dead_nodes_fail_their_tests_and_the_hub_is_out_only_when_every_node_fai
         time.sleep(2)
     routed_there = _hub_says_up(grid_hub, node_uri)  # until the hub's own health check marks it DOWN
     records.unlink()
-    pytester.makepyfile(test_fault_inner=INNER.format(hub=grid_hub, tests=3))
+    pytester.makepyfile(test_fault_inner=INNER.format(hub=grid_hub, tests=3, kill_node=node_uri))
     output, _took = _run_inner(pytester.path, grid_hub, "-n", "2")
     assert "3 passed" in output and "taken out of the pool" not in output, output
     assert {r["node"] for r in _records(records)} == {live_node}, _records(records)
@@ -189,7 +195,7 @@ def test_dead_nodes_fail_their_tests_and_the_hub_is_out_only_when_every_node_fai
 
     # 3. the last node dies: every matching node has failed, so now the hub is out
     os.killpg(live_pid, signal.SIGKILL)
-    pytester.makepyfile(test_fault_inner=INNER.format(hub=grid_hub, tests=1))
+    pytester.makepyfile(test_fault_inner=INNER.format(hub=grid_hub, tests=1, kill_node=node_uri))
     output, took = _run_inner(pytester.path, grid_hub)
     assert "1 error" in output, output
     [reason] = [line for line in output.splitlines() if "DeviceError: every node behind the hub" in line]
