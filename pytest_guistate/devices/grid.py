@@ -45,9 +45,11 @@ __all__ = [
 # The Grid's DefaultSlotMatcher does not compare extension capabilities with these prefixes.
 _UNMATCHED_PREFIXES = ("goog:", "moz:", "ms:", "se:")
 # What a relay node says when its service refused or did not answer: on a new session "Error while
-# creating session with the service URL", on a command "Connection error (GET URL/session/…)".
+# creating session with the service URL", on a command "Connection error (GET URL/session/…)" or, when
+# the connection broke mid-request, "Failed to execute request (POST URL/session/…)".
 _SERVICE_RE = re.compile(
-    r"(?:creating session with the service|Connection error \((?:GET|POST|DELETE|PUT|PATCH))\s+(https?://[^\s/,;)'\"]+)")
+    r"(?:creating session with the service|(?:Connection error|Failed to execute request) "
+    r"\((?:GET|POST|DELETE|PUT|PATCH))\s+(https?://[^\s/,;)'\"]+)")
 # The Grid's errors carry a multi-line block of host / build / system / driver info, once or twice.
 _GRID_NOISE_RE = re.compile(
     r"^\s*(Host info:|Build info:|System info:|Driver info:|Capabilities\s*\{|Command:|Session ID:|"

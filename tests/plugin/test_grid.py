@@ -144,6 +144,8 @@ def test_grid_errors_name_the_service_and_lose_their_info_blocks() -> None:
     assert failed_service(REFUSED) == "http://127.0.0.1:4751"
     assert failed_service("Connection error (GET http://127.0.0.1:4752/session/abc/screenshot)") == \
         "http://127.0.0.1:4752"
+    assert failed_service("Failed to execute request (POST http://127.0.0.1:4752/session/abc/url)") == \
+        "http://127.0.0.1:4752"
     assert failed_service("No nodes support the capabilities in the request") is None
     assert trim_grid_message(REFUSED) == (
         "Could not start a new session. Error while creating session with the service http://127.0.0.1:4751. "
