@@ -28,7 +28,7 @@ from pytest_guistate.devices.device_list import PROBE_TIMEOUT_S, DeviceSpec, pro
 from pytest_guistate.devices.errors import DeviceError
 from pytest_guistate.devices.grid import GridStatus, hub_pool
 from pytest_guistate.devices.timeouts import take_suspect
-from pytest_guistate.filelock import LOCKS_AVAILABLE, open_lock_file, try_lock
+from pytest_guistate.support.filelock import LOCKS_AVAILABLE, open_lock_file, try_lock
 
 __all__ = ["DevicePool", "DevicePoolWarning", "default_lock_dir"]
 
