@@ -305,7 +305,7 @@ def _raise_if_node_died(
     from pytest_guistate.devices.errors import DeviceError
     from pytest_guistate.devices.grid import trim_grid_message
     from pytest_guistate.devices.hub import hub_session_died, session_node
-    from pytest_guistate.items import REPORTS_KEY
+    from pytest_guistate.stash_keys import REPORTS_KEY
 
     node_uri = node_uri or session_node(spec, session_id)
     call = request.node.stash.get(REPORTS_KEY, {}).get("call")
