@@ -11,9 +11,16 @@ and, on version 1, the same two tests written as scripted steps (`guistate.perfo
 baseline the issue's 1.1x target is measured against. Tokens and per-test duration come from the run
 summary (`llm_tokens`, `duration_s`: the test's call phase, not pytest's start-up).
 
+Then the drifts a user's app makes (issue 32; `tests/cache/drift_suite.py`, monkeypatched from the inner
+suite's conftest): a replaced Settings row, lookalike Gallery tiles, Bob's post below the Feed's first
+screen, a late redraw, and a price drift (`guistate:seed` 9: ShopA is cheaper). Each is recorded live on
+the undrifted apps with the memory on, then run live, strict and fallback on the drift; `acted` is the
+phone's ground truth (what was toggled, selected, deleted or bought), `wrong act` an action the goal did not
+mean, `false pass` a pass without the action it meant.
+
 Timing is wall time on a shared machine: expect noise, compare ratios within one run.
 
-Run: python benchmarks/cache_bench.py [--versions 1 renamed ...] [--json OUT]
+Run: python benchmarks/cache_bench.py [--versions 1 renamed ...] [--user-drifts-only] [--json OUT]
 """
 
 from __future__ import annotations
@@ -31,7 +38,13 @@ from typing import Any
 from pytest_guistate.devices.sim.apps.drift import DRIFTS
 from pytest_guistate.llm.reference.server import ReferenceServer
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "example_suite"
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.cache.drift_suite import DRIFT_CONFTEST, DRIFT_TESTS, SHOP
+from tests.cache.drift_suite import TESTS as DRIFT_SUITE
+
+EXAMPLE = ROOT / "example_suite"
 MODES = {"live": "anthropic", "cassette": "replay", "cache": "cache", "fallback": "cache-fallback"}
 TESTS = {"test_actor_deletes_one_post_and_an_ai_check_confirms_it": "feed delete",
          "test_actor_buys_in_the_cheaper_shop": "two-shop purchase"}
@@ -98,16 +111,101 @@ def _run(folder: Path, version: str, args: list[str], env: dict[str, str]) -> di
     return {row["nodeid"].rpartition("::")[2]: row for row in rows}
 
 
+# drift -> (extra pytest arguments, the test it concerns, what the goal means on the drifted app)
+USER_DRIFTS: dict[str, tuple[list[str], str, str]] = {
+    "replaced_row": ([], DRIFT_TESTS["replaced_row"], "nothing (no Dark mode)"),
+    "lookalike_tiles": ([], DRIFT_TESTS["lookalike_tiles"], "nothing (no Beach)"),
+    "below_the_fold": ([], DRIFT_TESTS["below_the_fold"], "delete_post Bob"),
+    "late_redraw": ([], DRIFT_TESTS["late_redraw"], "delete_post Bob"),
+    "price_seed_9": (["--guistate-caps=caps.json"], SHOP, "add_to_cart ShopA"),
+}
+_ACTS = ("toggle", "select_photo", "move_to_album", "delete_post", "add_to_cart")
+
+
+def _acted(folder: Path, test: str) -> str:
+    """What the phone says the run did: the actions that change something, in order."""
+    path = folder / "logs" / f"{test}.json"
+    entries = json.loads(path.read_text()) if path.exists() else []
+    def what(e: dict[str, Any]) -> str:
+        return str(e.get("setting") or e.get("label") or e.get("author") or e.get("shop")
+                   or "+".join(e.get("labels") or []))
+
+    return ", ".join(f"{e['action']} {what(e)}".strip() for e in entries if e["action"] in _ACTS) or "nothing"
+
+
+def _judged(acted: str, meant: str, outcome: str) -> tuple[bool, bool]:
+    """(a wrong action: one the goal did not mean, a false pass: passed without the meant action)."""
+    wrong = acted not in ("nothing", meant)
+    false_pass = outcome == "passed" and not meant.startswith("nothing") and acted != meant
+    return wrong, false_pass
+
+
+def user_drifts(env: dict[str, str], tmp: Path) -> list[dict[str, Any]]:
+    """Record the drift suite once (memory on), then each drift x live / strict / fallback."""
+    base = tmp / "user-base"
+    base.mkdir()
+    (base / "conftest.py").write_text(DRIFT_CONFTEST)
+    (base / "test_apps.py").write_text(DRIFT_SUITE)
+    (base / "pytest.ini").write_text("[pytest]\nguistate_llm_updater = off\n")
+    (base / "caps.json").write_text(json.dumps({"guistate:seed": 9}))
+
+    def run(folder: Path, *args: str) -> dict[str, dict[str, Any]]:
+        summary = folder / "summary.json"
+        summary.unlink(missing_ok=True)
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        f"--guistate-memory={folder / 'memory.sqlite'}", f"--guistate-summary={summary}", *args],
+                       cwd=folder, env=env, capture_output=True, text=True, timeout=900, check=False)
+        rows = json.loads(summary.read_text())["tests"] if summary.exists() else []
+        return {row["nodeid"].rpartition("::")[2]: row for row in rows}
+
+    recorded = run(base, "--guistate-llm=anthropic")
+    print("\nuser drifts (recorded live on the undrifted apps: "
+          + ", ".join(f"{t} {r.get('outcome')} {r.get('llm_tokens')} tokens" for t, r in recorded.items()) + ")",
+          flush=True)
+    print(f"{'drift':<16} {'mode':<9} {'outcome':<8} {'tokens':>7} {'time s':>7} {'hit rate':>8} {'live':>5} "
+          f"{'wrong act':>9} {'false pass':>10}  acted (meant)", flush=True)
+    results: list[dict[str, Any]] = []
+    for drift, (extra, test, meant) in USER_DRIFTS.items():
+        for mode in ("live", "cache", "fallback"):
+            folder = tmp / f"user-{drift}-{mode}"
+            shutil.copytree(base, folder)
+            shutil.rmtree(folder / "logs", ignore_errors=True)
+            rows = run(folder, f"--guistate-llm={MODES[mode]}", f"--drift={drift}", "-k", test, *extra)
+            row = rows.get(test, {})
+            cache = row.get("llm_cache") or {}
+            acted, outcome = _acted(folder, test), row.get("outcome", "?")
+            wrong, false_pass = _judged(acted, meant, outcome)
+            entry = {"drift": drift, "test": test, "mode": mode, "outcome": outcome,
+                     "tokens": row.get("llm_tokens", 0), "seconds": float(row.get("duration_s") or 0.0),
+                     "hit_rate": cache.get("hit_rate"), "live_steps": cache.get("live"), "acted": acted,
+                     "meant": meant, "wrong_action": wrong, "false_pass": false_pass,
+                     "first_miss": cache.get("first_miss")}
+            results.append(entry)
+            rate = "-" if entry["hit_rate"] is None else f"{entry['hit_rate']:.2f}"
+            live = "-" if entry["live_steps"] is None else str(entry["live_steps"])
+            print(f"{drift:<16} {mode:<9} {outcome:<8} {entry['tokens']:>7} {entry['seconds']:>7.2f} "
+                  f"{rate:>8} {live:>5} {'YES' if wrong else 'no':>9} {'YES' if false_pass else 'no':>10}  "
+                  f"{acted} ({meant})", flush=True)
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--versions", nargs="+", default=["1", *DRIFTS])
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--user-drifts-only", action="store_true", help="only the drifts made from a conftest")
     args = parser.parse_args()
     results: list[dict[str, Any]] = []
+    drifted: list[dict[str, Any]] = []
     with ReferenceServer() as server:
         env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-bench-cache", "ANTHROPIC_BASE_URL": server.url}
         scripted: dict[str, float] = {}
         with tempfile.TemporaryDirectory(prefix="cache-bench-") as tmp:
+            if args.user_drifts_only:
+                args.versions = []
+            drifted = user_drifts(env, Path(tmp))
+            if not args.versions:
+                return _write(args.json, scripted, results, drifted)
             base = Path(tmp) / "scripted"
             base.mkdir()
             _suite(base)
@@ -136,8 +234,13 @@ def main() -> int:
                         rate = "-" if entry["hit_rate"] is None else f"{entry['hit_rate']:.2f}"
                         print(f"{version:<15} {label:<18} {mode:<9} {entry['outcome']:<8} {entry['tokens']:>7} "
                               f"{seconds:>7.2f} {ratio:>10.2f}x {rate:>8}", flush=True)
-    if args.json is not None:
-        args.json.write_text(json.dumps({"scripted": scripted, "runs": results}, indent=2))
+    return _write(args.json, scripted, results, drifted)
+
+
+def _write(path: Path | None, scripted: dict[str, float], results: list[dict[str, Any]],
+           drifted: list[dict[str, Any]]) -> int:
+    if path is not None:
+        path.write_text(json.dumps({"scripted": scripted, "runs": results, "user_drifts": drifted}, indent=2))
     return 0
 
 

@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_guistate.core.uitree import UINode, UITree
+from pytest_guistate.llm.cache.identity import identity, identity_words
 from pytest_guistate.llm.cassette import cassette_path
 from pytest_guistate.llm.prompt import ImageScale, element_lines
 
 __all__ = ["SCHEMA", "ActionCache", "CacheError", "CachedCheck", "CachedRun", "CachedStep", "TargetMatch",
-           "actions_path", "best_target", "claim_words", "fingerprint", "load_cache", "screen_labels", "screen_signature", "screen_similarity",
-           "write_cache"]
+           "actions_path", "best_target", "claim_words", "fingerprint", "load_cache", "screen_labels", "screen_rows",
+           "screen_signature", "screen_similarity", "write_cache"]
 
 SCHEMA = "guistate.actions/1"
 _WORD = re.compile(r"[A-Za-z0-9$.]+")
@@ -49,7 +50,7 @@ def actions_path(test_file: Path, test_name: str, platform: str = "android") -> 
 
 
 # -- screens and elements -------------------------------------------------------------------
-def _rows(tree: UITree) -> list[dict[str, Any]]:
+def screen_rows(tree: UITree) -> list[dict[str, Any]]:
     """The rows the actor is shown (status bar and keyboard keys left out), in device pixels."""
     width, height = tree.width or 1, tree.height or 1
     return element_lines(tree, ImageScale((width, height), (width, height)), limit=10_000)
@@ -63,7 +64,7 @@ def screen_labels(tree: UITree) -> list[str]:
     """Every label the actor is shown (texts, descriptions, resource ids), in screen order, once."""
     labels: list[str] = []
     passing = [n.index_path for n in tree.nodes() if n.cls.endswith(_TRANSIENT)]
-    for row in _rows(tree):
+    for row in screen_rows(tree):
         if any(row["id"] == p or str(row["id"]).startswith(p + "/") for p in passing):
             continue  # a toast or a spinner: there on one run, gone on the next
         for key in ("text", "desc", "rid"):
@@ -79,7 +80,7 @@ def screen_signature(tree: UITree | None, package: str = "") -> dict[str, Any]:
     if tree is None:
         return {"app": package, "title": package, "labels": [], "hash": ""}
     kept = [label for label in screen_labels(tree) if len(label) <= 80][:_LABELS_KEPT]
-    texts = [str(r.get("text")) for r in _rows(tree) if r.get("text")]
+    texts = [str(r.get("text")) for r in screen_rows(tree) if r.get("text")]
     short = package.rpartition(".")[2] or "screen"
     title = f"{short}: {texts[0]}" if texts else short
     digest = hashlib.sha256("\n".join(sorted(kept)).encode()).hexdigest()[:16]
@@ -89,7 +90,7 @@ def screen_signature(tree: UITree | None, package: str = "") -> dict[str, Any]:
 def claim_words(claim: str, tree: UITree | None) -> dict[str, bool]:
     """For each word of an AI check's claim (3+ letters): is it shown on the screen? A cached check is
     replayed only where the answer is the same ("Erin" absent then must be absent now)."""
-    shown = _words(*(f"{r.get('text', '')} {r.get('desc', '')}" for r in _rows(tree))) if tree is not None else set()
+    shown = _words(*(f"{r.get('text', '')} {r.get('desc', '')}" for r in screen_rows(tree))) if tree is not None else set()
     return {w: w in shown for w in sorted(_words(claim)) if len(w) >= 3}
 
 
@@ -106,7 +107,7 @@ def screen_similarity(cached: dict[str, Any], current: dict[str, Any]) -> float:
 def fingerprint(tree: UITree, node: UINode) -> dict[str, Any]:
     """The element's identity as the actor saw it: names, kind, neighbours ("in") and where it sits
     (centre as a fraction of the screen). Empty fields are left out."""
-    row = next((r for r in _rows(tree) if r["id"] == node.index_path), None) or {}
+    row = next((r for r in screen_rows(tree) if r["id"] == node.index_path), None) or {}
     width, height = tree.width or 1, tree.height or 1
     out: dict[str, Any] = {"kind": node.kind}
     for key in ("text", "desc", "rid", "hint", "in"):
@@ -146,6 +147,7 @@ class TargetMatch:
     runner_up: float
     label: str
     parts: dict[str, float] = field(default_factory=dict)
+    row: dict[str, Any] = field(default_factory=dict)  # the element as the actor is shown it (its identity)
 
     def describe(self) -> str:
         return f"{self.label!r}, {self.score:.2f}" if self.node is not None else "none"
@@ -174,15 +176,17 @@ def _score(cached: dict[str, Any], row: dict[str, Any], node: UINode, size: tupl
     return (total / weight if weight else 0.0), parts
 
 
-def best_target(tree: UITree, cached: dict[str, Any]) -> TargetMatch:
+def best_target(tree: UITree, cached: dict[str, Any],
+                accept: Callable[[dict[str, Any]], bool] | None = None) -> TargetMatch:
     """Score every row the actor would be shown against the cached fingerprint. The runner-up is the
-    best score on another element: close to the best means the target is ambiguous (two rows' Delete)."""
+    best score on another element: close to the best means the target is ambiguous (two rows' Delete).
+    `accept`: only rows it approves are candidates (the identity rule, `identity.py`)."""
     size = (tree.width or 1, tree.height or 1)
     nodes = {n.index_path: n for n in tree.nodes()}
     scored: list[tuple[float, dict[str, float], UINode, dict[str, Any]]] = []
-    for row in _rows(tree):
+    for row in screen_rows(tree):
         node = nodes.get(str(row["id"]))
-        if node is None or node.bounds is None:
+        if node is None or node.bounds is None or (accept is not None and not accept(row)):
             continue
         score, parts = _score(cached, row, node, size)
         scored.append((score, parts, node, row))
@@ -192,7 +196,7 @@ def best_target(tree: UITree, cached: dict[str, Any]) -> TargetMatch:
     score, parts, node, row = scored[0]
     runner = next((s for s, _, n, _ in scored[1:] if n is not node and not _nested(n, node)), 0.0)
     label = str(row.get("text") or row.get("desc") or row.get("rid") or node.kind)
-    return TargetMatch(node, round(score, 3), round(runner, 3), label, parts)
+    return TargetMatch(node, round(score, 3), round(runner, 3), label, parts, row)
 
 
 def _nested(a: UINode, b: UINode) -> bool:
@@ -220,6 +224,8 @@ class CachedStep:
         """`tap 'Delete' (in Erin · ...)` -- the step as a reviewer reads it."""
         fp = (self.target or {}).get("fingerprint") or {}
         label = fp.get("text") or fp.get("desc") or fp.get("rid") or ""
+        if fp.get("text") and not identity_words(str(fp["text"])):  # a switch's "OFF": named by its row
+            label = identity(fp).label or label
         where = f" (in {fp['in']})" if fp.get("in") else ""
         remembered = self.args.get("remember")
         if isinstance(remembered, dict) and remembered:

@@ -7,13 +7,17 @@ written after a passing test (`TestLLM.close`). Modes (issue 21):
 * `cache-fallback`: replay, and at the first miss hand the rest of the goal to the live actor (task
   state as always, the steps done as its history, and in its first request the miss and the next
   cached steps, `_handover`); the cache is rewritten
-  only if the test passes, and the change is reported.
+  only if the test passes, and the change is reported. The run ends without the model only when
+  the milestones hold because of an action of this run (`_reached_by_this_run`, issue 32).
+
+In both modes every miss goes to `misses`, which the journal (`miss_messages`) and the summary
+(`first_miss`) carry: a strict miss is not only its exception.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +31,10 @@ from pytest_guistate.llm.cache.replay import (
     CacheMiss,
     Miss,
     StepStatus,
+    held_milestones,
     replay_check,
     replay_run,
+    settled_milestones,
     unmet_milestones,
 )
 from pytest_guistate.llm.cache.secrets import Binding, CacheKey, Spans, bind_run, cache_key, fill, seal_run
@@ -117,24 +123,25 @@ class CacheSession:
         index, self.run_index = self.run_index, self.run_index + 1
         if index >= len(runs):
             if self.strict:
-                raise CacheError(f"action cache {self.path} has {len(runs)} run(s); the test's run {index + 1} "
-                                 f"({instruction!r}) is not in it: re-record the cache")
+                raise self._refused(f"action cache {self.path} has {len(runs)} run(s); the test's run {index + 1} "
+                                    f"({instruction!r}) is not in it: re-record the cache")
             return None
         cached = runs[index]
         key = self._key(create=False) if cached.secrets else None
         binding = bind_run(cached, instruction, key, self.registered(), where=f"run {index + 1}")
         if binding is None:
             if self.strict:
-                raise CacheError(f"action cache {self.path}: run {index + 1} was recorded for "
-                                 f"{cached.instruction!r}, the test now asks {instruction!r}: re-record the cache")
+                raise self._refused(f"action cache {self.path}: run {index + 1} was recorded for "
+                                    f"{cached.instruction!r}, the test now asks {instruction!r}: re-record "
+                                    "the cache")
             return None
         for value in binding.seen:  # a secret of the instruction (even a changed one): never in a record from here on
             self._register(value)
         if binding.miss:
             message = f"cache miss at {binding.miss} [{self.path}]"
+            self.misses.append(message)  # strict or not, in the record
             if self.strict:
                 raise CacheMiss(message, Miss(None, binding.miss))
-            self.misses.append(message)
             return None
         return cached, binding
 
@@ -153,6 +160,11 @@ class CacheSession:
             except ValueError:
                 pass  # too short to scrub (a 2-character value): the redactor refuses it; nothing stores it
 
+    def _refused(self, message: str) -> CacheError:
+        """A strict run the cache cannot serve: named in the record like any miss, then raised."""
+        self.misses.append(message)
+        return CacheError(message)
+
     def run(self, instruction: str, *, max_steps: int, plan: Any, hints: Sequence[str], live: LiveRun) -> RunResult:
         """Replay the next cached run; on a miss fail (strict) or hand over to `live` (fallback)."""
         if not self.session.state.goal:
@@ -164,16 +176,18 @@ class CacheSession:
                 self.misses.append(f"no cached run for {instruction!r} in {self.path}: ran live")
             return self._live(live, instruction, max_steps=max_steps, plan=None, hints=hints)
         cached, binding = found
+        held = held_milestones(self.session) if not self.strict else []  # before any action of this run
+        actuator = as_actuator(self.device)
         self.phase = "hit"
         try:
-            outcome = replay_run(self.session, as_actuator(self.device), cached, self.recorder,
-                                 run_index=self.run_index - 1, memory=self.recorder.memory, secrets=binding.values)
+            outcome = replay_run(self.session, actuator, cached, self.recorder, run_index=self.run_index - 1,
+                                 memory=self.recorder.memory, secrets=binding.values)
+            unmet = settled_milestones(self.session, actuator) if outcome.miss is None else []
         finally:
             self.phase = ""
         self.statuses.extend(outcome.statuses)
         miss = outcome.miss
         if miss is None:
-            unmet = unmet_milestones(self.session)
             if not unmet:
                 summary = str(cached.done.get("summary", ""))
                 self.recorder.add_run(instruction, True, summary)
@@ -181,24 +195,19 @@ class CacheSession:
                               note="cache hit") for i, s in enumerate(outcome.statuses)]
                 return RunResult(True, "done", f"{summary} (action cache: {len(turns)} hits)", turns,
                                  {"total_tokens": 0})
-            miss = Miss(None, f"all steps replayed, but milestones are not on screen: {unmet}")
+            miss = Miss(None, f"all steps replayed, but milestones are not on screen after settle and refresh: "
+                              f"{unmet}")
             self.statuses.append(StepStatus(len(cached.steps) + 1, "done", "miss", miss.reason))
         message = miss.message(self.path)
+        self.misses.append(message)  # strict or not, the journal and the summary name every miss
         if self.strict:
             raise CacheMiss(message, miss)
-        self.misses.append(message)
         if self.session.state.plan and not unmet_milestones(self.session):
-            # the missed step's action did reach the goal (a screen of the flow was removed): done, no model
-            if outcome.acted is not None:
-                step, record, decided_on, node, before = outcome.acted
-                if record is not None:
-                    self.recorder.step(step.tool, fill(step.args, binding.values), step.name, record, decided_on, node,
-                                       step.idempotent, before)
-                    self.recorder.pending[-1].effect["expect"] = None  # the old expectation no longer shows
-            self.recorder.add_run(instruction, True, str(cached.done.get("summary", "")))
-            turns = [Turn(s.n, "cache", {}, step=s.step, outcome=s.status) for s in outcome.statuses]
-            return RunResult(True, "done", f"{cached.done.get('summary', '')} (action cache: goal reached after "
-                             f"a miss: {miss.reason})", turns, {"total_tokens": 0})
+            proof = _reached_by_this_run(outcome, held)
+            if not proof:
+                return self._goal_reached(instruction, cached, outcome, miss, binding.values)
+            self.misses.append(f"after the miss the milestones hold, but {proof}: not taken as the goal reached "
+                               f"[{self.path}]")
         done = [s.line() for s in outcome.statuses if s.status == "hit"]
         again = [n for n in outcome.non_idempotent_done if miss.step is not None and n == miss.step.n]
         handover = _handover(done, message, outcome.remaining, again[0] if again else None)
@@ -208,6 +217,20 @@ class CacheSession:
                    if s.step is not None and (r := records.get(s.step)) is not None]
         return self._live(live, instruction, max_steps=max(1, max_steps - hits), plan=None,
                           hints=hints, history=history, handover=handover)
+
+    def _goal_reached(self, instruction: str, cached: CachedRun, outcome: Any, miss: Miss,
+                      secrets: Mapping[str, str]) -> RunResult:
+        """The missed step's action did reach the goal (a screen of the flow was removed): done, no model."""
+        if outcome.acted is not None:
+            step, record, decided_on, node, before = outcome.acted
+            if record is not None:
+                self.recorder.step(step.tool, fill(step.args, secrets), step.name, record, decided_on, node,
+                                   step.idempotent, before)
+                self.recorder.pending[-1].effect["expect"] = None  # the old expectation no longer shows
+        self.recorder.add_run(instruction, True, str(cached.done.get("summary", "")))
+        turns = [Turn(s.n, "cache", {}, step=s.step, outcome=s.status) for s in outcome.statuses]
+        return RunResult(True, "done", f"{cached.done.get('summary', '')} (action cache: goal reached after "
+                         f"a miss: {miss.reason})", turns, {"total_tokens": 0})
 
     def live_ended(self, instruction: str, result: RunResult) -> None:
         """A live actor run (any mode) ended: its steps join the cache when it succeeded."""
@@ -229,9 +252,9 @@ class CacheSession:
                                 list(cached.evidence))
         message = f"cache miss at AI check {claim!r}: {reason} [{self.path}]"
         self.statuses.append(StepStatus(len(self.statuses) + 1, f"check {claim!r}", "miss", reason))
+        self.misses.append(message)
         if self.strict:
             raise CacheMiss(message, Miss(None, reason))
-        self.misses.append(message)
         return None
 
     def live_check(self, verdict: CheckVerdict) -> None:
@@ -297,6 +320,17 @@ class CacheSession:
                 "tokens_used": tokens_used,
                 "tokens_saved": max(0, recorded_tokens - tokens_used) if self.mode.uses_cache else 0,
                 "miss_messages": list(self.misses), "rewritten": self.rewritten, "change": list(self.change)}
+
+
+def _reached_by_this_run(outcome: Any, held: Sequence[str]) -> str:
+    """Why milestones that hold after a miss are no proof of the goal reached ('' when they are):
+    only an action of this run (a replayed hit, or the missed step's action) can reach a goal, and
+    never one whose milestones already held before the run acted (a subject off screen, not loaded)."""
+    if held:
+        return f"{list(held)} already held before this run acted (off screen or not loaded is not done)"
+    acted = any(s.status == "hit" for s in outcome.statuses) or (
+        outcome.acted is not None and outcome.acted[1] is not None)
+    return "" if acted else "no action of this run ran"
 
 
 HANDOVER_PLAN_STEPS = 4  # cached steps named to the live actor after a miss

@@ -48,11 +48,14 @@ class CacheRecorder:
     pending: list[CachedStep] = field(default_factory=list)
     runs: list[CachedRun] = field(default_factory=list)
     checks: list[CachedCheck] = field(default_factory=list)
+    started_with: list[str] | None = None  # the milestones completed when the run in progress took its first step
 
     def step(self, tool: str, args: dict[str, Any], name: str, record: Any, decided_on: Any, target: UINode | None,
              idempotent: bool, completed_before: list[str], *, learn: bool = True) -> CachedStep:
         """Record one verified step (`record` is its StepRecord). `learn`: teach the memory the
         target's look (False when the step acted on a heal, which the memory confirms itself)."""
+        if not self.pending:
+            self.started_with = list(completed_before)
         tree = getattr(decided_on, "tree", None) if decided_on is not None else None
         target_data = None
         if target is not None and tree is not None:
@@ -97,8 +100,20 @@ class CacheRecorder:
         """A `guistate.run()` ended: keep its steps when it succeeded, drop them otherwise."""
         if success:
             self._close_previous(self.session.observe())  # the screen the run ended on (already settled)
+            self._keep_milestones()
             self.runs.append(CachedRun(instruction, list(self.pending), {"success": True, "summary": summary}))
-        self.pending = []
+        self.pending, self.started_with = [], None
+
+    def _keep_milestones(self) -> None:
+        """A milestone the run reached after its last step completed (at the run's end, after a
+        refresh) belongs to that last step: a replay then gives it that step's settle and refresh."""
+        if not self.pending or self.started_with is None:
+            return
+        named = {s.milestone for s in self.pending}
+        missing = [m for m in self.session.state.completed if m not in self.started_with and m not in named]
+        last = self.pending[-1]
+        if missing and last.milestone is None:
+            last.milestone = missing[0]
 
     def add_check(self, claim: str, observation: Any, evidence: list[dict[str, Any]], explanation: str) -> None:
         """A passed AI check: the cited elements' fingerprints (so replay can find them again)."""

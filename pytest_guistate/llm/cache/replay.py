@@ -3,9 +3,11 @@
 
 Each cached step goes through `session.perform`: the screen must be the one the step acted on
 (label similarity at least `CacheThresholds.screen`), a tap's target is found again by its fingerprint
-(score at least `target`, no rival element within `margin`, not under a dialog the cached screen did
-not have), then the action runs and the cached effect must show (the cached expectation, else a
-next screen like the cached one), after the step loop's settle and refresh. That is a **hit**.
+(score at least `target`, no rival element within `margin`, with the cached target's identity
+(`identity.py`), not under a dialog the cached screen did not have), then the action runs and the
+cached effect must show (the cached expectation, else a next screen like the cached one, and the
+milestone the step completed when recorded), after the step loop's settle and refresh. That is a
+**hit**. The run's end is judged the same way (`settled_milestones`).
 Anything else is a **miss** with its reason and the nearest candidate. A non-idempotent step runs
 only when the previous step's effect was verified, and `perform(idempotent=False)` never repeats it.
 A cached AI check is replayed by re-verifying its evidence on a screen like the one judged.
@@ -13,7 +15,8 @@ A cached AI check is replayed by re-verifying its evidence on a screen like the 
 With the cross-run memory on, a target the fingerprint no longer trusts (gone or ambiguous) is asked
 of the memory by its remembered look (`memory_heal.py`); a healed target is tapped inside the same
 `perform` with the same cached effect, so the step is a hit only when that effect shows (else a
-false heal prevented, a miss). No heal is tried under a dialog the cached screen did not have.
+false heal prevented, a miss), and only when the cache's own words pick the healed element among its
+lookalikes (`identity.pick_lookalike`). No heal is tried under a dialog the cached screen did not have.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from pytest_guistate.core.checks import CheckResult
+from pytest_guistate.core.checks import CheckResult, all_of
+from pytest_guistate.core.detect import refreshable_list
 from pytest_guistate.core.errors import StepFailed
 from pytest_guistate.llm.actor import expect_check, swipe_points
 from pytest_guistate.llm.actuator import Actuator
@@ -34,14 +38,17 @@ from pytest_guistate.llm.cache.cachefile import (
     best_target,
     claim_words,
     screen_labels,
+    screen_rows,
     screen_similarity,
 )
+from pytest_guistate.llm.cache.identity import differs, identity, pick_lookalike
 from pytest_guistate.llm.cache.memory_heal import ElementMemory, memory_key
 from pytest_guistate.llm.cache.record import CacheRecorder, screen_of
 from pytest_guistate.llm.cache.secrets import fill
 from pytest_guistate.report.redact import REDACTED
 
-__all__ = ["CacheMiss", "CacheThresholds", "Miss", "ReplayOutcome", "StepStatus", "replay_check", "replay_run"]
+__all__ = ["CacheMiss", "CacheThresholds", "Miss", "ReplayOutcome", "StepStatus", "held_milestones", "replay_check",
+           "replay_run", "settled_milestones", "unmet_milestones"]
 
 
 class CacheMiss(AssertionError):
@@ -138,12 +145,20 @@ def _under_dialog(tree: Any, node: Any, cached_screen: dict[str, Any]) -> str:
 
 
 def _target(tree: Any, step: CachedStep, thresholds: CacheThresholds) -> tuple[TargetMatch, str]:
-    """The element to act on, or why it cannot be trusted."""
+    """The element to act on, or why it cannot be trusted. Only an element with the cached target's
+    identity (`identity.py`) is a candidate: the same id, kind and place with other words (the
+    switch of the row that replaced "Dark mode") is a miss naming both."""
     fp = (step.target or {}).get("fingerprint") or {}
     wanted = fp.get("text") or fp.get("desc") or fp.get("rid") or fp.get("kind", "element")
-    match = best_target(tree, fp)
+    want = identity(fp)
+    match = best_target(tree, fp, accept=lambda row: not differs(want, identity(row)))
     if match.node is None or match.score < thresholds.target:
-        return match, f"no element like {wanted!r} on screen"
+        anyone = best_target(tree, fp)
+        if anyone.node is not None and anyone.score >= thresholds.target:
+            there = identity(anyone.row)
+            return anyone, (f"cached {want.label!r} {want.noun()}; on screen the {there.noun()} in its place is "
+                            f"{there.label!r} (identity: its {want.how})")
+        return anyone, f"no element like {wanted!r} on screen"
     if match.runner_up >= match.score - thresholds.margin:
         return match, f"ambiguous: two elements like {wanted!r} ({match.score:.2f} and {match.runner_up:.2f})"
     dialog = _under_dialog(tree, match.node, step.screen)
@@ -292,6 +307,12 @@ def _heal(memory: ElementMemory, session: Any, look: _Look, step: CachedStep, ha
     result = memory.heal_on(look.observation, *key.locator, key.function, instance=key.instance)
     if not result.ok or result.point is None:
         return str(result.reason)
+    tree = look.observation.tree
+    if tree is not None:  # the look alone cannot tell a grid's tiles apart: the cache's own words must
+        nodes = {n.index_path: n for n in tree.nodes()}
+        pick = pick_lookalike(screen_rows(tree), nodes, target.get("fingerprint") or {}, getattr(result, "node", None))
+        if not pick.ok:
+            return f"not healed: {pick.reason}"
     return _Heal(memory, session, result, look.observation, key.wanted)
 
 
@@ -327,6 +348,9 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
         next_screen = step.effect.get("next_screen") or {}
         if expect is None and next_screen.get("labels"):
             expect = _next_screen_check(next_screen, thresholds.next_screen)
+        reached = _milestone_check(session, step.milestone)
+        if reached is not None:  # the milestone the step completed gets the live step's settle and refresh
+            expect = all_of(expect, reached) if expect is not None else reached
         heal: _Heal | None = None
         if look.problem and look.healable and memory is not None:
             found = _heal(memory, session, look, step, expect is not None)
@@ -374,6 +398,40 @@ def _acted_node(match: TargetMatch | None, heal: _Heal | None) -> Any:
     if heal is not None:
         return getattr(heal.result, "node", None)
     return match.node if match is not None else None
+
+
+def _milestone_check(session: Any, name: str | None) -> Any:
+    """The check of the declared milestone a cached step completed, if it is still to be reached."""
+    state = session.state
+    milestone = state.milestone(name) if name else None
+    if milestone is None or milestone.check is None or name not in state.remaining:
+        return None
+    return milestone.check
+
+
+def held_milestones(session: Any) -> list[str]:
+    """Milestones still to reach whose checks already hold on the current screen, before the run
+    acts: a `gone("Bob")` that holds because Bob's post is below the first screen. Such a
+    milestone is no proof that a later action reached it."""
+    observation = session.observe()
+    return [m.name for m in session.state.plan if m.name in session.state.remaining and m.check is not None
+            and m.check(observation).ok]
+
+
+def settled_milestones(session: Any, actuator: Actuator) -> list[str]:
+    """Unmet milestones at a replayed run's end, judged like a live step's effect: fresh, then
+    settled, then (a list on screen) after a pull-to-refresh run as a step of its own, so a late
+    redraw is not a miss and the fallback never pays the model for what a refresh fixes."""
+    unmet = unmet_milestones(session)
+    if not unmet or refreshable_list(session.observe().tree) is None:
+        return unmet
+    checks = [m.check for m in session.state.plan if m.name in unmet and m.check is not None]
+    try:
+        session.perform("refresh: milestones at the run's end [cache]", actuator.pull_to_refresh,
+                        expect=all_of(*checks), idempotent=True, max_retries=0)
+    except StepFailed:
+        pass  # still unmet after the refresh: the caller names the miss with the milestones
+    return _unmet(session, session.observe())
 
 
 def unmet_milestones(session: Any) -> list[str]:

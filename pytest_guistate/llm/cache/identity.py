@@ -1,0 +1,149 @@
+"""What a cached target *is* (issue 32): the element's meaning, not only its id, kind, state text and place.
+
+A fingerprint can score high on an element that means something else: the switch in the row where
+"Dark mode" was is the same id, kind, "OFF" text and place when "Battery saver" takes that row. So a
+candidate must also carry the cached target's **identity words**, chosen per kind of element:
+
+* an element with its own label (a button's "Delete", a list entry's "Travel (0)"): that label;
+* a control whose own text is only a state (a switch's "ON"/"OFF", a check box, a radio, a toggle)
+  or that has no text (an icon button): its accessibility label, else the label it is bound to
+  (the first label of its row: "Dark mode");
+* a container (a grid tile, a list row, an iOS cell): its first label inside ("Beach"), not the
+  label that joins all its parts ("Beach 2026-09-06 Travel", where "Travel" is shared by other
+  tiles), else its own label or description.
+
+Identity words are the label's words of two letters or more, without small words ("to", "by") and
+state words ("on", "off", "selected"). Two identities **differ** when both have words and share
+none: "Add to cart" and "Add to bag" are the same action renamed, "Dark mode" and "Battery saver"
+are not.
+
+A heal (the cross-run memory found the target by its look) must also tell **lookalikes** apart:
+elements of the same kind and id (grid tiles, list rows' buttons). It is accepted only when the
+cached identity and then the cached neighbours pick exactly one of them, the one the memory found
+(`pick_lookalike`); otherwise a named miss.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_guistate.core.uinode import UINode
+
+__all__ = ["Identity", "LookalikePick", "differs", "identity", "identity_words", "pick_lookalike"]
+
+_LETTERS = re.compile(r"[A-Za-z]{2,}")
+_SMALL = frozenset({"an", "the", "to", "of", "by", "in", "for", "and", "or", "at", "with", "your", "my", "its",
+                    "is", "it", "this", "that", "from", "as", "be"})
+STATE_WORDS = frozenset({"on", "off", "checked", "unchecked", "selected", "unselected", "not", "enabled",
+                         "disabled", "true", "false", "yes", "no", "active", "inactive"})
+_CONTAINER_KINDS = frozenset({"ViewGroup", "View", "Cell", "Other", "CardView", "ScrollView", "RecyclerView",
+                              "ListView", "GridView"})
+_NEIGHBOUR_SHARE = 0.5  # a lookalike is pinned by its neighbours when it shows at least this share of the cached ones
+
+
+def identity_words(text: str) -> frozenset[str]:
+    """The words that carry meaning: letters only, no small words, no state words."""
+    return frozenset(w.lower() for w in _LETTERS.findall(text or "")) - _SMALL - STATE_WORDS
+
+
+@dataclass(frozen=True)
+class Identity:
+    """An element's identity: the label and which rule chose it (for the miss message)."""
+
+    label: str
+    how: str  # "own label" | "accessibility label" | "bound label" | "first label" | "description"
+    kind: str
+
+    @property
+    def words(self) -> frozenset[str]:
+        return identity_words(self.label)
+
+    def noun(self) -> str:
+        """'switch', 'check box', 'button' ('element' for a container): how a miss names it."""
+        kind = self.kind or "element"
+        if kind in ("ViewGroup", "Cell", "Other", "View") or kind.endswith("Layout"):
+            return "element"
+        return re.sub(r"(?<!^)(?=[A-Z])", " ", kind).lower()
+
+
+def _first_label(context: str) -> str:
+    return next((part.strip() for part in context.split(" · ") if identity_words(part)), "")
+
+
+def identity(print_: dict[str, Any]) -> Identity:
+    """The identity of a fingerprint or an element row (both carry text, desc, kind and `in`)."""
+    kind = str(print_.get("kind") or "")
+    text, desc = str(print_.get("text") or ""), str(print_.get("desc") or "")
+    context = str(print_.get("in") or "")
+    container = kind in _CONTAINER_KINDS or kind.endswith("Layout")
+    first = _first_label(context)
+    if container and first:  # a tile's or a row's label joins its parts ("Beach 2026-09-06 Travel"): its title
+        return Identity(first, "first label", kind)
+    if identity_words(text):
+        return Identity(text, "own label", kind)
+    if identity_words(desc) and not container:
+        return Identity(desc, "accessibility label", kind)
+    if first:
+        return Identity(first, "bound label", kind)
+    return Identity(desc, "description", kind)
+
+
+def differs(a: Identity, b: Identity) -> bool:
+    """Both say what they are, and not one word of it is shared."""
+    return bool(a.words) and bool(b.words) and not a.words & b.words
+
+
+@dataclass(frozen=True)
+class LookalikePick:
+    """The outcome of telling a healed target's lookalikes apart: `ok`, or `reason` for the miss."""
+
+    ok: bool
+    reason: str
+    lookalikes: int = 0
+
+
+def _row_words(row: dict[str, Any]) -> frozenset[str]:
+    return identity_words(" ".join(str(row.get(k) or "") for k in ("text", "desc", "in")))
+
+
+def pick_lookalike(rows: list[dict[str, Any]], nodes: dict[str, UINode], cached: dict[str, Any],
+                   healed: UINode | None) -> LookalikePick:
+    """Accept the memory's heal only if the cache itself picks the same element among its lookalikes
+    (same kind and id): its identity first, then its neighbours' words (at least half of the cached
+    neighbour words that not every lookalike shows)."""
+    mine = next((r for r in rows if healed is not None and r["id"] == healed.index_path), None)
+    if mine is None:
+        return LookalikePick(True, "", 0)  # not an element the actor is shown: nothing to compare with
+    alike = [r for r in rows if r.get("kind") == mine.get("kind") and r.get("rid") == mine.get("rid")
+             and (mine.get("rid") or _same_size(nodes.get(str(r["id"])), healed))]
+    name = str(mine.get("rid") or mine.get("kind") or "element")
+    want = identity(cached)
+    agree = [r for r in alike if not differs(want, identity(r))]
+    if mine not in agree:
+        return LookalikePick(False, f"cached {want.label!r} {want.noun()}; the memory found "
+                                    f"{identity(mine).label!r} ({len(alike)} lookalike(s) of {name!r})", len(alike))
+    if len(agree) == 1:
+        return LookalikePick(True, "", len(alike))
+    shared = frozenset.intersection(*(_row_words(r) for r in agree))
+    cues = identity_words(str(cached.get("in") or "") + " " + str(cached.get("desc") or "")) - shared - want.words
+    if cues:
+        scores = [len(cues & _row_words(r)) for r in agree]
+        best = max(scores)
+        if best >= _NEIGHBOUR_SHARE * len(cues) and scores.count(best) == 1:
+            chosen = agree[scores.index(best)]
+            if chosen is mine:
+                return LookalikePick(True, "", len(alike))
+            return LookalikePick(False, f"the memory found {name!r} in {mine.get('in')!r}, the cached neighbours "
+                                        f"pick the one in {chosen.get('in')!r}", len(alike))
+    return LookalikePick(False, f"ambiguous: {len(agree)} lookalikes of {name!r}, nothing in the cache tells "
+                                "them apart", len(alike))
+
+
+def _same_size(node: UINode | None, other: UINode | None) -> bool:
+    if node is None or other is None or node.bounds is None or other.bounds is None:
+        return False
+    (w1, h1), (w2, h2) = (node.bounds.width, node.bounds.height), (other.bounds.width, other.bounds.height)
+    return abs(w1 - w2) <= 0.1 * max(w1, w2, 1) and abs(h1 - h2) <= 0.1 * max(h1, h2, 1)
+

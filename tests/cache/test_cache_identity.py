@@ -1,0 +1,100 @@
+"""The identity rule per kind of element and the lookalike pick of a heal (`llm/cache/identity.py`), on
+fingerprints and element rows as the recorder and the actor see them (fast: no sim)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.uinode import UINode
+from pytest_guistate.llm.cache.identity import differs, identity, pick_lookalike
+
+# (fingerprint, its identity label, the rule that chose it) -- as recorded on the sim's apps
+KINDS = [
+    ({"kind": "Button", "text": "Delete", "desc": "Delete post by Erin", "in": "Avatar of Erin · Erin · Three days"},
+     "Delete", "own label"),
+    ({"kind": "Switch", "text": "OFF", "rid": "switch_widget", "in": "Dark mode · Off"}, "Dark mode", "bound label"),
+    ({"kind": "Switch", "text": "Dark mode", "in": "Dark mode, Off · Dark mode · Off"}, "Dark mode", "own label"),  # iOS
+    ({"kind": "CheckBox", "desc": "Remember me", "in": "Sign in · Remember me"}, "Remember me", "accessibility label"),
+    ({"kind": "ImageButton", "desc": "Cart, 1 items", "in": "ShopA"}, "Cart, 1 items", "accessibility label"),
+    ({"kind": "ViewGroup", "desc": "Beach 2026-09-06 Travel", "rid": "photo", "in": "Beach · 2026-09-06  Travel"},
+     "Beach", "first label"),
+    ({"kind": "Cell", "text": "Beach 2026-09-06 Travel", "rid": "photo", "in": "Beach · 2026-09-06  Travel"},
+     "Beach", "first label"),  # iOS: a cell's label joins its parts
+]
+
+
+@pytest.mark.parametrize(("print_", "label", "how"), KINDS)
+def test_each_kind_of_element_is_named_by_its_rule(print_: dict[str, Any], label: str, how: str) -> None:
+    found = identity(print_)
+    assert (found.label, found.how) == (label, how)
+
+
+@pytest.mark.parametrize(("cached", "current", "differ"), [
+    ("Dark mode", "Battery saver", True),
+    ("Add to cart", "Add to bag", False),  # the same action renamed
+    ("Delete", "Remove", True),
+    ("Travel (0)", "Travel (2)", False),  # a count is no identity
+    ("OFF", "ON", False),  # only state words: nothing to compare
+])
+def test_identities_differ_only_when_they_share_no_word(cached: str, current: str, differ: bool) -> None:
+    a, b = identity({"kind": "Button", "text": cached}), identity({"kind": "Button", "text": current})
+    assert differs(a, b) is differ
+
+
+def _tile(n: int, label: str, category: str, top: int = 0) -> tuple[dict[str, Any], UINode]:
+    path = f"0/{n}"
+    node = UINode(cls="android.view.ViewGroup", index_path=path, bounds=Box(0, top + n * 300, 300, top + n * 300 + 280))
+    row = {"id": path, "kind": "ViewGroup", "rid": "photo", "desc": f"{label} 2026-01-0{n} {category}",
+           "in": f"{label} · 2026-01-0{n}  {category}"}
+    return row, node
+
+
+def _screen(*tiles: tuple[dict[str, Any], UINode]) -> tuple[list[dict[str, Any]], dict[str, UINode]]:
+    return [row for row, _ in tiles], {node.index_path: node for _, node in tiles}
+
+
+BEACH = {"kind": "ViewGroup", "rid": "photo", "desc": "Beach 2026-01-01 Travel", "in": "Beach · 2026-01-01  Travel"}
+
+
+def test_a_heal_onto_a_tile_of_another_name_is_refused_naming_both() -> None:
+    tiles = [_tile(1, "Sunset", "Travel"), _tile(2, "Mountains", "Travel"), _tile(3, "Dog", "Pets")]
+    rows, nodes = _screen(*tiles)
+    pick = pick_lookalike(rows, nodes, BEACH, tiles[0][1])
+    assert not pick.ok and pick.reason == "cached 'Beach' element; the memory found 'Sunset' (3 lookalike(s) of 'photo')"
+
+
+def test_lookalikes_nothing_in_the_cache_tells_apart_are_ambiguous() -> None:
+    tiles = [_tile(n, "Photo", "Misc") for n in range(1, 5)]  # four tiles named alike, no neighbour words
+    rows, nodes = _screen(*tiles)
+    cached = {"kind": "ViewGroup", "rid": "photo", "in": "Photo"}
+    pick = pick_lookalike(rows, nodes, cached, tiles[1][1])
+    assert not pick.ok and pick.reason == "ambiguous: 4 lookalikes of 'photo', nothing in the cache tells them apart"
+
+
+def _delete(n: int, author: str, text: str) -> tuple[dict[str, Any], UINode]:
+    path = f"1/{n}/3"
+    node = UINode(cls="android.widget.Button", index_path=path, bounds=Box(900, n * 250, 1000, n * 250 + 80))
+    return {"id": path, "kind": "Button", "rid": "action_remove", "text": "Delete", "desc": f"Remove {author}'s post",
+            "in": f"Avatar of {author} · {author} · {text}"}, node
+
+
+ERIN = {"kind": "Button", "rid": "delete", "text": "Delete", "desc": "Delete post by Erin",
+        "in": "Avatar of Erin · Erin · Three days of hiking an…"}
+
+
+def test_the_cached_neighbours_pick_the_one_row_the_memory_must_have_found() -> None:
+    rows, nodes = _screen(_delete(1, "Dave", "Board game night on Friday"), _delete(2, "Erin", "Three days of hiking an…"),
+                          _delete(3, "Frank", "Coffee tasting notes"))
+    assert pick_lookalike(rows, nodes, ERIN, nodes["1/2/3"]).ok
+    wrong = pick_lookalike(rows, nodes, ERIN, nodes["1/3/3"])
+    assert not wrong.ok and "the cached neighbours pick the one in 'Avatar of Erin" in wrong.reason
+
+
+def test_a_row_gone_from_the_screen_is_not_picked_by_a_stray_word() -> None:
+    """Erin's row is not on screen; another row shares one of her words ("days"): not enough to pick it."""
+    rows, nodes = _screen(_delete(1, "Dave", "Two days of rain"), _delete(2, "Frank", "Coffee tasting notes"))
+    pick = pick_lookalike(rows, nodes, ERIN, nodes["1/1/3"])
+    assert not pick.ok and pick.reason.startswith("ambiguous: 2 lookalikes of 'action_remove'")
