@@ -3,6 +3,11 @@
 Run: `python benchmarks/report_bench.py [--steps N]`. Prints a table; asserts nothing (timing and
 sizes are figures for the closing note, not pass/fail criteria).
 
+`--screens example-failing` (issue 38) runs `example_failing`'s 9-step failing test at full, as a
+user does (`pytest example_failing -k long_flow --guistate=full`, a subprocess), `--runs` times, and
+prints its bytes per step by kind: every file of its folder, report.html included, a hard-linked
+repeat counted once (as on disk) and, beside it, every path counted (as an archive of the folder).
+
 `--screens realistic` (issue 23: the settings toggles understate real screens) runs the Feed app
 instead at full tier: avatars, a dimmed confirm dialog opened and cancelled, the list scrolled, a
 post deleted, every step on a 1080x2400 screen. It prints the bytes per step of every file of the
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 from pytest_guistate.core.errors import StepFailed
 from pytest_guistate.report.finish import finalize
 from pytest_guistate.report.html import rebuild_report
+from pytest_guistate.report.journal import read_journal
 from tests.helpers.scenario import CREDENTIALS, PASSWORD, start
 
 ROWS = ("wifi", "dark_mode", "notifications")
@@ -143,13 +150,51 @@ def realistic(root: Path) -> None:
           + ("(no Playwright/Chromium)" if opened is None else f"{opened:.0f} ms in headless Chromium (best of 3)"))
 
 
+def example_failing(root: Path, runs: int) -> None:
+    """Bytes per step of example_failing's long flow at full (issue 38: <= 150 KB a step)."""
+    repo = Path(__file__).resolve().parents[1]
+    kinds = ("report.html", "journal.jsonl", "frames", "crops", "other")
+    print(f"{'run':>3} {'steps':>5} {'KB/step':>8} {'paths KB/step':>13} " + " ".join(f"{k:>13}" for k in kinds))
+    for run in range(runs):
+        artifacts = root / f"run-{run}"
+        subprocess.run([sys.executable, "-m", "pytest", str(repo / "example_failing"), "-k", "long_flow",
+                        "--guistate=full", "-p", "no:cacheprovider", "-q", f"--guistate-artifacts={artifacts}"],
+                       cwd=root, capture_output=True, check=False, timeout=600)
+        [folder] = [p for p in artifacts.iterdir() if p.is_dir()]
+        steps = len(read_journal(folder).steps)
+        by_kind: dict[str, int] = dict.fromkeys(kinds, 0)
+        seen: set[int] = set()
+        paths = 0
+        for path in (p for p in folder.rglob("*") if p.is_file()):
+            stat = path.stat()
+            paths += stat.st_size
+            if stat.st_ino in seen:
+                continue
+            seen.add(stat.st_ino)
+            top = path.relative_to(folder).parts[0]
+            by_kind[top if top in by_kind else "other"] += stat.st_size
+        total = sum(by_kind.values())
+        print(f"{run:>3} {steps:>5} {total / 1000 / steps:>8.1f} {paths / 1000 / steps:>13.1f} "
+              + " ".join(f"{by_kind[k] / 1000 / steps:>13.1f}" for k in kinds))
+    print("  KB = 1000 bytes; columns by kind: KB per step, hard links once")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--report-steps", type=int, default=100)
-    parser.add_argument("--screens", choices=("settings", "realistic"), default="settings",
-                        help="realistic: the Feed app's screens at full tier, 25/50/100 steps (issue 23)")
+    parser.add_argument("--screens", choices=("settings", "realistic", "example-failing"), default="settings",
+                        help="realistic: the Feed app's screens at full tier, 25/50/100 steps (issue 23); "
+                             "example-failing: example_failing's 9-step failing test at full (issue 38)")
+    parser.add_argument("--runs", type=int, default=3, help="example-failing: how many runs")
     args = parser.parse_args()
+    if args.screens == "example-failing":
+        root = Path(tempfile.mkdtemp(prefix="guistate-bench-"))
+        try:
+            example_failing(root, args.runs)
+        finally:
+            shutil.rmtree(root)
+        return 0
     if args.screens == "realistic":
         root = Path(tempfile.mkdtemp(prefix="guistate-bench-"))
         try:

@@ -79,12 +79,19 @@ class LocatorMemory(Protocol):
 
     `screen`: the device's newest observation when it still shows the screen the element was
     found on (no input, no newer screenshot, the locator did not wait for the element to appear),
-    else None; `facts` asks the element itself (no page source), for a screen whose tree is unread."""
+    else None; `box` and `facts` ask the element itself (a request each, no page source): the
+    memory calls them only for a look it must learn."""
 
-    def found(self, kind: str, value: str, box: Box, function: str | None, *,
+    def found(self, kind: str, value: str, box: Box | Callable[[], Box], function: str | None, *,
               screen: Observation | None = None, facts: Callable[[], ElementFacts] | None = None) -> None: ...
 
     def heal(self, kind: str, value: str, function: str | None) -> tuple[tuple[int, int] | None, str]: ...
+
+
+# what each locator kind matched exactly, per platform (`Device._locator`, `ios_locator`): the
+# UINode field on Android, the raw source attributes on iOS
+_ANDROID_LOCATOR_FIELDS = {"desc": ("content_desc",), "id": ("resource_id",), "text": ("text",)}
+_IOS_LOCATOR_ATTRIBUTES = {"id": ("name",), "desc": ("label", "name"), "text": ("label", "value")}
 
 
 def one_locator(**locators: str | None) -> tuple[str, str]:
@@ -457,8 +464,10 @@ class Device:
             return
         if self.memory is not None:
             kind, value = one_locator(text=text, desc=desc, id=id, xpath=xpath)
-            self.memory.found(kind, value, self.box_of(element), function, screen=self._still_shown(),
-                              facts=lambda: self._element_facts(element))
+            screen = self._still_shown()
+            box = self._box_in_tree(screen, kind, value)
+            self.memory.found(kind, value, box or (lambda: self.box_of(element)), function, screen=screen,
+                              facts=lambda: self._element_facts(element))  # asked only when a look is learnt
         self._act("click", element.click)
 
     def _still_shown(self) -> Observation | None:
@@ -468,6 +477,24 @@ class Device:
             return None
         observation, shot, inputs = self._newest
         return observation if (shot, inputs) == (self._shots, self.action_count) else None
+
+    def _box_in_tree(self, screen: Observation | None, kind: str, value: str) -> Box | None:
+        """The located element's box from the tree its screen already read (issue 38: no `rect`
+        request), when exactly one node carries the value the locator matched exactly: on Android
+        `desc` = content-desc, `id` = full resource id, `text` = text; on iOS the attributes its
+        predicates compare (`ios_locator`: `id` = name, `desc` = label or name, `text` = label or
+        value). Else None (ask the element): a web context, an XPath, two nodes alike."""
+        if screen is None or not screen.tree_fetched or self.is_web:
+            return None
+        attributes = (_IOS_LOCATOR_ATTRIBUTES if self.platform == "ios" else _ANDROID_LOCATOR_FIELDS).get(kind)
+        tree = screen.tree
+        if attributes is None or tree is None:
+            return None
+        if self.platform == "ios":
+            nodes = [n for n in tree.nodes() if n.bounds is not None and any(n.attrs.get(a) == value for a in attributes)]
+        else:
+            nodes = [n for n in tree.nodes() if n.bounds is not None and getattr(n, attributes[0]) == value]
+        return nodes[0].bounds if len(nodes) == 1 else None
 
     def _element_facts(self, element: WebElement) -> ElementFacts:
         """The element's app and privacy from the element itself: two small requests instead of a

@@ -10,10 +10,14 @@ what accepts a heal (issue 7: tools that heal by clicking a neighbour pass false
 Learning costs no screenshot of its own (issue 12, "tree on demand"): the element's look comes
 from the device's newest observation while it still shows the screen the element was found on
 (the step's before-screen, `_screen_for`). Its tree is used when already read (standard, full, a
-step with a check); at a step that reads no trees (light) it is not fetched: the element itself
-says its app and whether it is a password field (`ElementFacts`). Only when no current screen is
-known (the locator waited for the element, or an input came between) is a fresh one taken, and
-never at a step that reads no trees. A heal always observes the screen now, tree included.
+step with a check); at a step that reads no trees (light) it is not fetched. There, an element
+whose look the memory already keeps costs no request at all (issue 38): the step's verdict is
+awaited, then the kept look is searched in the before-frame and refreshed (`refresh_kept`), so a
+suite run again and again on one app pays nothing for learning. Only a look not kept yet (or one
+that was not found again in this test) asks the element its box, app and whether it is a password
+field (`ElementFacts`). Only when no current screen is known (the locator waited for the element,
+or an input came between) is a fresh one taken, and never at a step that reads no trees. A heal
+always observes the screen now, tree included.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from pytest_guistate.core.artifact_names import crop_name
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.memory.heal import Healer, HealResult
-from pytest_guistate.memory.locator import Locator
+from pytest_guistate.memory.learn import refresh_kept, remember_place
+from pytest_guistate.memory.locator import Locator, function_key
 
 if TYPE_CHECKING:
     from pytest_guistate.devices.device import ElementFacts
@@ -42,7 +47,7 @@ class _Found:
     step: int
     before: Observation
     locator: Locator
-    box: Box
+    box: Box | None  # None: a kept look, found again in `before` once the step passed
     function: str | None
 
 
@@ -63,24 +68,42 @@ class MemoryBridge:
     unlearned: list[str] = field(default_factory=list)  # why a located tap taught nothing (tree-less light steps)
     _found: list[_Found] = field(default_factory=list)
     _healed: list[_Healed] = field(default_factory=list)
+    _relearn: set[str] = field(default_factory=set)  # kept looks not found again in this test
 
     # -- called by Device --------------------------------------------------------------------
-    def found(self, kind: str, value: str, box: Box, function: str | None, *,
+    def found(self, kind: str, value: str, box: Box | Callable[[], Box], function: str | None, *,
               screen: Observation | None = None, facts: Callable[[], ElementFacts] | None = None) -> None:
+        """`box` may be a callable asking the driver (one request): it is called only when needed."""
         step = self.session.current_step
         if step is None:
             return  # outside a step nothing confirms the action worked: nothing to learn
         locator = Locator(kind, value)
-        before = self._screen_for(step, box, screen, facts, locator)
-        if before is not None:
-            self._found.append(_Found(step.index, before, locator, box, function))
+        if (screen is not None and not screen.tree_fetched and not step.reads_trees
+                and self._kept(function_key(locator, function))):
+            self._found.append(_Found(step.index, screen, locator, None, function))  # no request now
+            return
+        asked: list[Box] = []
 
-    def _screen_for(self, step: Any, box: Box, screen: Observation | None,
+        def box_now() -> Box:  # asked once, and only for a look that is learnt (not when nothing can be)
+            if not asked:
+                asked.append(box() if callable(box) else box)
+            return asked[0]
+
+        before = self._screen_for(step, box_now, screen, facts, locator)
+        if before is not None:
+            self._found.append(_Found(step.index, before, locator, box_now(), function))
+
+    def _kept(self, key: str) -> bool:
+        """The memory keeps a look of `key` that was not missed in this test (a look missed once
+        is learnt from the element again: it may have changed)."""
+        return key not in self._relearn and bool(self.healer.store.patches(key))
+
+    def _screen_for(self, step: Any, box: Callable[[], Box], screen: Observation | None,
                     facts: Callable[[], ElementFacts] | None, locator: Locator) -> Observation | None:
         """The screen to learn the element's look from, its tree read now (the tap comes next)."""
         if screen is not None and screen.tree_fetched:
             tree = screen.tree
-            if tree is None or any(n.bounds == box for n in tree.nodes()):
+            if tree is None or any(n.bounds == box() for n in tree.nodes()):
                 return screen  # the before-screen, read anyway: no request at all
             # the element is not in that tree: the screen changed since, look again (below)
         elif screen is not None and step.reads_trees:
@@ -143,8 +166,17 @@ class MemoryBridge:
         self._healed = [h for h in self._healed if h.step != record.index]
 
     def _learn(self, item: _Found, step_name: str) -> None:
-        self.healer.learn(item.before, item.locator, item.box, item.function, app=item.before.package,
-                          version=self.app_version, test=self.nodeid, step=step_name)
+        if item.box is None:
+            key = function_key(item.locator, item.function)
+            if refresh_kept(self.healer.store, item.before, key).entry_id is None:
+                self._relearn.add(key)
+                self.unlearned.append(f"{item.locator}: its kept look is not in the before-frame; "
+                                      "its next tap in this test learns it from the element")
+            return
+        learnt = self.healer.learn(item.before, item.locator, item.box, item.function, app=item.before.package,
+                                   version=self.app_version, test=self.nodeid, step=step_name)
+        if learnt.entry_id is not None:
+            remember_place(self.healer.store, learnt.entry_id, item.box)  # where a refresh looks first
 
     def _settle_heal(self, record: Any, healed: _Healed, ok: bool) -> None:
         result = healed.result

@@ -219,6 +219,16 @@ class FrameStore:
             fill_pixels(pixels, fill)
         return encode_pixels(pixels, fmt)
 
+    def whole_crop(self, pending: Pending) -> bytes:
+        """A whole screenshot kept as a crop (a failed step's, with no region) as the driver sent it,
+        encoded like every crop instead (issue 38: the sim's and screencap's fast PNGs are about
+        twice that size): the same pixels, the smaller bytes of the two."""
+        if pending.frame is None:
+            return pending.data
+        pixels = self.pixels.full(self.twins(pending.frame, pending.key or frame_digest(pending.frame)))
+        ok, encoded = cv2.imencode(".png", pixels, CROP_PNG_PARAMS)
+        return encoded.tobytes() if ok and len(encoded) < len(pending.data) else pending.data
+
     # -- before-crops ----------------------------------------------------------------------
     def before_crops(self, index: int, targets: list[tuple[str, Box]], hide: list[Box]) -> tuple[list[str], int]:
         """Cut each (target file, screen box) from step `index`'s before-frame, with `hide` and

@@ -3,9 +3,11 @@
 Built from `journal.jsonl` (never from live objects), so the report of a finished test and the
 one `guistate report DIR` rebuilds after a SIGKILL are the same code path. Jinja2 autoescape is
 on for every template: step names, app text, errors and anchor titles are data, never markup.
-Every crop and frame is inlined once as a display-sized copy (`page_images.py`, issue 23), loaded
-when its step is shown; the full-resolution file of the same folder opens on click. Anchor
-thumbnails are inlined as small JPEGs. Nothing is loaded from the network; a CSP meta tag forbids it.
+Every crop is inlined once as a display-sized copy (`page_images.py`, issue 23), loaded when its
+step is shown; the full-resolution file of the same folder opens on click. Frames are not copied
+into the page (issue 38): each is drawn from its file under `frames/`, which is already stored
+once and small (JPEG at half size by default). Anchor thumbnails are inlined as small JPEGs.
+Nothing is loaded from the network; a CSP meta tag forbids it.
 """
 
 from __future__ import annotations
@@ -47,11 +49,12 @@ FRAME_BUDGET = 6 * 1024 * 1024  # kept for callers: display copies made the budg
 
 @dataclass
 class _Embedder:
-    """The page's images: display copies by content (`PageImages`); frames are also SVG `<image>`
-    defs, one per distinct frame (after N = before N+1), drawn with the regions on top."""
+    """The page's images: crops as display copies by content (`PageImages`); frames as SVG
+    `<image>` defs of their files, one per distinct frame (after N = before N+1), drawn with the
+    regions on top."""
 
     images: PageImages
-    frames: dict[str, dict[str, Any]] = field(default_factory=dict)  # image id -> {id, src, full}
+    frames: dict[str, dict[str, Any]] = field(default_factory=dict)  # frame file -> {id, src, full}
     crop_ids: dict[str, None] = field(default_factory=dict)  # display copies of crops, in page order
 
     @property
@@ -70,14 +73,14 @@ class _Embedder:
         return {"id": image_id, "full": rel, "width": image["width"], "height": image["height"]}
 
     def frame(self, rel: str) -> str | None:
-        """The id of a frame `<image>` defined once in the page."""
-        image_id = self.images.add(rel, "frame")
-        if image_id is None:
-            return None
-        if image_id not in self.frames:
-            image = self.images.defs[image_id]
-            self.frames[image_id] = {"id": f"frame-{len(self.frames)}", "src": image["src"], "full": image["full"]}
-        return str(self.frames[image_id]["id"])
+        """The id of a frame `<image>` defined once in the page, drawn from the stored file itself
+        (issue 38: one stored copy of each image; frames are content-addressed under frames/, so
+        one file is one image). None for a missing file."""
+        if rel not in self.frames:
+            if self.images.read(rel) is None:  # records it as missing
+                return None
+            self.frames[rel] = {"id": f"frame-{len(self.frames)}", "src": rel, "full": rel}
+        return str(self.frames[rel]["id"])
 
 
 def _json_pretty(value: Any) -> str:

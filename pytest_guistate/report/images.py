@@ -95,8 +95,8 @@ def encode_pixels(pixels: np.ndarray, fmt: FrameFormat, *, prescaled: bool = Fal
     if not prescaled and fmt.scale != 1.0:
         height, width = pixels.shape[:2]
         pixels = cv2.resize(pixels, scaled_size((width, height), fmt), interpolation=cv2.INTER_AREA)
-    if fmt.kind == "jpeg":
-        ok, encoded = cv2.imencode(".jpg", pixels, [cv2.IMWRITE_JPEG_QUALITY, fmt.quality])
+    if fmt.kind == "jpeg":  # progressive: the same decoded pixels in ~14% fewer bytes (issue 38), ~20 ms more
+        ok, encoded = cv2.imencode(".jpg", pixels, [cv2.IMWRITE_JPEG_QUALITY, fmt.quality, cv2.IMWRITE_JPEG_PROGRESSIVE, 1])
     else:
         ok, encoded = cv2.imencode(".png", pixels)
     if not ok:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle_types import CROP_PNG_PARAMS
 from pytest_guistate.report.redact import fill_boxes
 
 __all__ = ["Pending", "RecordingScreen", "crop_boxes", "digest", "fill_pending", "find_origin", "frame_role"]
@@ -27,7 +28,9 @@ def digest(data: bytes) -> str:
 
 
 def fill_pending(pending: Pending, origin: tuple[int, int] = (0, 0)) -> bytes:
-    return fill_boxes(pending.data, pending.boxes, origin=origin)
+    """The crop with its boxes filled, encoded as crops are (issue 38: OpenCV's default PNG
+    effort made a redacted whole-screen crop twice the bytes)."""
+    return fill_boxes(pending.data, pending.boxes, origin=origin, png_params=CROP_PNG_PARAMS)
 
 
 def crop_boxes(step: dict[str, Any]) -> list[Box]:

@@ -225,6 +225,8 @@ class ArtifactRecorder:
             self._written[name] = target
             return target, size
         data = self._redact(pending, crop_boxes)
+        if pending.frame is not None and data is pending.frame.png:
+            data = self.frames.whole_crop(pending)  # a whole screenshot kept as a crop
         assert target is not None
         if (self.folder / target).exists():
             self._written[name] = target

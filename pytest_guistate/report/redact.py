@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,11 +43,12 @@ def id_placeholder(secret: str) -> str:
     return "redacted-" + hashlib.sha256(secret.encode("utf-8")).hexdigest()[:8]
 
 
-def fill_boxes(image: bytes, boxes: Iterable[Box], *, origin: tuple[int, int] = (0, 0)) -> bytes:
+def fill_boxes(image: bytes, boxes: Iterable[Box], *, origin: tuple[int, int] = (0, 0),
+               png_params: Sequence[int] = ()) -> bytes:
     """Fill `boxes` (screen pixels) solid in an encoded image whose top-left sits at `origin`.
 
     Returns the input bytes untouched when no box touches the image (no decode/encode cost);
-    otherwise a PNG. Raises ValueError for bytes OpenCV cannot decode: an image we cannot redact
+    otherwise a PNG (`png_params`: OpenCV's encoder flags, its defaults when empty). Raises ValueError for bytes OpenCV cannot decode: an image we cannot redact
     must not be written.
     """
     boxes = [b for b in boxes if not b.is_empty]
@@ -58,7 +59,7 @@ def fill_boxes(image: bytes, boxes: Iterable[Box], *, origin: tuple[int, int] = 
         raise ValueError(f"cannot redact: {len(image)} bytes are not an image OpenCV can decode")
     if not fill_pixels(pixels, boxes, origin=origin):
         return image
-    ok, encoded = cv2.imencode(".png", pixels)
+    ok, encoded = cv2.imencode(".png", pixels, list(png_params))
     if not ok:
         raise ValueError("OpenCV could not encode the redacted image")
     return encoded.tobytes()

@@ -8,13 +8,17 @@ device's own page-source counter, with the memory off as the baseline.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
 from appium import webdriver
 from appium.options.android import UiAutomator2Options
+from appium.options.ios import XCUITestOptions
 
 from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
@@ -22,6 +26,7 @@ from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim import SimServer
 from pytest_guistate.memory import Healer, MemoryStore
 from pytest_guistate.memory.bridge import MemoryBridge
+from pytest_guistate.memory.store import NewPatch
 
 FEED, SETTINGS = "com.guistate.feed", "com.guistate.settings"
 OPEN, CANCEL, CONFIRM = {"desc": "Delete post by Bob"}, {"id": "android:id/button2"}, {"id": "android:id/button1"}
@@ -40,15 +45,18 @@ class Run:
     page_source_calls: int  # the device's own counter
     looks: list[tuple[str, str, bytes]]  # (function, app, patch PNG) learnt
     unlearned: list[str]
+    requests: list[str] = field(default_factory=list)  # the session's request paths, its id cut off
+    uses: list[int] = field(default_factory=list)  # each kept look's access count, in `looks` order
 
 
 def run(server: SimServer, tmp: Path, tier: str, flow: Callable[[Device, TaskSession], None], *, memory: bool,
-        app: str = FEED) -> Run:
-    options = UiAutomator2Options()
-    for key, value in {"appium:appPackage": app, "guistate:clock": "frozen", "guistate:seed": 7}.items():
+        app: str = FEED, ios: bool = False) -> Run:
+    options = XCUITestOptions() if ios else UiAutomator2Options()
+    caps = {"appium:bundleId" if ios else "appium:appPackage": app, "guistate:clock": "frozen", "guistate:seed": 7}
+    for key, value in caps.items():
         options.set_capability(key, value)
     device = Device(webdriver.Remote(server.url, options=options), url=server.url, is_sim=True)
-    store = MemoryStore(tmp / f"{tier}-{memory}-{flow.__name__}.sqlite")
+    store = MemoryStore(tmp / f"{tier}-{memory}-{flow.__name__}{'-ios' if ios else ''}.sqlite")
     try:
         session = TaskSession(device, policy=TierPolicy.for_tier(tier), name=flow.__name__)
         bridge = MemoryBridge(Healer(store), session, flow.__name__)
@@ -59,9 +67,11 @@ def run(server: SimServer, tmp: Path, tier: str, flow: Callable[[Device, TaskSes
         flow(device, session)
         sid = device.driver.session_id
         paths = [r.path for r in server.request_log() if r.path.startswith(f"/session/{sid}/")]
-        looks = sorted((p.function, p.app, p.png) for p in store.patches())
+        kept = sorted(store.patches(), key=lambda p: (p.function, p.app, p.png))
+        looks = [(p.function, p.app, p.png) for p in kept]
         return Run(sum(p.endswith("/screenshot") for p in paths), sum(p.endswith("/source") for p in paths),
-                   device.page_source_calls, looks, bridge.unlearned)
+                   device.page_source_calls, looks, bridge.unlearned,
+                   [p.split("/", 3)[3] for p in paths], [p.access_count for p in kept])
     finally:
         device.close()
         store.close()
@@ -131,3 +141,106 @@ def test_after_a_typed_password_a_light_step_learns_nothing_it_cannot_check(serv
     assert light.unlearned == ["id=login: may show a secret and its screen's tree is not read"]
     standard = run(server, tmp_path, "standard", log_in, memory=True, app=SETTINGS)
     assert [(f, a) for f, a, _ in standard.looks] == [("locator:id=login", SETTINGS)]  # the tree shows it is safe
+
+
+def _shape(paths: list[str]) -> list[str]:
+    """The request paths with element ids cut off (each session's ids are its own)."""
+    return [re.sub(r"^element/[^/]+", "element/*", p) for p in paths]
+
+
+def _asks(paths: list[str]) -> list[str]:
+    """The requests that ask an element about itself (its rect, its attributes), ids cut off."""
+    return sorted("element/" + "/".join(p.split("/")[2:]) for p in paths
+                  if p.startswith("element/") and not p.endswith("/click"))
+
+
+def test_a_light_step_whose_look_is_kept_adds_no_request_and_refreshes_it(server: SimServer, tmp_path: Path) -> None:
+    """Issue 38: learning cost three requests per located tap at light (the element's rect, app
+    and password attribute), so the default (memory on) was 1.14x a bare client. A look the
+    memory keeps is refreshed from the before-frame after the step passed: no request at all."""
+    off = run(server, tmp_path, "light", open_and_cancel, memory=False)
+    first = run(server, tmp_path, "light", open_and_cancel, memory=True)  # a new memory: both looks learnt
+    assert _asks(off.requests) == []
+    assert _asks(first.requests) == ["element/attribute/package", "element/attribute/package",
+                                     "element/attribute/password", "element/attribute/password",
+                                     "element/rect", "element/rect"]
+    again = run(server, tmp_path, "light", open_and_cancel, memory=True)  # the same memory file
+    assert _shape(again.requests) == _shape(off.requests)  # request for request what the run without memory sends
+    assert again.looks == first.looks and again.unlearned == []
+    assert [u - f for u, f in zip(again.uses, first.uses, strict=True)] == [1, 1]  # each look refreshed once
+
+
+def test_a_kept_look_the_light_step_does_not_show_is_learnt_again_from_the_element(
+        server: SimServer, tmp_path: Path) -> None:
+    """A kept look not found in the before-frame (the app changed it) is not refreshed, and its
+    next tap in the test asks the element again instead of trusting the memory."""
+    first = run(server, tmp_path, "light", open_twice_and_cancel, memory=True)
+    assert first.unlearned == [] and first.uses == [2, 2]  # learnt from the element, then refreshed
+    store = MemoryStore(tmp_path / "light-True-open_twice_and_cancel.sqlite")  # the file `run` uses
+    try:
+        [dialog] = [p for p in store.patches() if p.function == "locator:id=android:id/button2"]
+        store.delete([dialog.id])
+        flipped = NewPatch(function=dialog.function, app=dialog.app, png=_inverted(dialog.png), size=dialog.size,
+                           screen=dialog.screen, app_version="", description="", density=None,
+                           locator=dialog.locator, test="", step="", attrs={})
+        store.add_patch(flipped)
+    finally:
+        store.close()
+    twice = run(server, tmp_path, "light", open_twice_and_cancel, memory=True)
+    assert len(twice.unlearned) == 1 and "not in the before-frame" in twice.unlearned[0]
+    # the Cancel button's second tap asks the element (and learns its real look back); the open taps ask nothing
+    assert _asks(twice.requests) == ["element/attribute/package", "element/attribute/password", "element/rect"]
+    assert sorted(f for f, _, _ in twice.looks) == sorted([*(f for f, _, _ in first.looks),
+                                                          "locator:id=android:id/button2"])
+
+
+def open_twice_and_cancel(device: Device, session: TaskSession) -> None:
+    for _ in range(2):
+        open_and_cancel(device, session)
+
+
+def _inverted(png: bytes) -> bytes:
+    pixels = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    return cv2.imencode(".png", 255 - pixels)[1].tobytes()
+
+
+def test_a_step_that_read_its_tree_takes_the_box_from_it_and_asks_the_element_nothing(
+        server: SimServer, tmp_path: Path) -> None:
+    """Standard reads every before-tree: the tapped element's box is the one node with its
+    content-desc / resource id there, so learning adds no `rect` request (it added one a tap)."""
+    off = run(server, tmp_path, "standard", open_and_cancel, memory=False)
+    on = run(server, tmp_path, "standard", open_and_cancel, memory=True)
+    assert _asks(on.requests) == [] and _shape(on.requests) == _shape(off.requests)
+    light = run(server, tmp_path, "light", open_and_cancel, memory=True)  # a new memory: boxes from `rect`
+    assert on.looks == light.looks and len(on.looks) == 2  # the same boxes, the same pixels
+
+
+def test_a_light_step_that_can_learn_nothing_asks_the_element_nothing(server: SimServer, tmp_path: Path) -> None:
+    """After a typed password a tree-less light step learns nothing (its screen may show the secret):
+    the element is asked whether it is private, and not for its rect, which nothing would use."""
+    off = run(server, tmp_path, "light", log_in, memory=False, app=SETTINGS)
+    light = run(server, tmp_path, "light", log_in, memory=True, app=SETTINGS)
+    assert light.unlearned == ["id=login: may show a secret and its screen's tree is not read"]
+    extra = [p for p in _asks(light.requests) if p not in _asks(off.requests)]
+    # the element's app, and whether each typed field is a password (the device asks that as it types)
+    assert "element/rect" not in extra and extra == ["element/attribute/package", *["element/attribute/password"] * 2]
+
+
+def ios_open_and_cancel(device: Device, session: TaskSession) -> None:
+    session.perform("open the dialog", lambda: device.tap(desc="Delete post by Bob"))
+    session.perform("cancel", lambda: device.tap(desc="Cancel"))
+
+
+def test_on_ios_too_a_read_tree_gives_the_box_and_a_tree_less_light_step_asks_nothing(
+        server: SimServer, tmp_path: Path) -> None:
+    """The iOS persona: at standard the box comes from the before-tree (its name / label, as the
+    predicate compared them); at light nothing can be learnt without a tree (no per-element app),
+    so nothing is asked (the rect was asked and thrown away)."""
+    off = run(server, tmp_path, "standard", ios_open_and_cancel, memory=False, ios=True)
+    standard = run(server, tmp_path, "standard", ios_open_and_cancel, memory=True, ios=True)
+    assert _asks(standard.requests) == [] and _shape(standard.requests) == _shape(off.requests)
+    assert [f for f, _, _ in standard.looks] == ["locator:desc=Cancel", "locator:desc=Delete post by Bob"]
+    light_off = run(server, tmp_path, "light", ios_open_and_cancel, memory=False, ios=True)
+    light = run(server, tmp_path, "light", ios_open_and_cancel, memory=True, ios=True)
+    assert _shape(light.requests) == _shape(light_off.requests) and light.looks == []
+    assert len(light.unlearned) == 2 and all("names no app" in why for why in light.unlearned)
