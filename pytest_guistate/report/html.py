@@ -54,6 +54,7 @@ class _Embedder:
     regions on top."""
 
     images: PageImages
+    inline_frames: bool = False  # a copy that travels alone (the Allure attachment) carries its frames
     frames: dict[str, dict[str, Any]] = field(default_factory=dict)  # frame file -> {id, src, full}
     crop_ids: dict[str, None] = field(default_factory=dict)  # display copies of crops, in page order
 
@@ -77,9 +78,11 @@ class _Embedder:
         (issue 38: one stored copy of each image; frames are content-addressed under frames/, so
         one file is one image). None for a missing file."""
         if rel not in self.frames:
-            if self.images.read(rel) is None:  # records it as missing
+            data = self.images.read(rel)  # records it as missing
+            if data is None:
                 return None
-            self.frames[rel] = {"id": f"frame-{len(self.frames)}", "src": rel, "full": rel}
+            src = data_uri(data) if self.inline_frames else rel
+            self.frames[rel] = {"id": f"frame-{len(self.frames)}", "src": src, "full": rel}
         return str(self.frames[rel]["id"])
 
 
@@ -87,10 +90,11 @@ def _json_pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
 
 
-def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[str, Any]:
-    """Everything the template shows, as plain data (text stays unescaped here; Jinja escapes)."""
+def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET, inline_frames: bool = False) -> dict[str, Any]:
+    """Everything the template shows, as plain data (text stays unescaped here; Jinja escapes).
+    `inline_frames` carries the frames in the page (for a copy read away from its folder)."""
     del frame_budget  # display copies are small: every frame is inlined (issue 23)
-    embed = _Embedder(PageImages(journal.folder))
+    embed = _Embedder(PageImages(journal.folder), inline_frames=inline_frames)
     meta, finish = journal.meta, journal.finish or {}
     state = journal.last_state or {}
     tracker = state.get("tracker") or {}
@@ -234,8 +238,12 @@ def render_timeline_svg(model: dict[str, Any]) -> str:
     return environment().get_template("timeline.svg.j2").render(t=layout, title=model["nodeid"])
 
 
-def render_report(journal: Journal, *, frame_budget: int = FRAME_BUDGET, model: dict[str, Any] | None = None) -> str:
-    model = model if model is not None else report_model(journal, frame_budget=frame_budget)
+def render_report(journal: Journal, *, frame_budget: int = FRAME_BUDGET, model: dict[str, Any] | None = None,
+                  inline_frames: bool = False) -> str:
+    """The page. On disk it draws its frames from `frames/` beside it (one stored copy each, issue 38);
+    with `inline_frames` it carries them, for a copy that leaves the folder (the Allure attachment)."""
+    model = model if model is not None else report_model(journal, frame_budget=frame_budget,
+                                                         inline_frames=inline_frames)
     svg = Markup(render_timeline_svg(model))  # already escaped by its own autoescaping template
     page = environment().get_template("report.html.j2").render(m=model, timeline_svg=svg)
     # indentation between tags is a few % of a 100-step page; text never holds a raw "<" (escaped)

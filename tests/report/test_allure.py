@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,11 @@ def test_steps_crops_labels_and_failure_attachments_reach_allure(pytester: pytes
     assert "[>] synced" in (alluredir / attached["guistate progress"]["source"]).read_text()
     anchors = json.loads((alluredir / attached["guistate anchors"]["source"]).read_text())
     assert anchors["schema"] == "guistate.anchors/1"
+    # Allure keeps the attachment alone, away from frames/: that copy carries its frames (the report
+    # on disk draws them from the files beside it: tests/plugin/test_evidence_bytes.py)
+    page = (alluredir / attached["guistate report.html"]["source"]).read_text()
+    drawn = re.findall(r'<image id="frame-\d+" href="([^"]+)"', page)
+    assert drawn and all(src.startswith("data:image/") for src in drawn), drawn[:3]
 
 
 def test_without_alluredir_nothing_of_allure_runs(pytester: pytest.Pytester) -> None:
