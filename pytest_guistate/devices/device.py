@@ -319,6 +319,17 @@ class Device:
         self._newest = (observation, self._shots, self.action_count)
         return observation
 
+    def in_motion(self) -> bool | None:
+        """Whether the screen is animating now (web: a finite animation or transition runs), None
+        where the platform cannot tell (the phones' trees carry no motion). The step loop asks it
+        once a step's expectation held, to keep the after-frame from the middle of a fade."""
+        if not self.is_web:
+            return None
+        try:
+            return bool(self.driver.execute_script(web.MOTION_JS))
+        except WebDriverException:
+            return None  # a context that runs no script cannot tell
+
     def _remember_screen(self, frame: Frame, tree: UITree) -> UITree:
         """Keep the tree read for a screenshot, keyed by its bytes: a later screenshot with the very
         same bytes is the same screen (what the oracle holds for a step whose frames did not change)."""

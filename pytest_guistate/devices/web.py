@@ -27,6 +27,7 @@ __all__ = [
     "EDITABLE_JS",
     "GEOMETRY_JS",
     "LOCATE_JS",
+    "MOTION_JS",
     "TREE_JS",
     "Located",
     "closed_components",
@@ -118,7 +119,9 @@ function wrappedControls() {
       if (!owner) continue;
       viaShadow = owner.shadowRoot !== null && control.getRootNode() === owner.shadowRoot;
       const a = owner.getBoundingClientRect(), b = control.getBoundingClientRect();
-      const wrapper = viaShadow || b.height > 0 && a.height <= 3 * b.height && a.width <= 3 * b.width;
+      // a hidden native control (a form proxy, as Onsen's <button hidden>) marks a control-sized component
+      const wrapper = viaShadow || (b.height > 0 ? a.height <= 3 * b.height && a.width <= 3 * b.width
+                                                 : a.height > 0 && a.height <= 120);
       owned.set(owner, owned.has(owner) || !wrapper ? null : control);
     }
   }
@@ -176,7 +179,10 @@ function visit(el, parent, clip) {
   const r = el.getBoundingClientRect();
   const base = style.position === "fixed" ? [0, 0, vw, vh] : clip;
   const box = [Math.max(r.left, base[0]), Math.max(r.top, base[1]), Math.min(r.right, base[2]), Math.min(r.bottom, base[3])];
-  const shown = box[2] > box[0] && box[3] > box[1] && style.visibility !== "hidden" && parseFloat(style.opacity) > 0;
+  // an ancestor at opacity 0 (a dialog before its fade-in) hides it too
+  const see = el.checkVisibility ? el.checkVisibility({opacityProperty: true, visibilityProperty: true}) : true;
+  const shown = box[2] > box[0] && box[3] > box[1] && style.visibility !== "hidden" && parseFloat(style.opacity) > 0 &&
+    see;
   const clipsKids = style.overflowX !== "visible" || style.overflowY !== "visible";
   const node = parent.appendChild(out.createElement("node"));
   for (const child of kids(el)) visit(child, node, clipsKids ? box : base);
@@ -192,6 +198,9 @@ function visit(el, parent, clip) {
   const scrollable = /(auto|scroll)/.test(style.overflowY + style.overflowX) && el.clientHeight > 0 ||
     el === document.scrollingElement && el.scrollHeight > el.clientHeight && style.overflowY !== "hidden";
   let cls = kind(control, role) || (control !== el ? kind(el, (el.getAttribute("role") || "").toLowerCase()) : "");
+  if (cls === "android.widget.CheckBox" && control !== el && /switch|toggle/i.test(el.tagName)) {
+    cls = "android.widget.Switch";  // <x-switch> around a checkbox
+  }
   if (!cls) cls = scrollable ? "android.widget.ScrollView" : emitted ? "android.view.ViewGroup"
     : texts(el)[0] ? "android.widget.TextView" : "android.view.View";
   let text = "", source = "";
@@ -365,6 +374,14 @@ for (const el of document.querySelectorAll("*")) {
   if (r.width > 0 && r.height > 0) out.push(el.localName);
 }
 return Array.from(new Set(out)).slice(0, 5);
+"""
+
+# Whether the page is animating right now: a running animation or transition of finite length (an
+# endless spinner never stops, so it is not motion to wait for). Animations in shadow trees count.
+MOTION_JS = r"""
+const moving = (a) => (a.pending || a.playState === "running") && a.effect &&
+  a.effect.getComputedTiming().endTime !== Infinity;
+return document.getAnimations().some(moving);
 """
 
 GEOMETRY_JS = "return [window.innerWidth, window.innerHeight, window.devicePixelRatio || 1];"
