@@ -399,6 +399,7 @@ class Device:
         deadline = time.monotonic() + wait
         self._waited = False
         unready = ""
+        named = f"{kind}={value!r}" if self.is_web else f"{by}={query!r}"  # as the user wrote it / as sent
         while True:
             try:
                 element, unready = self._find_once(by, query, kind, value)
@@ -407,9 +408,9 @@ class Device:
             except NoSuchElementException:
                 unready = ""
             except InvalidSelectorException as exc:
-                raise DeviceError(f"locator {by}={query!r} is not valid on {self.url}: {exc.msg}") from exc
+                raise DeviceError(f"locator {named} is not valid on {self.url}: {exc.msg}") from exc
             except WebDriverException as exc:
-                raise DeviceError(f"find {by}={query!r} failed on {self.url}: {exc.msg}") from exc
+                raise DeviceError(f"find {named} failed on {self.url}: {exc.msg}") from exc
             if time.monotonic() >= deadline:
                 break
             self._waited = True
@@ -417,7 +418,7 @@ class Device:
         waited = f" after waiting {wait:g} s" if wait > 0 else ""
         if unready:
             raise ElementNotReady(
-                f"{kind}={value!r} found{waited} but not ready to act on: {unready} (waited for it to be "
+                f"{named} found{waited} but not ready to act on: {unready} (waited for it to be "
                 f"attached, visible, not moving and enabled); on screen: {self._visible_labels()}"
             )
         hint = ""
@@ -425,8 +426,7 @@ class Device:
             hint = " (an Android resource id: on iOS, id= is the accessibility identifier, the element's name)"
         if self.is_web:
             hint += self._web_miss_hint(kind)
-        shown = f"{by}={query!r}" if not self.is_web or kind == "xpath" else f"{kind}={value!r}"
-        raise ElementNotFound(f"no element with {shown}{waited}{hint}; on screen: {self._visible_labels()}")
+        raise ElementNotFound(f"no element with {named}{waited}{hint}; on screen: {self._visible_labels()}")
 
     def _find_once(self, by: str, query: str, kind: str, value: str) -> tuple[WebElement | None, str]:
         """One look: the element (or None) and why it is not ready yet ("" when it is)."""
@@ -480,7 +480,8 @@ class Device:
                 return located is not None and located.rank > 0
             return bool(self.driver.find_elements(by, query))
         except WebDriverException as exc:
-            raise DeviceError(f"find {by}={query!r} failed on {self.url}: {exc.msg}") from exc
+            named = f"{kind}={value!r}" if self.is_web else f"{by}={query!r}"
+            raise DeviceError(f"find {named} failed on {self.url}: {exc.msg}") from exc
 
     def _locator(
         self, *, text: str | None = None, desc: str | None = None, id: str | None = None, xpath: str | None = None
