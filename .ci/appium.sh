@@ -2,7 +2,7 @@
 # A real Appium 3 server with the chromium driver and headless Chromium, for the `appium` test set
 # (issue 6). Everything lives in the project-local .appium/ folder (gitignored), APPIUM_HOME included.
 #
-#   bash .ci/appium.sh install   # apt: chromium chromium-driver; npm: appium@3 + appium-chromium-driver
+#   bash .ci/appium.sh install   # apt: chromium chromium-driver; npm ci: appium + appium-chromium-driver (.ci/appium/)
 #   bash .ci/appium.sh start     # starts the server on 127.0.0.1, prints its URL (port in .appium/port)
 #   bash .ci/appium.sh url       # prints the URL of the running server
 #   bash .ci/appium.sh stop      # stops it by the PID in .appium/server.pid
@@ -18,7 +18,6 @@ APPIUM_BIN="$HOME_DIR/node_modules/.bin/appium"
 PID_FILE="$HOME_DIR/server.pid"
 PORT_FILE="$HOME_DIR/port"
 LOG_FILE="$HOME_DIR/server.log"
-APPIUM_VERSION="${APPIUM_VERSION:-3}"
 
 say() { echo "appium.sh: $*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -49,15 +48,13 @@ driver_installed() {
 }
 
 install_npm() {
+  # Appium and its chromium driver come pinned from the project's own files (.ci/appium/package.json and its
+  # package-lock.json), installed with `npm ci` into APPIUM_HOME; Appium finds the driver there by itself.
   mkdir -p "$HOME_DIR"
-  if [ ! -x "$APPIUM_BIN" ]; then
-    say "npm install appium@$APPIUM_VERSION into $HOME_DIR"
-    [ -f "$HOME_DIR/package.json" ] || echo '{"name": "guistate-appium-home", "private": true}' >"$HOME_DIR/package.json"
-    npm install --prefix "$HOME_DIR" --no-audit --no-fund --loglevel=error "appium@$APPIUM_VERSION"
-  fi
-  if ! driver_installed; then
-    say "appium driver install appium-chromium-driver (APPIUM_HOME=$HOME_DIR)"
-    "$APPIUM_BIN" driver install --source=npm appium-chromium-driver
+  if ! cmp -s "$ROOT/.ci/appium/package-lock.json" "$HOME_DIR/package-lock.json" || ! driver_installed; then
+    say "npm ci (appium + appium-chromium-driver, pinned in .ci/appium/) into $HOME_DIR"
+    cp "$ROOT/.ci/appium/package.json" "$ROOT/.ci/appium/package-lock.json" "$HOME_DIR/"
+    npm ci --prefix "$HOME_DIR" --no-audit --no-fund --loglevel=error
   fi
   driver_installed || die "the chromium driver is not listed by 'appium driver list --installed'"
 }

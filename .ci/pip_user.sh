@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A pip user's set-up, from the README alone (issue 15): a clean venv, `pip install .` (not -e), then the README's
+# A pip user's set-up, from the docs alone (issue 15): a clean venv, `pip install .` (not -e), then docs/appium.md's
 # "Set up a real Appium server (pip user)" block run as written (between its <!-- pip-user-setup --> markers), in a
 # scratch folder holding nothing but a user's own test (.ci/pip_user/test_my_app.py), against a real Appium 3 server.
 #
-#   bash .ci/pip_user.sh          # from anywhere; needs python3, and apt/npm as the README says
+#   bash .ci/pip_user.sh          # from anywhere; needs python3, and apt/npm as docs/appium.md says
 #
 # Isolation: the venv, $HOME (so APPIUM_HOME=$HOME/appium is fresh) and the user's folder live in a temp dir that is
 # removed at exit; only the pip and npm download caches are shared with the machine, which keeps the time bounded
@@ -35,13 +35,13 @@ python3 -m venv "$WORK/venv"
 installed="$(cd "$WORK" && "$WORK/venv/bin/python" -c 'import pytest_guistate; print(pytest_guistate.__file__)')"
 case "$installed" in "$WORK/venv/"*) say "installed: $installed" ;; *) die "pytest_guistate comes from $installed, not the venv" ;; esac
 
-say "the README's pip-user block"
-python3 - "$ROOT/README.md" "$WORK/setup.sh" <<'PY'
+say "the pip-user block of docs/appium.md"
+python3 - "$ROOT/docs/appium.md" "$WORK/setup.sh" <<'PY'
 import re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
 match = re.search(r"<!-- pip-user-setup -->\s*```bash\n(.*?)```\s*<!-- /pip-user-setup -->", text, re.S)
 if not match:
-    sys.exit("README.md has no ```bash block between <!-- pip-user-setup --> and <!-- /pip-user-setup -->")
+    sys.exit("docs/appium.md has no ```bash block between <!-- pip-user-setup --> and <!-- /pip-user-setup -->")
 open(sys.argv[2], "w", encoding="utf-8").write(match.group(1))
 PY
 sed 's/^/  | /' "$WORK/setup.sh" >&2
@@ -49,7 +49,7 @@ sed 's/^/  | /' "$WORK/setup.sh" >&2
 mkdir -p "$WORK/home" "$WORK/user" "$WORK/bin"
 cp "$ROOT/.ci/pip_user/test_my_app.py" "$WORK/user/"
 if ! command -v sudo >/dev/null 2>&1; then
-  [ "$(id -u)" -eq 0 ] || die "no sudo and not root: the README's apt line cannot run"
+  [ "$(id -u)" -eq 0 ] || die "no sudo and not root: the apt line of docs/appium.md cannot run"
   printf '#!/bin/sh\nexec "$@"\n' >"$WORK/bin/sudo" && chmod +x "$WORK/bin/sudo"
 fi
 (
@@ -57,5 +57,5 @@ fi
   export HOME="$WORK/home" PATH="$WORK/bin:$WORK/venv/bin:$PATH" VIRTUAL_ENV="$WORK/venv"
   export DEBIAN_FRONTEND=noninteractive
   bash -euo pipefail -x "$WORK/setup.sh"
-) || die "the README's pip-user block failed (commands above)"
-say "OK: README-only set-up and a user's test against a real Appium server in $(( $(now) - started )) s"
+) || die "the pip-user block of docs/appium.md failed (commands above)"
+say "OK: docs-only set-up and a user's test against a real Appium server in $(( $(now) - started )) s"

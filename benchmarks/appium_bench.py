@@ -18,7 +18,7 @@ from appium import webdriver
 from appium.options.common import AppiumOptions
 
 from pytest_guistate.core.checks import gone, visible
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.capabilities import chromium
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.web_feed import FeedServer

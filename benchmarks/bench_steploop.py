@@ -10,13 +10,16 @@ a stale-screen step that goes through settle + pull-to-refresh. Prints medians; 
 from __future__ import annotations
 
 import statistics
+import sys
 import time
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.helpers
 from pytest_guistate.core.checks import gone, visible
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import VirtualClock
-from pytest_guistate.devices.sim.direct import DirectScreen
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.sim.phone import Phone
+from tests.helpers.direct_screen import DirectScreen
 
 
 def session_for(reuse: bool, **faults: object) -> tuple[TaskSession, DirectScreen, VirtualClock]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_guistate.devices.sim.apps.drift import DRIFTS
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.server import ReferenceServer
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_suite"
 MODES = {"live": "anthropic", "cassette": "replay", "cache": "cache", "fallback": "cache-fallback"}

@@ -24,13 +24,14 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from attribute_heal import attribute_heal
 
-from pytest_guistate.memory.baseline import attribute_heal
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.helpers
 from pytest_guistate.memory.heal import Healer
 from pytest_guistate.memory.learn import learn_patch
-from pytest_guistate.memory.simcases import Case, SimRig, cases, find_by_locator
 from pytest_guistate.memory.store import MemoryStore
 from pytest_guistate.memory.verify import heal_and_act
+from tests.helpers.simcases import Case, SimRig, cases, find_by_locator
 
 
 @dataclass

@@ -50,7 +50,7 @@ from typing import Any
 from appium.webdriver.common.appiumby import AppiumBy
 
 from pytest_guistate.core.checks import gone, visible
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.devtools_capture import DevtoolsScreenshots

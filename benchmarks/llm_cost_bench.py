@@ -1,7 +1,7 @@
 """Token cost of the LLM-driven steps: TSR-faithful configuration vs the plugin's defaults.
 
 Same seeded episodes (sim seed 1) for both, through the real `anthropic` SDK against the local
-reference server (`pytest_guistate.llm.reference_server`), whose `usage` is what is reported:
+reference server (`pytest_guistate.llm.reference.server`), whose `usage` is what is reported:
   (a) TSR-faithful: the whole current frame at full resolution plus the previous whole frame every
       turn, no prompt caching, the LLM state updater every step with before/after whole frames;
   (b) defaults: the frame at 1/3 scale, the last change crops instead of old frames, prompt caching
@@ -19,17 +19,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.helpers
 from pytest_guistate.core.checks import gone, visible
-from pytest_guistate.core.session import TaskSession
-from pytest_guistate.devices.sim.direct import DirectScreen
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.llm.actor import ActorConfig, run
 from pytest_guistate.llm.client import LLMSettings, Mode, make_client
-from pytest_guistate.llm.reference_server import ReferenceServer
-from pytest_guistate.llm.tokens import TEXT_COUNTER
+from pytest_guistate.llm.reference.server import ReferenceServer
+from pytest_guistate.llm.reference.tokens import TEXT_COUNTER
 from pytest_guistate.llm.updater import LLMStateUpdater
+from tests.helpers.direct_screen import DirectScreen
 
 EPISODES: list[dict[str, Any]] = [
     {"name": "feed-delete (stale list)", "package": "com.guistate.feed", "faults": {"refresh_delay": 1.0},

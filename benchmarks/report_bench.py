@@ -24,13 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "report"))
-
-from scenario import CREDENTIALS, PASSWORD, start
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.helpers
 from pytest_guistate.core.errors import StepFailed
 from pytest_guistate.report.finish import finalize
 from pytest_guistate.report.html import rebuild_report
+from tests.helpers.scenario import CREDENTIALS, PASSWORD, start
 
 ROWS = ("wifi", "dark_mode", "notifications")
 

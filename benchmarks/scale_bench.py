@@ -41,7 +41,7 @@ from appium.options.common import AppiumOptions
 from appium.webdriver.common.appiumby import AppiumBy
 
 from pytest_guistate.core.checks import gone, visible
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.devices import capabilities
 from pytest_guistate.devices.device import Device

@@ -26,16 +26,18 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.helpers
 from pytest_guistate.core.checks import gone, visible
 from pytest_guistate.core.errors import StepFailed
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import SettlePolicy, VirtualClock
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.uitree import parse_page_source
-from pytest_guistate.devices.sim.direct import DirectScreen
 from pytest_guistate.devices.sim.phone import Phone
+from tests.helpers.direct_screen import DirectScreen
 
 FEED = "com.guistate.feed"
 TARGETS = ["Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace"]  # the rows on the first screen

@@ -3,7 +3,7 @@
 These run in replay mode by default (example_suite/pytest.ini: `guistate_llm = replay`): the
 committed cassettes in `cassettes/` were recorded against the project's local reference server,
 not the Anthropic API. Re-record against the reference server with
-`python -m pytest_guistate.llm.rerecord example_suite/test_llm.py`, or against Claude with
+`python -m pytest_guistate.llm.reference.rerecord example_suite/test_llm.py`, or against Claude with
 `ANTHROPIC_API_KEY=... pytest example_suite/test_llm.py --guistate-llm=record`.
 """
 

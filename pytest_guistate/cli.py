@@ -21,18 +21,18 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "--run DIR also writes the run's index.html")),
     "show": ("pytest_guistate.report.viewer_server", "show_main",
              "serve an artifacts dir on 127.0.0.1 and print the URL of its index (Ctrl-C stops)"),
-    "gate": ("pytest_guistate.report.gate", "gate_main",
+    "gate": ("pytest_guistate.report.gate.cli", "gate_main",
              ("CI merge gate: read --guistate-summary JSON(s) (one per CI shard, and a --baseline), print text, "
               "markdown, GitHub annotations or JSON, exit 1 if the run must not merge")),
-    "summary": ("pytest_guistate.report.summary_cli", "summary_main",
+    "summary": ("pytest_guistate.report.gate.summary_merge", "summary_main",
                 "merge the --guistate-summary files of CI shards into one (for one gate over the whole run)"),
     "memory": ("pytest_guistate.memory.cli", "memory_main",
                "inspect, prune and export the cross-run memory of UI functions (self-healing locators)"),
     "appium": ("pytest_guistate.devices.appium_server", "appium_main",
                "check (doctor), start and stop a real Appium 3 server installed with npm"),
-    "cache": ("pytest_guistate.llm.cache_cli", "cache_main",
+    "cache": ("pytest_guistate.llm.cache.cli", "cache_main",
               "list, show and find stale action caches of LLM-driven tests (record once, replay at 0 tokens)"),
-    "llm-server": ("pytest_guistate.llm.reference_server", "serve",
+    "llm-server": ("pytest_guistate.llm.reference.server", "serve",
                    "serve the local Messages-API reference server (for recording cassettes offline)"),
 }
 

@@ -1,7 +1,23 @@
-"""Options and ini values parsed once into a frozen `GuistateConfig`, kept in `config.stash`.
+"""Options and ini values parsed once into a frozen `GuistateConfig`, kept in `config.stash`, and
+every check of what the user asked for: the options, the output paths, the marker's keywords.
 
 Every option has an ini twin (`guistate_*`), so a project can pin its choices in `pytest.ini`
 or `pyproject.toml` and CI can still override them on the command line.
+
+Output paths are checked once at configure (issue 14): fail fast, not once per test. A directory no
+file can be created in (a parent that is a regular file, a read-only mount, no permission) would
+fail every test at its first step; it is a usage error naming the option and the OS error instead.
+The summary file gets a lock for the run (`report/summary.py`), so a second concurrent run with the
+same `--guistate-summary` is refused rather than clobbering the first's.
+
+Per-test fault limits (issue 14): `guistate_test_timeout` / `--guistate-test-timeout` (seconds,
+default 0 = none) sets the whole-test watchdog's budget for every test; `@pytest.mark.guistate(
+timeout=...)` (or `test_timeout=`) overrides it per test, 0 switching it off. Off by default because
+a test's honest length varies by orders of magnitude (a scripted check takes seconds, an LLM run
+minutes) and every device call already has its own deadline; set it in CI for LLM runs and long
+flows. The budget covers the call phase (not fixture setup, whose session creation has its own
+deadline), and ends the test with `TestTimeout` (core/watchdog.py): an ordinary failure, so the
+journal is closed and report.html built by the usual teardown. `runtime.py` arms it.
 """
 
 from __future__ import annotations
@@ -9,6 +25,7 @@ from __future__ import annotations
 import enum
 import math
 import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +44,24 @@ from pytest_guistate.devices.device_list import (
 )
 from pytest_guistate.llm.options import add_llm_options, build_llm_settings
 from pytest_guistate.llm.settings import LLMSettings, Mode
+from pytest_guistate.report.diskio import probe_dir
+from pytest_guistate.report.summary import SummaryBusy, lock_summary
+from pytest_guistate.stash_keys import marker_kwargs
 
-__all__ = ["CONFIG_KEY", "GuistateConfig", "Retain", "SessionMode", "add_options", "build_config", "get_config"]
+__all__ = [
+    "CONFIG_KEY",
+    "MARKER_KWARGS",
+    "GuistateConfig",
+    "Retain",
+    "SessionMode",
+    "add_options",
+    "budget_for",
+    "build_config",
+    "check_marker_kwargs",
+    "check_paths",
+    "cycle_limit_for",
+    "get_config",
+]
 
 
 class Retain(enum.Enum):
@@ -383,3 +416,58 @@ def _platform(value: str) -> str:
 
 def get_config(config: pytest.Config) -> GuistateConfig:
     return config.stash[CONFIG_KEY]
+
+
+def check_paths(settings: GuistateConfig) -> int | None:
+    """Probe the artifacts, summary and memory directories; lock the summary. Returns the lock's fd."""
+    summary, memory = settings.summary_path, settings.memory_path
+    for option, folder in (("--guistate-artifacts", settings.artifacts_dir),
+                           ("--guistate-summary", summary.parent if summary else None),
+                           ("--guistate-memory", memory.parent if memory else None)):
+        problem = probe_dir(folder) if folder is not None else None
+        if problem:
+            raise pytest.UsageError(f"{option}: {problem}")
+    if summary is None:
+        return None
+    try:
+        return lock_summary(summary)
+    except (SummaryBusy, OSError) as exc:
+        raise pytest.UsageError(f"--guistate-summary: {exc}") from None
+
+
+# What @pytest.mark.guistate(...) understands; anything else is probably a typo.
+MARKER_KWARGS = ("tier", "app", "faults", "caps", "settle_timeout", "timeout", "test_timeout", "cycle_limit", "session")
+
+
+def check_marker_kwargs(item: pytest.Item) -> None:
+    """Warn (at collection) about marker keywords nothing reads: `timout=5` would silently do nothing."""
+    unknown = sorted(set(marker_kwargs(item)) - set(MARKER_KWARGS))
+    if unknown:
+        warnings.warn(pytest.PytestConfigWarning(
+            f"{item.nodeid}: @pytest.mark.guistate got unknown keyword(s) {', '.join(unknown)}; known: "
+            f"{', '.join(MARKER_KWARGS)}"), stacklevel=1)
+
+
+def budget_for(item: pytest.Item, default_s: float) -> float:
+    """The test's budget in seconds (0 = none): the marker's `timeout=`/`test_timeout=`, else the option."""
+    options = marker_kwargs(item)
+    key = "test_timeout" if "test_timeout" in options else "timeout" if "timeout" in options else None
+    if key is None:
+        return default_s
+    raw = options[key]
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.guistate({key}={raw!r}) is not a number of "
+                                "seconds") from None
+    if not math.isfinite(value) or value < 0:
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.guistate({key}={raw!r}) must be >= 0 seconds")
+    return value
+
+
+def cycle_limit_for(item: pytest.Item, default: int) -> int:
+    """Steps a screen loop may run without a milestone (core/cycles.py): the marker's `cycle_limit=`, else the ini."""
+    raw = marker_kwargs(item).get("cycle_limit", default)
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.guistate(cycle_limit={raw!r}) must be an integer >= 0")
+    return raw

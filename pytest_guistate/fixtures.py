@@ -19,9 +19,9 @@ import pytest
 
 from pytest_guistate.config import SessionMode, get_config
 from pytest_guistate.core.errors import RecordingFailed
-from pytest_guistate.items import APPIUM_SESSION_KEY, SESSION_KEY, SessionInfo, did_test_fail, marker_kwargs
 from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime
-from pytest_guistate.session_reuse import HeldSession, SessionKeeper, session_mode, test_failed
+from pytest_guistate.stash_keys import APPIUM_SESSION_KEY, SESSION_KEY, SessionInfo, did_test_fail, marker_kwargs
+from pytest_guistate.worker_sessions import HeldSession, SessionKeeper, session_mode, test_failed
 
 if TYPE_CHECKING:
     from pytest_guistate.devices.device_list import DeviceSpec
@@ -143,7 +143,7 @@ def device(
     """A fresh Appium session (fresh app state) for this test; `device.driver` is the raw client.
 
     With `--guistate-session=worker` the previous test's session, with its app reset, when it may
-    be reused (see `session_reuse.py`). Capabilities: the run's, then the pool device's own (udid,
+    be reused (see `worker_sessions.py`). Capabilities: the run's, then the pool device's own (udid,
     vendor options), then the marker's.
     """
     import urllib3

@@ -1,6 +1,6 @@
 """pytest11 entry point: options, markers, hookspecs and the hook wiring. No logic lives here.
 
-Every hook hands off to `runtime.py` (per run and per test) or the core; see STYLE.md.
+Every hook hands off to `runtime.py` (per run and per test) or the core (the layers: pyproject.toml's import-linter contracts).
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from collections.abc import Generator
 import pytest
 
 from pytest_guistate import hookspecs
-from pytest_guistate.budgets import check_marker_kwargs
-from pytest_guistate.config import CONFIG_KEY, add_options, build_config
+from pytest_guistate.config import CONFIG_KEY, add_options, build_config, check_marker_kwargs
 from pytest_guistate.fixtures import (  # noqa: F401
     device,
     guistate,
@@ -20,10 +19,10 @@ from pytest_guistate.fixtures import (  # noqa: F401
     guistate_device_url,
     guistate_session_keeper,
 )
-from pytest_guistate.items import attach_failure_section, remember_report
 from pytest_guistate.ledger_hooks import LedgerHooks
 from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime, default_refresh
-from pytest_guistate.session_reuse import session_mode
+from pytest_guistate.stash_keys import attach_failure_section, remember_report
+from pytest_guistate.worker_sessions import session_mode
 
 MARKER = (
     "guistate(tier=None, app=None, faults=None, caps=None, settle_timeout=None, session=None, timeout=None, "

@@ -15,7 +15,8 @@ import re
 import sys
 import time
 import warnings
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,9 +26,9 @@ from pytest_guistate.config import GuistateConfig
 from pytest_guistate.core.errors import RecordingFailed
 from pytest_guistate.core.tiers import Tier, TierPolicy, choose_tier
 from pytest_guistate.extensions import anchor_detector, locate, redaction_source
-from pytest_guistate.items import APPIUM_SESSION_KEY, LIVE_KEY, REPORT_NAMES_KEY, REPORTS_KEY, marker_kwargs
+from pytest_guistate.guistate_fixture import GuistateSession
 from pytest_guistate.progress import terminal_progress
-from pytest_guistate.testsession import GuistateSession
+from pytest_guistate.stash_keys import APPIUM_SESSION_KEY, LIVE_KEY, REPORT_NAMES_KEY, REPORTS_KEY, marker_kwargs
 
 if TYPE_CHECKING:
     from pytest_guistate.core.steploop import SessionHooks
@@ -202,8 +203,8 @@ class GuistateRuntime:
             self.ledger.stop_reason = message
 
     def check_paths(self) -> None:
-        """Controller, at configure: unwritable dirs and a summary another run holds are usage errors (paths.py)."""
-        from pytest_guistate.paths import check_paths
+        """Controller, at configure: unwritable dirs and a summary another run holds are usage errors (config.py)."""
+        from pytest_guistate.config import check_paths
 
         if self.worker is None:
             self._summary_lock = check_paths(self.settings)
@@ -310,7 +311,7 @@ class GuistateRuntime:
             retier_hook=retier,
         )
         recorder.bind(session)
-        from pytest_guistate.budgets import cycle_limit_for
+        from pytest_guistate.config import cycle_limit_for
 
         session.cycles.limit = cycle_limit_for(item, self.settings.cycle_limit)
         live = terminal_progress(self.config, test_id, session)
@@ -339,7 +340,7 @@ class GuistateRuntime:
             llm_settings = self.settings.llm
             session.llm_factory = lambda: open_llm(
                 llm_settings, session, device, test_file=item.path, test_name=redactor.ident(item.name),
-                scrub=redactor.scrub
+                scrub=redactor.scrub, spans=redactor.spans
             )
         return session
 
@@ -375,7 +376,7 @@ class GuistateRuntime:
 
         done.summary.llm_cost_usd = llm_cost
         if cache_report:
-            from pytest_guistate.report.cache_gate import cache_summary
+            from pytest_guistate.report.gate.cache import cache_summary
 
             done.summary.llm_cache = cache_summary(cache_report)
             self.cache_lines.extend(_cache_lines(done.summary.nodeid, cache_report))
@@ -416,11 +417,17 @@ class GuistateRuntime:
             recorder.write_event("driver_log", {"source": "the embedded sim's request log", "lines": lines,
                                                 "note": ""})
 
-    def test_budget(self, item: pytest.Item) -> AbstractContextManager[None]:
-        """The whole-test watchdog around the call phase (`budgets.py`)."""
-        from pytest_guistate.budgets import watch
+    @contextmanager
+    def test_budget(self, item: pytest.Item) -> Iterator[None]:
+        """The whole-test watchdog around the call phase: the marker's budget, else the option (config.py)."""
+        from pytest_guistate.config import budget_for
+        from pytest_guistate.core import watchdog
 
-        return watch(item, self.settings.test_timeout_s)
+        watchdog.arm(budget_for(item, self.settings.test_timeout_s), item.nodeid)
+        try:
+            yield
+        finally:
+            watchdog.disarm()
 
     def _hooks(self, item: pytest.Item) -> SessionHooks:
         """Bridge the pluggy hooks onto the core's plain callables."""
@@ -470,7 +477,7 @@ def default_refresh(screen: Any) -> bool | None:
 
 def _cache_lines(nodeid: str, report: dict[str, Any]) -> list[str]:
     """The terminal summary's lines for one test's action cache: misses, live steps, a rewrite."""
-    from pytest_guistate.report.cache_gate import healed_steps
+    from pytest_guistate.report.gate.cache import healed_steps
 
     lines = [f"{nodeid}: {message}" for message in report.get("miss_messages") or []]
     lines += [f"{nodeid}: action cache {line}" for line in healed_steps(report)]

@@ -1,8 +1,8 @@
 """A pip user's first test against a real Appium server (checked by .ci/pip_user.sh, issue 15).
 
 Their own tiny mobile web app, served from this folder: a list whose rows redraw 2 s late after
-a Remove, where a stale Remove would delete the next item. Written from the README alone:
-`text=` / `desc=` / `id=` locators, `expect=`, `idempotent=False`, a step `refresh=`.
+a Remove, where a stale Remove would delete the next item. Written from the docs alone (README.md,
+docs/appium.md): `text=` / `desc=` / `id=` locators, `expect=`, `idempotent=False`, a step `refresh=`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Anchors from a project's own detectors (DESIGN §8: "hooks for ... anchor detectors").
+"""Anchors from a project's own detectors (the `pytest_guistate_detect_anchors` hook, hookspecs.py).
 
 The built-in detectors (route changes, pop-ups, stale screens, failed steps) live in
-`session_journal.py`; an app knows moments they cannot see: a captcha, its own error banner, a
+`task_journal.py`; an app knows moments they cannot see: a captcha, its own error banner, a
 "session expired" page. The pytest layer turns the `pytest_guistate_detect_anchors` hook into one
 callable (`SessionHooks.detect_anchors`); this module validates what it returns and places each
 anchor exactly as a built-in one: on the step, with the app, with the step's crops, and linked

@@ -6,7 +6,7 @@ is judged against ignore and unstable regions, snapped at full scale to the smal
 container of the UI tree (window, panel, dialog, list row; the raw box is kept if none fits) and
 cropped from the AFTER frame. No change at all falls back to a crop of the whole screen.
 
-Verdict rules (the step loop's stale-screen policy, DESIGN §4, depends on them):
+Verdict rules (the step loop's stale-screen policy, steploop.py, depends on them):
 - identical PNG bytes, or no region outside the ignore regions            -> "no_change";
 - every region lies inside `unstable` boxes (a spinner, an animation seen by the stability
   probe) or is a text cursor (raw width <= `cursor_max_width`, inside a focused EditText /
@@ -28,7 +28,7 @@ import cv2
 
 from pytest_guistate.core.frame import Frame, FrameError, png_size, size_change_text
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.oracle_dim import DIM_FRACTION, compensate, dim_gain, find_overlay
+from pytest_guistate.core.oracle_dim import DIM_FRACTION, compensate, dim_gain, find_overlay, floating_window
 from pytest_guistate.core.oracle_mask import (
     ChangeMasks,
     RawRegion,
@@ -39,7 +39,8 @@ from pytest_guistate.core.oracle_mask import (
     to_small,
 )
 from pytest_guistate.core.oracle_snap import SnappedRegion, grow_unstable, snap_regions
-from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transition, Verdict
+from pytest_guistate.core.oracle_transient import TransientShapes
+from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transient, Transition, Verdict
 from pytest_guistate.core.uitree import UINode, UITree
 
 __all__ = ["Crop", "OracleConfig", "Region", "Transition", "VisualOracle", "status_bar_boxes"]
@@ -82,7 +83,11 @@ class VisualOracle:
         focused = _focused_editables(tree)
         flicker: list[Box] = []
         notes: list[str] = []
-        kept = self._keep(raw_regions, masks, trusted, untrusted, focused, flicker)
+        shapes = TransientShapes(tree, screen)
+        transients = [t for t in (shapes.kind_of(raw.box) for raw in raw_regions) if t is not None]
+        app_regions = [raw for raw in raw_regions if not any(t.box == raw.box for t in transients)]
+        kept = self._keep(app_regions, masks, trusted, untrusted, focused, flicker)
+        transients += [Transient("cursor", box) for box in flicker]
         snapped = self._into_vanished_dialog(snap_regions(kept, tree, screen, self.config), before_tree, tree, screen)
         covered = Box.union_all(s.region.raw for s in snapped)
         if covered is not None and covered.area >= DIM_FRACTION * screen.area:
@@ -90,6 +95,14 @@ class VisualOracle:
             if undimmed is not None:
                 snapped, note = undimmed
                 notes.append(note)
+                old = before_tree() if before_tree is not None else None
+                if old is not None and tree is not None and _windows(old, screen) != _windows(tree, screen):
+                    # the dialog is a window of its own: the screen behind it changed as a whole
+                    snapped.append(_screen_level(covered.clamp(width, height), "scrim", "the screen behind, dimmed"))
+            else:
+                filled = sum(s.region.raw.area for s in snapped) >= DIM_FRACTION * screen.area
+                whole = self._new_screen(covered, filled, before_tree, tree, screen, ignored, notes)
+                snapped += [whole] if whole is not None else []
         verdict: Verdict
         if any(not s.uncertain for s in snapped):
             verdict = "changed"
@@ -98,7 +111,9 @@ class VisualOracle:
             notes.append("changes only at or just beyond unstable regions")
         else:
             verdict = "no_change"
-            if raw_regions:
+            if transients:
+                notes.append("only transient shapes changed: " + ", ".join(sorted({t.kind for t in transients})))
+            elif raw_regions:
                 notes.append("only flickering regions changed (cursor, spinner, animation)")
         regions = [s.region for s in snapped]
         crops = self._crops(after, regions, screen)
@@ -112,6 +127,7 @@ class VisualOracle:
             diff_ratio=masks.strict_count / float(max(1, masks.counted_pixels)),
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
             notes=notes,
+            transients=transients,
         )
 
     def _keep(self, raws: Sequence[RawRegion], masks: ChangeMasks, trusted: Sequence[Box], untrusted: Sequence[Box],
@@ -144,11 +160,38 @@ class VisualOracle:
         out: list[SnappedRegion] = []
         for item in snapped:
             region = item.region
-            if region.box.area > dialog.area and region.raw.intersection(dialog).area >= 0.8 * region.raw.area:
+            if region.box != dialog and region.raw.intersection(dialog).area >= 0.8 * region.raw.area:
+                # a change where the dialog was is the dialog's going (its edge, its shadow), not
+                # the row or list the after-tree has there
+                host = next((o for o in out if o.region.box == dialog), None)
+                if host is not None:
+                    host.region.raw = host.region.raw.union(region.raw)
+                    host.strict_pixels += item.strict_pixels
+                    host.uncertain = host.uncertain and item.uncertain
+                    continue
                 region = Region(region.raw, dialog, overlay.label, region.changed_fraction, region.element)
                 item = SnappedRegion(region, item.strict_pixels, item.uncertain)
             out.append(item)
         return out
+
+    @staticmethod
+    def _new_screen(covered: Box, filled: bool, before_tree: Callable[[], UITree | None] | None,
+                    tree: UITree | None, screen: Box, ignored: Sequence[Box], notes: list[str]) -> SnappedRegion | None:
+        """Changes spread over most of the screen with no dialog dimming it: a new window (the trees'
+        top-level windows differ: another app, a floating window came or went) is the whole screen
+        below the system bars; else, when the changed boxes themselves fill half of the screen
+        (`filled`), one screen redrawn (a theme switch, a scrolled page) is the repainted area;
+        else they are separate changes (a toast gone, a title changed), kept as they are."""
+        old = before_tree() if before_tree is not None else None
+        if _windows(old, screen) != _windows(tree, screen) and old is not None and tree is not None:
+            bars = [b for b in ignored if b.top <= screen.top and b.width >= screen.width * 0.9]
+            top = max((b.bottom for b in bars), default=0)
+            notes.append("new window: the trees' top-level windows differ")
+            return _screen_level(Box(0, min(top, covered.top), screen.right, screen.bottom), "screen", "new window")
+        if not filled:
+            return None
+        notes.append(f"repaint: {covered.area / screen.area:.0%} of the screen redrawn in one window")
+        return _screen_level(covered, "repaint", "repainted area")
 
     def _undim(self, before: Frame, after: Frame, tree: UITree | None,
                before_tree: Callable[[], UITree | None] | None, ignored: list[Box], masks: ChangeMasks,
@@ -302,6 +345,8 @@ class VisualOracle:
         for index, region in enumerate(regions):
             if len(crops) >= self.config.max_crops:
                 break
+            if region.kind == "scrim":
+                continue  # the dimmed screen behind a dialog: the dialog's crop says what happened
             box = region.box.expand(self.config.crop_margin).clamp(screen.width, screen.height)
             if any(other.contains(box) for other in taken):
                 continue
@@ -317,6 +362,21 @@ class VisualOracle:
         if clipped.is_empty:
             raise ValueError(f"crop box {box.as_list()} lies outside the {width}x{height} frame{_where(frame)}")
         return Crop(clipped, None, -1, pixels=frame.bgr[clipped.top : clipped.bottom, clipped.left : clipped.right])
+
+
+def _screen_level(box: Box, kind: str, label: str) -> SnappedRegion:
+    """A screen-level region after the items (`Region.kind`): what the step did to the screen as a whole."""
+    return SnappedRegion(Region(box, box, label, 1.0, None, kind), 0, False)
+
+
+def _windows(tree: UITree | None, screen: Box) -> tuple[object, ...]:
+    """What identifies the screen's windows in a dump: each top-level window's package and, for a
+    floating one, its box (an app's page changing inside its window keeps this the same)."""
+    if tree is None:
+        return ()
+    window = floating_window(tree, screen)
+    packages = tuple(sorted({c.package for c in tree.root.children if c.package} or {tree.root.package}))
+    return packages, tuple(window.bounds.as_list()) if window is not None and window.bounds is not None else None
 
 
 def _focused_editables(tree: UITree | None) -> list[UINode]:

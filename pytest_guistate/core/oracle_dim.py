@@ -8,6 +8,9 @@ again: what still differs is the real change (a removed row). The dialog itself 
 tree where it exists - the before-tree when it vanished, the after-tree when it appeared - and
 becomes its own region, snapped to the dialog's container, instead of the whole frame.
 
+Issue 33: an open navigation drawer is such an overlay too (its scrim dims the content beside it),
+and a dump holding only a floating window (a real phone's dump of a dialog) names that window.
+
 Issue 23: a web app whose `role="dialog"` element is the full-screen dim layer itself gave the
 whole frame again. A dialog node that covers the screen is a layer, not the box a reader needs:
 its content child is (the largest child, descended while it still covers the screen), and with no
@@ -24,7 +27,7 @@ import numpy as np
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uitree import UINode, UITree
 
-__all__ = ["DIM_FRACTION", "Overlay", "compensate", "dim_gain", "find_overlay"]
+__all__ = ["DIM_FRACTION", "Overlay", "compensate", "dim_gain", "find_overlay", "floating_window"]
 
 DIM_FRACTION = 0.5  # a change covering at least this much of the screen may be a dim / undim
 _MIN_GAIN_STEP = 0.15  # |log gain| below log(1.15) is no scrim (a theme tint, a fade)
@@ -58,11 +61,42 @@ class Overlay:
         return f"dialog {title!r} {self.change}"
 
 
-def _dialogs(tree: UITree | None) -> list[UINode]:
+def floating_window(tree: UITree | None, screen: Box | None) -> UINode | None:
+    """The top-level window of a dump that holds only a floating window (a dialog, a dialog-styled
+    activity, a popup: its one window covers less than `_LAYER` of the screen), else None."""
+    if tree is None or screen is None:
+        return None
+    windows = [c for c in tree.root.children if c.bounds is not None and not c.bounds.is_empty]
+    if tree.root.bounds is not None and not tree.root.bounds.is_empty and not windows:
+        windows = [tree.root]
+    if len(windows) != 1:
+        return None
+    assert windows[0].bounds is not None
+    return windows[0] if windows[0].bounds.intersection(screen).area < _LAYER * screen.area else None
+
+
+def _drawers(tree: UITree) -> list[UINode]:
+    """Open navigation drawers: a DrawerLayout draws its content first and each open drawer after it,
+    over the content and its scrim (a panel narrower than the layout)."""
+    out: list[UINode] = []
+    for layout in tree.nodes():
+        if "DrawerLayout" not in layout.cls or layout.bounds is None:
+            continue
+        for child in layout.children[1:]:
+            if child.bounds is not None and child.children and child.bounds.width < 0.9 * layout.bounds.width \
+                    and child.bounds.area >= 0.2 * layout.bounds.area:
+                out.append(child)
+    return out
+
+
+def _dialogs(tree: UITree | None, screen: Box | None = None) -> list[UINode]:
     if tree is None:
         return []
-    return [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
-            and (any(h in n.cls for h in _DIALOG_HINTS) or any(n.resource_id.endswith(i) for i in _DIALOG_IDS))]
+    found = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
+             and (any(h in n.cls for h in _DIALOG_HINTS) or any(n.resource_id.endswith(i) for i in _DIALOG_IDS))]
+    found += _drawers(tree)
+    window = floating_window(tree, screen)
+    return found if window is None or any(n is window for n in found) else [window, *found]
 
 
 def _key(node: UINode) -> tuple[str, str, tuple[int, int, int, int] | None]:
@@ -89,10 +123,11 @@ def _content(node: UINode, screen: Box) -> tuple[bool, UINode | None]:
 
 def find_overlay(before: UITree | None, after: UITree | None, screen: Box | None = None) -> Overlay | None:
     """The outermost dialog in exactly one of the two trees (vanished first: closing is the common
-    case); with `screen`, a dialog node that is a full-screen layer names its content child."""
+    case); with `screen`, a dialog node that is a full-screen layer names its content child, and a
+    dump holding only a floating window (`floating_window`) counts that window as a dialog."""
     for source, other, change in ((before, after, "vanished"), (after, before, "appeared")):
-        others = {_key(n) for n in _dialogs(other)}
-        lonely = [n for n in _dialogs(source) if _key(n) not in others]
+        others = {_key(n) for n in _dialogs(other, screen)}
+        lonely = [n for n in _dialogs(source, screen) if _key(n) not in others]
         if lonely:
             node = max(lonely, key=lambda n: n.bounds.area if n.bounds else 0)
             if screen is None:

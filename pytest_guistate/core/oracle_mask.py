@@ -26,14 +26,14 @@ import numpy as np
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle_types import OracleConfig
-from pytest_guistate.core.uitree import UITree
+from pytest_guistate.core.uitree import UINode, UITree
 
 __all__ = [
     "ChangeMasks", "RawRegion", "StatusBars", "change_masks", "colour_difference", "find_regions", "merge_boxes",
     "status_bar_boxes", "steady_keyboard", "to_small",
 ]
 
-_STATUS_BAR_FRACTION = 0.03  # top 3% of the screen when the tree does not say where the bar is
+_STATUS_BAR_FRACTION = 0.03  # top 3% when neither the tree nor its app nodes say where the bar is
 _IOS_STATUS_BAR_FRACTION = 0.065  # iOS: top 6.5% (see status_bar_boxes)
 # ids of system bars: systemui's own, and the backgrounds an app window draws under them (what
 # an Espresso or single-window UiAutomator2 source lists in place of the bars themselves)
@@ -186,22 +186,31 @@ def merge_boxes(boxes: Sequence[Box], gap: int) -> list[Box]:
 
 
 def status_bar_boxes(tree: UITree | None, width: int, height: int, platform: str = "") -> list[Box]:
-    """System bars from the tree (status_bar ids, com.android.systemui, an iOS StatusBar), else
-    the top 3% -- on iOS, whose app sources list no status bar, the band above the navigation bar
-    or the top 6.5% (47 pt of 844 with a notch, 54 of 852 with a Dynamic Island). `platform`
-    names the phone when there is no tree to say it."""
+    """System bars from the tree (status_bar ids, com.android.systemui's band at the top, an iOS
+    StatusBar); when none of them is at the top of the screen (a tree naming only the navigation
+    bar), the status bar is measured: the band above the app's first full-width node (Android), the
+    band above the navigation bar (iOS), else the platform's top band (`_top_band`). `platform`
+    names the phone when there is no tree to say it. Other systemui nodes are no bar: in the
+    notification shade a notification row is a screen's content like any other (issue 33)."""
     boxes: list[Box] = []
     if tree is not None:
         for node in tree.nodes():
             if node.bounds is None or node.bounds.is_empty:
                 continue
-            is_bar = (node.resource_id.endswith(_BAR_IDS) or node.package == "com.android.systemui"
-                      or (node.platform == "ios" and node.kind == "StatusBar"))
-            if is_bar and node.bounds.height <= _SYSTEM_UI_MAX_FRACTION * height:
+            if _is_bar(node, height):
                 boxes.append(node.bounds.clamp(width, height))
-    if not boxes:
-        boxes.append(Box(0, 0, width, max(1, _top_band(tree, height, platform))))
+    if not any(box.top <= 0 for box in boxes):
+        boxes.append(Box(0, 0, width, max(1, _top_band(tree, width, height, platform))))
     return merge_boxes(boxes, 0)
+
+
+def _is_bar(node: UINode, height: int) -> bool:
+    assert node.bounds is not None
+    if node.bounds.height > _SYSTEM_UI_MAX_FRACTION * height:
+        return False  # taller than a bar: the notification shade, a systemui dialog
+    if node.resource_id.endswith(_BAR_IDS) or (node.platform == "ios" and node.kind == "StatusBar"):
+        return True
+    return node.package == "com.android.systemui" and node.bounds.top <= 0  # the status bar's band itself
 
 
 def steady_keyboard(before: UITree | None, after: UITree | None) -> list[Box]:
@@ -218,15 +227,28 @@ def steady_keyboard(before: UITree | None, after: UITree | None) -> list[Box]:
     return [new] if all(abs(a - b) <= _KEYBOARD_SLACK_PX for a, b in edges) else []
 
 
-def _top_band(tree: UITree | None, height: int, platform: str = "") -> int:
+def _top_band(tree: UITree | None, width: int, height: int, platform: str = "") -> int:
     if (tree.platform if tree is not None else platform) != "ios":
-        return round(height * _STATUS_BAR_FRACTION)
+        measured = _first_app_row(tree, width, height)
+        return measured if measured is not None else round(height * _STATUS_BAR_FRACTION)
     if tree is None:
         return round(height * _IOS_STATUS_BAR_FRACTION)
     bars = [n.bounds.top for n in tree.nodes() if n.kind == "NavigationBar" and n.displayed and n.bounds is not None
             and 0 <= n.bounds.top <= _SYSTEM_UI_MAX_FRACTION * height]
     # a bar at the very top: no status bar above it (an iPhone in landscape, a hidden status bar)
     return min(bars) if bars else round(height * _IOS_STATUS_BAR_FRACTION)
+
+
+def _first_app_row(tree: UITree | None, width: int, height: int) -> int | None:
+    """The top of the app's first full-width node below the screen's top edge, when it lies within
+    the status bar's possible band: what is above it is the system's (Android draws the app's
+    window, its action bar or its content view, right under the status bar)."""
+    if tree is None:
+        return None
+    tops = [n.bounds.top for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
+            and 0 < n.bounds.top <= _SYSTEM_UI_MAX_FRACTION * height and n.bounds.width >= 0.9 * width
+            and n.package != "com.android.systemui"]
+    return min(tops) if tops else None
 
 
 class StatusBars:

@@ -32,6 +32,7 @@ _LIST_HINTS = ("RecyclerView", "ListView", "ScrollView", "Table", "CollectionVie
 _ELEMENT_GROWTH = 4  # an element may be this many times the area of the changed pixels' box
 _LEAF_MAX_FRACTION = 0.25  # a leaf bigger than this (a full-screen image) says little about where
 _SNAP_SLACK = 0.03  # fraction of the box's width/height it may poke out of its container
+_ROW_MAX_FRACTION = 0.15  # a row (a list item, a toolbar, a switch's line) is at most this share of the screen's long side
 
 
 @dataclass
@@ -68,6 +69,7 @@ class _Snapper:
             for child in node.children:
                 self.parents[id(child)] = node
         self.order = [n for i, n in enumerate(drawn) if not self.is_transparent_layer(n, drawn[:i])]
+        self.changes: list[Box] = []  # every changed box of the pair: what a container is measured against
 
     def is_transparent_layer(self, node: UINode, beneath: Sequence[UINode]) -> bool:
         """An empty layer (`UINode.is_empty_layer`) drawn over other nodes, not its own parents: a
@@ -122,10 +124,21 @@ class _Snapper:
         return bounds.union(box) if small_enough else box
 
     def container(self, box: Box) -> UINode | None:
+        """The smallest usable container enclosing `box` while it is about the size of the change
+        (`OracleConfig.snap_growth` times the union of the changes it holds: one change spread
+        over a row's parts is that row), or a row whatever the change's size (no taller than
+        `_ROW_MAX_FRACTION` of the screen's long side: a changed count, a switch's knob or a check mark keeps
+        its row). None: the nearest container is a sheet, a list or a page, which is not the item
+        that changed."""
         node = self.topmost(box)
         while node is not None:
             if self.usable(node):
-                return node
+                assert node.bounds is not None
+                inside = Box.union_all(other for other in (box, *self.changes) if self.encloses(node, other))
+                if node.bounds.area <= self.config.snap_growth * max(1, inside.area if inside else box.area):
+                    return node
+                row = _ROW_MAX_FRACTION * max(self.screen.width, self.screen.height)
+                return node if node.bounds.height <= row else None
             node = self.parents.get(id(node))
         return None
 
@@ -149,6 +162,7 @@ def snap_regions(
         groups = [_Group(None, [raw], uncertain) for raw, uncertain in kept]
     else:
         snapper = _Snapper(tree, screen, config)
+        snapper.changes = [raw.box for raw, _ in kept]
         elements = {id(raw): snapper.element(raw.box) for raw, _ in kept}
         groups = [_Group(snapper.container(raw.box), [raw], uncertain) for raw, uncertain in kept]
         groups = _merge_list_rows(groups, snapper)
@@ -162,7 +176,9 @@ def snap_regions(
         fraction = min(1.0, strict * scale2 / float(max(1, raw_box.area)))
         element = Box.union_all(elements[id(r)] for r in group.raws) if elements else None
         if group.node is None or group.node.bounds is None:
-            region = Region(raw_box, raw_box, None, fraction, element)
+            # no container is the item: the raw box grown by a margin (without a tree, the raw box)
+            grown = raw_box.expand(config.raw_margin).clamp(screen.width, screen.height) if tree else raw_box
+            region = Region(raw_box, grown, None, fraction, element)
         else:
             box = group.node.bounds.clamp(screen.width, screen.height)
             region = Region(raw_box, box, group.node.label, fraction, element)
@@ -172,12 +188,23 @@ def snap_regions(
 
 
 def _merge_list_rows(groups: list[_Group], snapper: _Snapper) -> list[_Group]:
-    """Groups whose containers are rows (children) of one list become one group of that list."""
+    """Groups whose containers are rows (children) of one list become one group of that list, when
+    the list is at most `snap_growth` times the union of their changes (a removed row shifting the
+    rows below it); else each keeps its row."""
     rows_per_list: dict[int, set[int]] = {}
+    changed: dict[int, list[Box]] = {}
     for group in groups:
         parent = snapper.list_of(group.node)
         if parent is not None and group.node is not None:
             rows_per_list.setdefault(id(parent), set()).add(id(group.node))
+            changed.setdefault(id(parent), []).extend(r.box for r in group.raws)
+    for key, boxes in changed.items():  # the list is the change only while it is about its size
+        lists = [g for g in groups if (p := snapper.list_of(g.node)) is not None and id(p) == key]
+        parent = snapper.list_of(lists[0].node)
+        union = Box.union_all(boxes)
+        assert parent is not None and parent.bounds is not None and union is not None
+        if parent.bounds.area > snapper.config.snap_growth * max(1, union.area):
+            rows_per_list[key] = set()  # separate changes in a few rows of a long list keep their rows
     result: list[_Group] = []
     by_list: dict[int, _Group] = {}
     for group in groups:

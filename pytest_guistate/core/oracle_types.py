@@ -16,7 +16,7 @@ import numpy as np
 
 from pytest_guistate.core.geometry import Box
 
-__all__ = ["Crop", "OracleConfig", "PixelSource", "Region", "Transition", "Verdict"]
+__all__ = ["Crop", "OracleConfig", "PixelSource", "Region", "Transient", "Transition", "Verdict"]
 
 # zlib level 6 for the PNGs that outlive a run (crops): measured on a 1080x2168 sim crop, 134 KB in
 # 57 ms against OpenCV's default 271 KB in 31 ms (issue 23: report sizes)
@@ -48,6 +48,11 @@ class OracleConfig:
     merge_gap: int = 4  # boxes closer than this after contouring are merged
     snap_tolerance: int = 3  # a raw box may poke this far out of the container it snaps to
     max_container_fraction: float = 0.9  # containers covering more of the screen say nothing
+    # a box snaps to a container only while the container is about the size of the change (a row
+    # for a changed row): at most this many times the changed box's area; else the raw box grown
+    # by `raw_margin` is the region (measured on real apps, docs/oracle.md)
+    snap_growth: float = 4.0
+    raw_margin: int = 12
     cursor_max_width: int = 8  # a text cursor is a thin vertical bar inside a focused field
     unstable_margin: int = 4  # grow probe regions so a spinner's next frame stays inside
     uncertain_fraction: float = 0.2  # strict pixels outside unstable regions, relative, still "uncertain"
@@ -65,6 +70,8 @@ class OracleConfig:
             raise ValueError(f"background_weight must be in [0, 1], got {self.background_weight}")
         if self.max_crops < 0 or self.crop_margin < 0 or self.min_region_area < 0:
             raise ValueError("max_crops, crop_margin and min_region_area must be >= 0")
+        if self.snap_growth < 1.0 or self.raw_margin < 0:
+            raise ValueError(f"snap_growth must be >= 1 and raw_margin >= 0, got {self.snap_growth}, {self.raw_margin}")
         for name in ("uncertain_fraction", "max_unstable_fraction", "max_container_fraction"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -83,6 +90,11 @@ class Region:
     # whose text changed, a ProgressBar) or a container at most 4x bigger -- else `raw`; None without a tree.
     # Comparable with node-level truth, where `raw` is pixel-level and `box` is the container.
     element: Box | None = None
+    # "change": a changed item (the default); the screen-level regions that follow the items
+    # (docs/oracle.md): "scrim" (the screen dimmed behind a dialog that came or went: no crop of
+    # its own), "screen" (a new window or activity: the whole screen), "repaint" (most of one
+    # screen redrawn, a theme switch: the repainted area)
+    kind: str = "change"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -91,7 +103,20 @@ class Region:
             "container": self.container,
             "changed_fraction": round(self.changed_fraction, 4),
             "element": self.element.as_list() if self.element is not None else None,
+            "kind": self.kind,
         }
+
+
+@dataclass(frozen=True)
+class Transient:
+    """A change set aside as the platform's own drawing (core/oracle_transient.py), not the app's."""
+
+    kind: str  # "scrollbar" | "cursor"
+    box: Box
+    where: str = ""  # the node it was drawn on (a list's id), for reports
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "box": self.box.as_list(), "where": self.where}
 
 
 class PixelSource(Protocol):
@@ -203,6 +228,7 @@ class Transition:
     diff_ratio: float  # strictly changed pixels / screen pixels outside the ignore regions
     elapsed_ms: float
     notes: list[str] = field(default_factory=list)  # why the verdict is what it is, for reports
+    transients: list[Transient] = field(default_factory=list)  # changes set aside as known transient shapes
 
     @property
     def changed(self) -> bool:
@@ -221,4 +247,5 @@ class Transition:
             "diff_ratio": round(self.diff_ratio, 6),
             "elapsed_ms": round(self.elapsed_ms, 3),
             "notes": list(self.notes),
+            "transients": [t.to_dict() for t in self.transients],
         }

@@ -1,4 +1,4 @@
-"""The verification loop of one step: judge, settle, refresh (TSR figure 2, DESIGN §4).
+"""The verification loop of one step: judge, settle, refresh (refresh before retry: TSR, seed 000, figure 2).
 
 `StepLoop.verify` answers one question for the session: after this action, is the expected
 effect on screen? It judges the first look; if unmet it waits for the screen to settle and

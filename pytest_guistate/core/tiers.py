@@ -1,4 +1,4 @@
-"""Tiers: how much the step loop checks and keeps, chosen by test length (DESIGN §7, TSR §5).
+"""Tiers: how much the step loop checks and keeps, chosen by test length (TSR, seed 000, §5).
 
 TSR's ablation is the reason tiers exist: on long cross-app tasks the transition check helped
 (+12 points on MobileWorld); on short single-app tasks it added noise (-3.45 on AndroidWorld).

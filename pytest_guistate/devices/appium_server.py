@@ -1,6 +1,6 @@
 """`guistate appium doctor|start|stop`: a pip user's real Appium 3 server, without the repo's scripts.
 
-Issue 15: the README's real-server steps relied on `.ci/appium.sh`, which a pip user does not have.
+Issue 15: the real-server steps (docs/appium.md) relied on `.ci/appium.sh`, which a pip user does not have.
 `doctor` checks what a server needs (Node and npm in Appium 3's supported range, Appium 3 in
 `APPIUM_HOME` or `--home`, the drivers, Chromium and chromedriver on PATH for the chromium driver,
 a server answering `GET /status`) and prints, for each missing piece, the command that installs it.

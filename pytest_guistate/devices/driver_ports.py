@@ -9,7 +9,7 @@ seen here with two Appium servers on one host.
 
 So a Chromium session on a server at a loopback address gets a port that is free on this host,
 unless its capabilities name one. A server elsewhere is left alone, since a port free here says
-nothing about that host. There, give each device entry its own port (README, "Several devices").
+nothing about that host. There, give each device entry its own port (docs/appium.md, "Driver ports of parallel sessions on one host").
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from pytest_guistate.loopback import is_loopback_host
+from pytest_guistate.support.loopback import is_loopback_host
 
 __all__ = ["CHROMEDRIVER_PORT", "free_local_port", "with_driver_ports"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from pytest_guistate.devices.device_list import PROBE_TIMEOUT_S, DeviceSpec, probe_status
 from pytest_guistate.devices.errors import DeviceError
 from pytest_guistate.devices.timeouts import take_suspect
-from pytest_guistate.filelock import LOCKS_AVAILABLE, open_lock_file, try_lock
+from pytest_guistate.support.filelock import LOCKS_AVAILABLE, open_lock_file, try_lock
 
 __all__ = ["DevicePool", "DevicePoolWarning", "default_lock_dir"]
 

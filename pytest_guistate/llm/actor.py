@@ -31,7 +31,6 @@ from pytest_guistate.llm.actuator import Actuator, as_actuator
 from pytest_guistate.llm.client import LLMClient
 from pytest_guistate.llm.errors import LLMError, LLMRunFailed
 from pytest_guistate.llm.instructions import actor_system, system_blocks
-from pytest_guistate.llm.memory import CropMemory
 from pytest_guistate.llm.prompt import (
     ImageScale,
     cap_images,
@@ -40,6 +39,7 @@ from pytest_guistate.llm.prompt import (
     section,
     shown_image,
 )
+from pytest_guistate.llm.screen_memory import CropMemory
 from pytest_guistate.llm.tools import ToolInputError, actor_tools, unoffered, validate
 
 __all__ = ["ActorConfig", "RunResult", "StepObserver", "Turn", "expect_check", "is_idempotent_tap", "run", "swipe_points"]
@@ -137,7 +137,7 @@ HINTS_PREAMBLE = ("Flows that worked in earlier runs for similar instructions. H
 
 StepObserver = Callable[["Turn", Any, Any, "UINode | None", bool, list[str]], None]
 """Told of every step that ran: (turn, record, observation decided on, target node, idempotent,
-milestones completed before). The action cache records with it (`cache_record.py`)."""
+milestones completed before). The action cache records with it (`cache/record.py`)."""
 
 
 class _Run:

@@ -31,7 +31,7 @@ from typing import Any
 
 from pytest_guistate.core.frame import png_size
 from pytest_guistate.llm.errors import CassetteError
-from pytest_guistate.llm.httpserver import HttpReply, LoopbackServer, json_reply
+from pytest_guistate.support.httpserver import HttpReply, LoopbackServer, json_reply
 
 __all__ = [
     "CASSETTE_SCHEMA",

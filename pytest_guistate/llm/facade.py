@@ -9,9 +9,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_guistate.llm.action_cache import actions_path
 from pytest_guistate.llm.actor import ActorConfig, RunResult, run
-from pytest_guistate.llm.cache_session import CacheSession
+from pytest_guistate.llm.cache.cachefile import actions_path
+from pytest_guistate.llm.cache.per_test import CacheSession
 from pytest_guistate.llm.cassette import cassette_path
 from pytest_guistate.llm.check import AICheckFailed, CheckVerdict, check
 from pytest_guistate.llm.client import LLMClient, LLMSettings, Mode, make_client
@@ -116,13 +116,16 @@ class TestLLM:
 
 
 def open_llm(settings: LLMSettings, session: Any, device: Any, *, test_file: Path, test_name: str,
-             scrub: Callable[[Any], Any] | None = None) -> TestLLM:
+             scrub: Callable[[Any], Any] | None = None,
+             spans: Callable[[str], list[tuple[int, int]]] | None = None) -> TestLLM:
     """Create the test's LLM access; cassettes live at `cassette_path(test_file, test_name)`.
-    `scrub` (the test's redactor) cleans what a cassette stores, and replay matches on it."""
+    `scrub` (the test's redactor) cleans what a cassette stores, and replay matches on it; `spans`
+    (the redactor's) says where a text holds a secret, which the action cache stores as a placeholder."""
     platform = str(getattr(device, "platform", "android"))
     path = cassette_path(test_file, test_name, platform) if settings.mode in (Mode.RECORD, Mode.REPLAY) else None
     cache = CacheSession.open(settings.mode, actions_path(test_file, test_name, platform), session, device,
-                              test=test_name, platform=platform, scrub=scrub)
+                              test=test_name, platform=platform, scrub=scrub, spans=spans,
+                              key_file=settings.cache_key_file)
     live_factory = None
     if settings.mode.uses_cache:  # no model unless a fallback needs one
         client = None

@@ -70,6 +70,9 @@ def _retries(raw: str) -> int:
     return value
 
 
+_KEY_FILE = ".guistate-cache-key"  # beside the project's pytest.ini; `GUISTATE_CACHE_KEY` wins (llm.cache.secrets)
+
+
 def build_llm_settings(config: pytest.Config) -> LLMSettings:
     opt = config.option
     mode_text = getattr(opt, "guistate_llm", None) or str(config.getini("guistate_llm"))
@@ -93,6 +96,7 @@ def build_llm_settings(config: pytest.Config) -> LLMSettings:
             price=Price.parse(price_text) if price_text else None,
             timeout_s=timeout_s,
             max_retries=retries,
+            cache_key_file=config.rootpath / _KEY_FILE,
         )
     except (LLMConfigError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None

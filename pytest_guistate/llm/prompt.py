@@ -22,7 +22,7 @@ from pytest_guistate.core.frame import Frame, png_size
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uitree import UINode, UITree
 from pytest_guistate.core.uitree_platform import IOS
-from pytest_guistate.llm.api_limits import MANY_IMAGES, MAX_IMAGE_BASE64, MAX_IMAGE_SIDE, base64_length
+from pytest_guistate.llm.reference.api_limits import MANY_IMAGES, MAX_IMAGE_BASE64, MAX_IMAGE_SIDE, base64_length
 
 __all__ = [
     "SYSTEMUI",

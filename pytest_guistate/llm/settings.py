@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from pathlib import Path
 
 from pytest_guistate.llm.accounting import Price
 from pytest_guistate.llm.errors import LLMConfigError
@@ -45,6 +46,7 @@ class LLMSettings:
     updater: str = "on_demand"  # off | on_demand | always
     frame_divisor: float = 3.0
     price: Price | None = None
+    cache_key_file: Path | None = None  # the action cache's key for goals with secrets (`llm.cache.secrets`)
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1:

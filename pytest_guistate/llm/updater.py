@@ -21,7 +21,6 @@ from pytest_guistate.core.state import Fact, TaskState
 from pytest_guistate.core.updater import OfflineUpdater, StateUpdater
 from pytest_guistate.llm.client import LLMClient
 from pytest_guistate.llm.instructions import UPDATER_SYSTEM, system_blocks
-from pytest_guistate.llm.memory import CropMemory
 from pytest_guistate.llm.prompt import (
     downscale_png,
     element_lines,
@@ -30,6 +29,7 @@ from pytest_guistate.llm.prompt import (
     section,
     shown_image,
 )
+from pytest_guistate.llm.screen_memory import CropMemory
 from pytest_guistate.llm.tools import UPDATER_TOOL, ToolInputError, validate
 
 __all__ = ["LLMStateUpdater", "should_activate"]

@@ -15,8 +15,8 @@ import os
 import time
 from pathlib import Path
 
-from pytest_guistate.filelock import hold
 from pytest_guistate.memory.store import MemoryCorrupt, MemoryStore
+from pytest_guistate.support.filelock import hold
 
 __all__ = ["open_store", "set_aside"]
 

@@ -8,7 +8,8 @@ keep distinct names, and a rerun gets the same name (the gate's baseline matches
 The folder is named when the test starts, from what is known then (the redact hook's patterns).
 A secret first registered during the test (`guistate.secret(card)`, a typed password) is only
 known later: `relabel` then moves the folder to its redacted name and rewrites the closed journal,
-before report.html, state.json and the summary row are derived from it.
+before report.html, state.json and the summary row are derived from it. A journal whose earlier lines
+show such a secret (a goal's text holding the password typed later) is rewritten in place.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ def relabel(recorder: ArtifactRecorder, *, root: Path | None = None, worker: str
     a secret learnt during the test is in the id. Call after the journal and writer are closed."""
     final = recorder.redactor.ident(recorder.raw_nodeid)
     if final == recorder.nodeid:
+        journal = recorder.folder / JOURNAL_NAME
+        if _holds_a_secret(journal, recorder):  # e.g. a goal's password, registered when it was typed
+            _rewrite_journal(journal, recorder, recorder.nodeid, recorder.folder.name)
         return recorder.folder
     old = recorder.folder
     new = create_test_folder(root or old.parent, final, worker=worker)
@@ -39,6 +43,14 @@ def relabel(recorder: ArtifactRecorder, *, root: Path | None = None, worker: str
     recorder.folder, recorder.nodeid = new, final
     recorder.frames.folder = new
     return new
+
+
+def _holds_a_secret(path: Path, recorder: ArtifactRecorder) -> bool:
+    """A line written before a secret was registered still shows it (issue 32: the goal's text)."""
+    if not recorder.redactor.active or not path.is_file():
+        return False
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return recorder.redactor.text(text) != text
 
 
 def _rewrite_journal(path: Path, recorder: ArtifactRecorder, nodeid: str, folder: str) -> None:

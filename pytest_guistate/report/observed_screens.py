@@ -67,7 +67,7 @@ class ObservedScreens:
             self._deferred.append(observation)
             return
         else:
-            # password fields + the redact hook's (DESIGN §8); reads the tree, fetched now if on demand:
+            # password fields + the redact hook's (hookspecs.py); reads the tree, fetched now if on demand:
             # never write unredacted
             boxes = self.redactor.screen_boxes(observation)
             tree = getattr(observation, "tree", None)  # already fetched above

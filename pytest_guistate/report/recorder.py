@@ -417,7 +417,7 @@ class ArtifactRecorder:
         self.state = data
 
     def on_finish(self, session: Any) -> None:
-        """Take the final state and anchor graph from the session (names per core/session.py)."""
+        """Take the final state and anchor graph from the session (names per core/task_session.py)."""
         state = getattr(session, "state", None)
         graph = self._graph or getattr(session, "anchors", None) or getattr(session, "graph", None)
         self._submit("on_finish", self._on_finish, None if state is None else _as_dict(state),

@@ -10,7 +10,7 @@ Three sources of what to hide:
 - fixed regions named by an option or the `pytest_guistate_redact_regions` hook (screen pixels);
 - secret strings (passwords a test typed): every string written to the journal, JSON or HTML is
   scrubbed of them, so "type 'hunter2' into password" becomes "type '[redacted]' into password";
-- the `pytest_guistate_redact` hook (DESIGN §8), through `source`: per observed screen a
+- the `pytest_guistate_redact` hook (hookspecs.py), through `source`: per observed screen a
   `Redaction` of extra boxes and text patterns; a pattern scrubs every text written from then on
   and fills the screen nodes whose text or description it matches.
 """
@@ -187,6 +187,20 @@ class Redactor:
         for pattern in self.patterns:
             value = pattern.sub(REDACTED, value)
         return value
+
+    def spans(self, value: str) -> list[tuple[int, int]]:
+        """Where `value` holds a secret or a pattern's match, as (start, end), sorted and not
+        overlapping (a longer secret wins): what the action cache replaces by placeholders."""
+        found: list[tuple[int, int]] = []
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            found += [(m.start(), m.end()) for m in re.finditer(re.escape(secret), value)]
+        for pattern in self.patterns:
+            found += [(m.start(), m.end()) for m in pattern.finditer(value) if m.end() > m.start()]
+        kept: list[tuple[int, int]] = []
+        for start, end in sorted(found, key=lambda span: (span[0], -span[1])):
+            if not kept or start >= kept[-1][1]:
+                kept.append((start, end))
+        return kept
 
     def ident(self, value: str) -> str:
         """`value`, a test id or name that becomes a folder, file or report name, with every secret

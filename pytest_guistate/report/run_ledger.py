@@ -78,7 +78,7 @@ class RunLedger:
 
     def namer(self, reported: Iterable[str] = ()) -> Callable[[str], str]:
         """Collected ids are pytest's raw ones; reports and rows may name a test by its redacted id (a secret in
-        a parametrize id, README "Reports and artifacts"). The secrets those names prove (`id_secrets`) map a
+        a parametrize id, docs/reports.md "What is never written"). The secrets those names prove (`id_secrets`) map a
         collected id to the name the rest of the run uses, so a redacted test is matched, never written raw."""
         secrets = sorted(id_secrets(self.collected, [*self.outcomes, *self.crashes, *reported]), key=len, reverse=True)
 

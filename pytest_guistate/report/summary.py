@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from pytest_guistate.filelock import LOCKS_AVAILABLE, open_lock_file, try_lock
 from pytest_guistate.report.run_ledger import LOST_OUTCOMES, RunLedger
+from pytest_guistate.support.filelock import LOCKS_AVAILABLE, open_lock_file, try_lock
 
 __all__ = [
     "SUMMARY_SCHEMA",

@@ -1,6 +1,6 @@
 """Triage: one primary label per failure, derived by fixed rules from steps, anchors and state.
 
-Labels come from AGMem's failure classes (DESIGN §3: grounding error, hidden-operation
+Labels come from AGMem's failure classes (AGMem, seed 001: grounding error, hidden-operation
 blindness, visual state misunderstanding, cognitive failure split into goal drift and progress
 hallucination per TSR §2) plus the two a CI person meets first: stale-screen repetition (TSR
 figure 2) and environment. Rules are checked in the order below; the first that matches wins,

@@ -1,6 +1,6 @@
 """`guistate appium start|doctor|stop` with a real Appium 3 install (issue 15).
 
-The Appium folder is `APPIUM_HOME` (what the README has a pip user export), else the project's
+The Appium folder is `APPIUM_HOME` (what docs/appium.md has a pip user export), else the project's
 `.appium/` that `.ci/appium.sh install` fills."""
 
 from __future__ import annotations

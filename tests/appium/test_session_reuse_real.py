@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_guistate.devices.web_feed import FeedServer
-from tests.journal_meta import sessions
+from tests.helpers.journal_meta import sessions
 
 pytestmark = pytest.mark.appium
 
@@ -109,7 +109,7 @@ def test_worker_sessions_on_real_chromium_isolate_every_test(
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--guistate=light", "--guistate-session=worker", *device_options,
         "--guistate-retain=on", "--guistate-memory=off",
-        f"--guistate-artifacts={artifacts}", "-W", "always::pytest_guistate.session_reuse.SessionReuseWarning",
+        f"--guistate-artifacts={artifacts}", "-W", "always::pytest_guistate.worker_sessions.SessionReuseWarning",
     )
     result.assert_outcomes(passed=10, failed=1)
     failed = [line for line in result.outlines if line.startswith("FAILED")]

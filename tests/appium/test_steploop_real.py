@@ -13,8 +13,8 @@ import pytest
 
 from pytest_guistate.core.checks import gone, visible
 from pytest_guistate.core.oracle import VisualOracle
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import SettlePolicy
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.web_feed import FeedServer
 

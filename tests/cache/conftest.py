@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from pytest_guistate.llm.reference_server import ReferenceServer
-from tests.inner_run import run_inprocess
+from pytest_guistate.llm.reference.server import ReferenceServer
+from tests.helpers.inner_run import run_inprocess
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "example_suite"
 FEED_TEST = "test_actor_deletes_one_post_and_an_ai_check_confirms_it"

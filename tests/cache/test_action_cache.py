@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_guistate.llm.action_cache import SCHEMA
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.cache.cachefile import SCHEMA
+from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.cache.conftest import (
     FEED_TEST,
     SHOP_TEST,

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_guistate.llm.action_cache import CacheError, best_target, load_cache
-from pytest_guistate.llm.cache_cli import cache_main
-from pytest_guistate.report.cache_gate import cache_reasons
-from pytest_guistate.report.gate import gate_main
+from pytest_guistate.llm.cache.cachefile import CacheError, best_target, load_cache
+from pytest_guistate.llm.cache.cli import cache_main
+from pytest_guistate.report.gate.cache import cache_reasons
+from pytest_guistate.report.gate.cli import gate_main
 from tests.cache.conftest import EXAMPLE, FEED_TEST, SHOP_TEST
 
 CACHES = EXAMPLE / "cassettes" / "test_llm"
@@ -75,8 +75,8 @@ def test_gate_blocks_live_steps_and_a_low_hit_rate(tmp_path: Path) -> None:
 
 def test_an_instance_target_is_not_confused_with_its_neighbour_row(tmp_path: Path) -> None:
     """The Feed's Delete buttons all say "Delete": the neighbours ("in") pick Erin's, with a margin."""
-    from pytest_guistate.devices.sim.direct import DirectScreen
     from pytest_guistate.devices.sim.phone import Phone
+    from tests.helpers.direct_screen import DirectScreen
 
     cache = load_cache(shutil.copy(CACHES / f"{FEED_TEST}.actions.json", tmp_path / "c.actions.json"))
     fingerprint = cache.runs[0].steps[0].target["fingerprint"]  # type: ignore[index]
@@ -92,7 +92,7 @@ def test_an_instance_target_is_not_confused_with_its_neighbour_row(tmp_path: Pat
 
 def test_a_written_cache_is_scrubbed_like_a_cassette(tmp_path: Path) -> None:
     """A password the actor typed reaches the cache file only as the redactor's placeholder."""
-    from pytest_guistate.llm.action_cache import ActionCache, CachedRun, CachedStep, write_cache
+    from pytest_guistate.llm.cache.cachefile import ActionCache, CachedRun, CachedStep, write_cache
     from pytest_guistate.report.redact import Redactor
 
     redactor = Redactor()

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.cache.conftest import FEED_TEST, SHOP_TEST, action_log, deletes, purchases, summary_rows
 
 pytestmark = pytest.mark.slow

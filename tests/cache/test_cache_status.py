@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.cache.conftest import FEED_TEST, SHOP_TEST, committed_caches, purchases
 
 pytestmark = pytest.mark.slow

@@ -12,8 +12,8 @@ from pytest_guistate.core.errors import StepFailed
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.core.oracle_mask import steady_keyboard
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import SettlePolicy, VirtualClock
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.uitree import parse_page_source
 

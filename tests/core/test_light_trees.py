@@ -21,13 +21,13 @@ from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation, TreeExpired
 from pytest_guistate.core.oracle_mask import StatusBars
 from pytest_guistate.core.oracle_types import Transition
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import SettlePolicy, VirtualClock
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.uitree import parse_page_source
-from pytest_guistate.devices.sim.direct import DirectScreen
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.report.recorder import ArtifactRecorder
+from tests.helpers.direct_screen import DirectScreen
 
 FEED = "com.guistate.feed"
 

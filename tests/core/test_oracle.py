@@ -1,4 +1,4 @@
-"""Verdicts of the visual oracle on synthetic phone screens (AGMem §3.2, DESIGN §3-4)."""
+"""Verdicts of the visual oracle on synthetic phone screens (AGMem, seed 001, §3.2)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle import VisualOracle
 from pytest_guistate.core.uitree import parse_page_source
-from tests.inner_run import run_inprocess
+from tests.helpers.inner_run import run_inprocess
 
 W, H = 540, 1200
 DIALOG = Box(60, 420, 480, 760)
@@ -89,10 +89,10 @@ def test_the_sim_feed_dialog_opening_and_closing_gives_the_dialog_box() -> None:
     the dialog, not the whole frame. (Closing it snaps through core/oracle_snap's overlay rule,
     which the sim's overlay-snapping fix owns.)"""
     from pytest_guistate.core.checks import visible
-    from pytest_guistate.core.session import TaskSession
     from pytest_guistate.core.settle import SettlePolicy, VirtualClock
-    from pytest_guistate.devices.sim.direct import DirectScreen
+    from pytest_guistate.core.task_session import TaskSession
     from pytest_guistate.devices.sim.phone import Phone
+    from tests.helpers.direct_screen import DirectScreen
 
     clock = VirtualClock()
     screen = DirectScreen(Phone(app_package="com.guistate.feed", clock=clock, seed=1))

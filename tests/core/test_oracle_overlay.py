@@ -60,20 +60,39 @@ def test_a_change_in_a_row_under_an_empty_overlay_snaps_to_the_row(size: tuple[i
     assert region.element is not None and count.bounds.contains(region.element)
 
 
-def test_changes_in_two_rows_under_the_overlay_are_one_change_of_the_list() -> None:
+def test_changes_in_two_rows_under_the_overlay_keep_their_rows() -> None:
+    """Two counters in two rows of a 2050 px list: each row is its change, not the list (issue 33)."""
     tree = load("android_overlay")
     (bob,) = tree.find_text("4 likes")
     (dan,) = tree.find_text("7 likes")
     result = VisualOracle().compare(
         *frames((1080, 2340), [(bob.bounds, "4 likes", "5 likes"), (dan.bounds, "7 likes", "9 likes")]), tree)
+    rows = [n.bounds for n in tree.by_id("feed_row") if n.bounds is not None
+            and (n.bounds.contains(bob.bounds) or n.bounds.contains(dan.bounds))]
+    assert sorted((r.container, r.box.top) for r in result.regions) == sorted(("feed_row", b.top) for b in rows)
+
+
+def test_every_row_from_one_down_changing_is_one_change_of_the_list_under_the_overlay() -> None:
+    """A removed row shifts every row below it: the changes fill the list, which is then the change."""
+    tree = load("android_overlay")
+    rows = [n.bounds for n in tree.by_id("feed_row") if n.bounds is not None]
+    before, after = (np.full((2340, 1080, 3), 245, np.uint8) for _ in range(2))
+    for i, row in enumerate(rows):  # every row's content moves up by one row: its picture and text change
+        for image, shade in ((before, 40 * i), (after, 40 * (i + 1))):
+            cv2.rectangle(image, (row.left + 20, row.top + 20), (row.right - 20, row.bottom - 20), (shade, 90, 200), -1)
+    result = VisualOracle().compare(Frame.from_array(before), Frame.from_array(after), tree)
     assert [(r.container, r.box) for r in result.regions] == [("feed_list", Box(0, 164, 1080, 2214))]
 
 
-def test_a_change_in_the_list_below_its_rows_snaps_to_the_list_not_the_overlay() -> None:
+def test_a_change_in_the_list_below_its_rows_keeps_its_own_box_not_the_list_nor_the_overlay() -> None:
+    """The list (2050 px tall) is not the item that changed: the raw box grown by the margin is (issue 33)."""
     tree = load("android_overlay")
-    result = VisualOracle().compare(*frames((1080, 2340), [(Box(100, 1800, 700, 1900), "", "Loading more")]), tree)
+    oracle = VisualOracle()
+    result = oracle.compare(*frames((1080, 2340), [(Box(100, 1800, 700, 1900), "", "Loading more")]), tree)
     (region,) = result.regions
-    assert (region.container, region.box) == ("feed_list", Box(0, 164, 1080, 2214))
+    assert region.container is None
+    assert region.box == region.raw.expand(oracle.config.raw_margin)
+    assert Box(100, 1800, 700, 1900).intersection(region.box).area > 0.5 * region.box.area
 
 
 def test_an_empty_box_inside_its_own_row_is_still_where_the_change_is() -> None:

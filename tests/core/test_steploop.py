@@ -6,7 +6,6 @@ import json
 import warnings
 
 import pytest
-from _synthetic import PACKAGE, ListScreen, decoded_frames
 
 from pytest_guistate.core.anchors import AnchorType, LinkType
 from pytest_guistate.core.artifact_names import frame_name
@@ -20,10 +19,11 @@ from pytest_guistate.core.errors import (
 )
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.records import MemoryArtifacts
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import SettlePolicy, VirtualClock
 from pytest_guistate.core.steploop import SessionHooks
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
+from tests.core._synthetic import PACKAGE, ListScreen, decoded_frames
 
 
 def make(tier: str = "standard", *, hooks: SessionHooks | None = None, listeners: tuple = (), **screen_kwargs):

@@ -1,6 +1,6 @@
 """The step loop against the real simulated phone (Feed app, TSR figure 2) on a virtual clock.
 
-The bar (DESIGN §4): zero duplicate non-idempotent actions. The Feed deletes by adapter
+The bar (refresh before retry, core/steploop.py): zero duplicate non-idempotent actions. The Feed deletes by adapter
 position, so a blind re-tap on the stale list would delete the *next* post; `action_log()` is
 the ground truth of what really happened.
 """
@@ -12,10 +12,10 @@ import pytest
 from pytest_guistate.core.anchors import AnchorType
 from pytest_guistate.core.checks import gone, visible
 from pytest_guistate.core.errors import StepFailed
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import SettlePolicy, VirtualClock
-from pytest_guistate.devices.sim.direct import DirectScreen
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.sim.phone import Phone
+from tests.helpers.direct_screen import DirectScreen
 
 FEED = "com.guistate.feed"
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.server import ReferenceServer
 
 from .bad_llm import BadLLM
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.inner_run import run_inprocess
+from tests.helpers.inner_run import run_inprocess
 
 InnerRun = Callable[..., pytest.RunResult]
 

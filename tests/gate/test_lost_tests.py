@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_guistate.report.gate import gate_main
+from pytest_guistate.report.gate.cli import gate_main
 from tests.gate.conftest import InnerRun
 
 FEED = '''

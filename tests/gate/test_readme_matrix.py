@@ -1,4 +1,5 @@
-"""The README's sharded GitHub Actions recipe: valid YAML, and its gate and memory steps run by bash as CI would."""
+"""The sharded GitHub Actions recipe of docs/ci-gate.md (once in the README): valid YAML, and its gate and memory
+steps run by bash as CI would."""
 
 from __future__ import annotations
 
@@ -13,13 +14,13 @@ from typing import Any
 import yaml
 
 from pytest_guistate.memory.store import MemoryStore
-from tests.memory.test_merge import _patch
+from tests.helpers.memory_patches import new_patch
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _matrix_recipe() -> dict[str, Any]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "ci-gate.md").read_text(encoding="utf-8")
     blocks = [yaml.safe_load(b) for b in re.findall(r"^```yaml\n(.*?)^```$", text, flags=re.MULTILINE | re.DOTALL)]
     return next(b for b in blocks if "gate" in (b.get("jobs") or {}))
 
@@ -38,7 +39,7 @@ def _shard(root: Path, name: str) -> None:
         "schema": "guistate.summary/2", "complete": True, "shard": name, "collected": [nodeid],
         "tests": [{"nodeid": nodeid, "outcome": "passed", "tier": "light", "shard": name}]}), encoding="utf-8")
     with MemoryStore(folder / "guistate-memory" / "memory.sqlite", clock=lambda: 1000.0 + int(name)) as store:
-        store.add_patch(_patch(f"function {name}", int(name) * 10))
+        store.add_patch(new_patch(f"function {name}", int(name) * 10))
 
 
 def test_the_matrix_recipe_shards_by_env_and_gates_once() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_guistate.cli import main as guistate
-from pytest_guistate.report.gate import gate_main
+from pytest_guistate.report.gate.cli import gate_main
 from tests.gate.conftest import InnerRun
 from tests.gate.test_lost_tests import FEED, KILLED
 

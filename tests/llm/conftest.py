@@ -11,15 +11,23 @@ from typing import Any
 
 import pytest
 
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import VirtualClock
-from pytest_guistate.devices.sim.direct import DirectScreen
+from pytest_guistate.core.task_session import TaskSession
+from pytest_guistate.devices.sim import SimServer
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.llm.client import LLMClient, LLMSettings, Mode, make_client
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.server import ReferenceServer
+from tests.helpers.direct_screen import DirectScreen
 
 FAKE_KEY = "sk-ant-test-DO-NOT-LEAK-123"
 FEED, SETTINGS = "com.guistate.feed", "com.guistate.settings"
+
+
+@pytest.fixture(scope="module")
+def sim_url() -> Iterator[str]:
+    """The sim over HTTP, for goals run through the real Appium client (`goal_table.run_case`)."""
+    with SimServer() as server:
+        yield server.url
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """Issue 28's goal table: goals people write for the sim's apps, on both personas, each with what the
 device's own action log (`device.action_log()`, the ground truth the policy never sees) must show.
 
-Shared by tests/llm/test_policy_goals.py (a test each) and benchmarks/policy_bench.py (a row each).
+Shared by tests/llm/test_policy_goals.py (a test each) and benchmarks/policy_bench.py (a row each);
+`PARAPHRASES` (issue 32) by tests/llm/test_policy_paraphrases.py.
 Each case runs `actor.run` through the real Appium client against the sim over HTTP and the real
 `anthropic` SDK against the reference server.
 """
@@ -16,7 +17,7 @@ from typing import Any
 from appium import webdriver
 from appium.options.common import AppiumOptions
 
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim.apps.shop import shop_prices
 from pytest_guistate.llm.actor import RunResult, run
@@ -158,6 +159,67 @@ CASES: list[GoalCase] = [
     GoalCase("outside-grammar", "android", FEED, "Book a flight to Paris", [], success=False, reason="cannot read"),
     GoalCase("partly-outside-grammar", "ios", SETTINGS, "Turn on dark mode and order a pizza", [], success=False,
              reason="'order a pizza'"),
+]
+
+# Issue 32, item 7: everyday phrasings of the same intents (credentials in brackets, with a slash or a colon;
+# "remove X's post from the feed"; "switch X off"; "make sure ..."; politeness), and goals that must be refused
+# before any action because reading them would be a guess (a bare "the post", an article read as an author).
+SIGNED = [TYPED_USER, TYPED_PASSWORD, SIGNED_IN]
+DARK_ON, WIFI_OFF, NOTIFICATIONS_OFF = ("toggle", "dark_mode", "True"), ("toggle", "wifi", "False"), \
+    ("toggle", "notifications", "False")
+
+
+def deleted(author: str) -> list[tuple[str, ...]]:
+    return [("open_dialog", "confirm_delete", author), ("delete_post", author)]
+
+
+PARAPHRASES: list[GoalCase] = [
+    GoalCase("brackets-password", "android", SETTINGS,
+             "Log in as qa@example.com (password correct-horse) and turn on dark mode", [*SIGNED, DARK_ON]),
+    GoalCase("slash-credentials", "ios", SETTINGS, "Sign in with qa@example.com / correct-horse, then switch Wi-Fi off",
+             [*SIGNED, WIFI_OFF]),
+    GoalCase("slash-in-brackets", "android", SETTINGS,
+             "Sign in (qa@example.com / correct-horse) and turn off notifications", [*SIGNED, NOTIFICATIONS_OFF]),
+    GoalCase("colon-credentials-from-home", "ios", None, "Sign into Settings with qa@example.com:correct-horse",
+             SIGNED),
+    GoalCase("square-brackets", "android", SETTINGS, "Log in as qa@example.com [password: correct-horse]", SIGNED),
+    GoalCase("user-and-password-in-brackets", "ios", SETTINGS,
+             "Log in (user qa@example.com, password correct-horse), then switch dark mode on", [*SIGNED, DARK_ON]),
+    GoalCase("make-sure-enabled", "android", SETTINGS,
+             "Sign in with qa@example.com / correct-horse and make sure dark mode is enabled", [*SIGNED, DARK_ON]),
+    GoalCase("make-sure-turned-off", "ios", SETTINGS,
+             "Log in as qa@example.com (password correct-horse), then make sure Wi-Fi is turned off",
+             [*SIGNED, WIFI_OFF]),
+    GoalCase("make-sure-already-on", "android", SETTINGS,
+             "Log in as qa@example.com (password correct-horse), then make sure that notifications are on", SIGNED),
+    GoalCase("polite", "ios", SETTINGS,
+             "Please sign in as qa@example.com with password correct-horse, then turn dark mode on, please",
+             [*SIGNED, DARK_ON]),
+    GoalCase("ensure-off-after-semicolon", "android", SETTINGS,
+             "Sign in with username qa@example.com and password correct-horse; ensure Notifications is off",
+             [*SIGNED, NOTIFICATIONS_OFF]),
+    GoalCase("set-to-off", "ios", SETTINGS, "Sign in with qa@example.com / correct-horse and set Wi-Fi to off",
+             [*SIGNED, WIFI_OFF]),
+    GoalCase("remove-from-the-feed", "android", FEED, "Remove Erin's post from the feed", deleted("Erin")),
+    GoalCase("remove-by-from-the-feed", "ios", FEED, "Remove the post by Erin from the feed", deleted("Erin")),
+    GoalCase("post-from-author", "ios", FEED, "Remove the post from Bob", deleted("Bob")),
+    GoalCase("get-rid-of", "android", FEED, "Get rid of Carol's post", deleted("Carol")),
+    GoalCase("delete-from-the-feed-scrolled", "ios", FEED, "Please delete Judy's post from the feed.", deleted("Judy"),
+             swipes=True),
+    GoalCase("put-in-cart-and-check-out", "android", SHOPA, "Put the USB-C Cable in the cart and check out",
+             [*searched("ShopA", "USB-C Cable"), ("add_to_cart", "ShopA", "USB-C Cable"),
+              ("checkout", "ShopA", "['USB-C Cable']")]),
+    GoalCase("polite-add-to-bag", "ios", SHOPB, "Could you add a Phone Case to my bag, please",
+             [*searched("ShopB", "Phone Case"), ("add_to_cart", "ShopB", "Phone Case")]),
+    GoalCase("polite-move", "android", GALLERY, "Please move the Dog photo to the Pets album",
+             [("select_photo", "Dog", "True"), ("open_dialog", "album_picker", "None"),
+              ("move_to_album", "Pets", "['Dog']")]),
+    # refused before any action: each would be a guess
+    GoalCase("bare-post-refused", "ios", FEED, "Remove the post", [], success=False, reason="which one?"),
+    GoalCase("article-as-author-refused", "android", FEED, "Delete the post by the", [], success=False,
+             reason="which one?"),
+    GoalCase("empty-password-refused", "ios", SETTINGS, "Log in as qa@example.com (password)", [], success=False,
+             reason="needs both"),
 ]
 
 

@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 
 from pytest_guistate.core.frame import Frame, png_size
-from pytest_guistate.core.session import TaskSession
 from pytest_guistate.core.settle import VirtualClock
-from pytest_guistate.devices.sim.direct import DirectScreen
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.llm.actor import ActorConfig, run
-from pytest_guistate.llm.api_limits import MAX_IMAGE_BASE64, RequestRefused, check_request
 from pytest_guistate.llm.client import LLMSettings, Mode, make_client
 from pytest_guistate.llm.prompt import cap_images, fit_png, image_block, shown_image
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.api_limits import MAX_IMAGE_BASE64, RequestRefused, check_request
+from pytest_guistate.llm.reference.server import ReferenceServer
+from tests.helpers.direct_screen import DirectScreen
 
 FAKE_KEY = "sk-ant-test-DO-NOT-LEAK-123"
 

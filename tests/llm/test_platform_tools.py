@@ -10,11 +10,11 @@ import pytest
 from appium import webdriver
 from appium.options.common import AppiumOptions
 
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim import SimServer
 from pytest_guistate.llm.actor import run
-from pytest_guistate.llm.policy import read_prompt
+from pytest_guistate.llm.reference.policy import read_prompt
 from pytest_guistate.llm.tools import ACTOR_TOOLS, actor_tools, tool_names, unoffered
 
 IOS = {"platformName": "iOS", "appium:automationName": "XCUITest", "guistate:clock": "frozen"}

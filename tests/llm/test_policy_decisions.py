@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_guistate.llm.policy import PromptView, actor_answer
+from pytest_guistate.llm.reference.policy import PromptView, actor_answer
 
 ANDROID_TOOLS = ["tap", "type_text", "swipe", "back", "wait", "refresh", "done"]
 IOS_TOOLS = ["tap", "type_text", "swipe", "back", "home", "wait", "refresh", "done"]

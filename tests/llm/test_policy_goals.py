@@ -8,24 +8,15 @@ hallucinated, unoffered or disabled answer, and the action log stays exactly wha
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from pytest_guistate.devices.sim import SimServer
-from pytest_guistate.llm.goals import GRAMMAR, OutsideGrammar, SignIn, Toggle, parse_goal
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.goals import GRAMMAR, OutsideGrammar, SignIn, Toggle, parse_goal
+from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.llm.goal_table import CASES, GoalCase, run_case
 
 FAULT_ROTATION = ("", "429:retry=0.01", "malformed", "hallucinate", "unoffered", "529:retry=0.01", "disabled")
 REPAIRED = {"malformed": "malformed_tool_input", "hallucinate": "hallucinated_element",
             "unoffered": "malformed_tool_input"}
-
-
-@pytest.fixture(scope="module")
-def sim_url() -> Iterator[str]:
-    with SimServer() as server:
-        yield server.url
 
 
 def test_the_table_covers_every_app_and_both_personas() -> None:
@@ -88,7 +79,7 @@ def test_the_policy_reads_only_the_request() -> None:
     import ast
     import inspect
 
-    from pytest_guistate.llm import goals, policy
+    from pytest_guistate.llm.reference import goals, policy
 
     for module in (policy, goals):
         tree = ast.parse(inspect.getsource(module))

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from test_store import _png
 
 from pytest_guistate.memory import FlowStep, MemoryStore, NewPatch, add_flow, similar_flows
 from pytest_guistate.memory.cli import memory_main
 from pytest_guistate.memory.flows import abstract_flow
+from tests.memory.test_store import _png
 
 
 def test_flows_are_abstracted_with_placeholders() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pytest_guistate.memory import Healer, Locator, MemoryStore, heal_and_act, learn_patch
-from pytest_guistate.memory.simcases import Case, SimRig, find_by_locator, negatives, positives
+from tests.helpers.simcases import Case, SimRig, find_by_locator, negatives, positives
 
 SIZE = (720, 1600)  # smaller frames keep the module fast; the benchmark covers three sizes
 # Feed's v2 Delete label is 21 px high at 720x1600, too small to match a 27-px v1 glyph above the

@@ -16,7 +16,7 @@ import pytest
 from appium import webdriver
 from appium.options.android import UiAutomator2Options
 
-from pytest_guistate.core.session import TaskSession
+from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim import SimServer

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import io
 import sqlite3
 from pathlib import Path
 
 import pytest
-from PIL import Image
 
 from pytest_guistate.cli import main as guistate
 from pytest_guistate.memory.flows import FlowStep, add_flow
 from pytest_guistate.memory.merge import merge_stores
 from pytest_guistate.memory.store import MemorySchemaError, MemoryStore, NewPatch
-
-
-def _png(shade: int) -> bytes:
-    out = io.BytesIO()
-    Image.new("RGB", (8, 6), (shade, 40, 200 - shade)).save(out, format="PNG")
-    return out.getvalue()
-
-
-def _patch(function: str, shade: int, version: str = "1") -> NewPatch:
-    return NewPatch(function=function, app="com.guistate.shopa", png=_png(shade), size=(8, 6), screen=(1080, 2400),
-                    app_version=version, locator=f"id={function.replace(' ', '_')}", test=f"t.py::{function}")
+from tests.helpers.memory_patches import new_patch as _patch
 
 
 def _store(path: Path, clock: float, patches: list[NewPatch], flows: list[str] = ()) -> Path:  # type: ignore[assignment]

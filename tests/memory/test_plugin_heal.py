@@ -49,7 +49,7 @@ def test_a_v1_locator_is_healed_on_v2_and_reported(pytester: pytest.Pytester) ->
     heal_anchors = [a for a in anchors["anchors"] if (a.get("data") or {}).get("kind") == "heal"]
     assert heal_anchors and heal_anchors[0]["type"] == "EXCEPTION" and heal_anchors[0]["crops"]
 
-    from pytest_guistate.report.gate import gate_main
+    from pytest_guistate.report.gate.cli import gate_main
 
     assert gate_main([str(pytester.path / "summary.json"), "--max-heals", "0"]) == 1
     assert gate_main([str(pytester.path / "summary.json")]) == 0

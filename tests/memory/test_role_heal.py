@@ -10,7 +10,7 @@ import pytest
 from pytest_guistate.memory import Healer, HealOutcome, Locator, MemoryStore, heal_and_act, learn_patch
 from pytest_guistate.memory.learn import crop_bgr
 from pytest_guistate.memory.role import RolePolicy, heal_by_role, outline_similarity
-from pytest_guistate.memory.simcases import Case, SimRig, find_by_locator, negatives, positives
+from tests.helpers.simcases import Case, SimRig, find_by_locator, negatives, positives
 
 SIZE = (720, 1600)
 FIELD = next(c for c in positives(SIZE) if c.name == "ShopA search field")

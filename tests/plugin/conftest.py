@@ -1,6 +1,6 @@
 """Helpers for the plugin's pytester tests: inner runs in-process, and no simulated phone left running.
 
-Every inner run here is in-process (see `tests/inner_run.py`); `-n 2` runs still start their
+Every inner run here is in-process (see `tests/helpers/inner_run.py`); `-n 2` runs still start their
 xdist workers as subprocesses.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests.inner_run import run_inprocess
+from tests.helpers.inner_run import run_inprocess
 
 
 @pytest.fixture

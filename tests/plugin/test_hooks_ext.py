@@ -1,4 +1,4 @@
-"""The extension hooks (DESIGN §8) through a user's conftest: anchor detectors and redactors.
+"""The extension hooks (hookspecs.py) through a user's conftest: anchor detectors and redactors.
 
 Each inner run is the real plugin on the embedded sim: the conftest's implementation must change
 what reaches anchors.json, report.html, the journal, the terminal section and Allure.

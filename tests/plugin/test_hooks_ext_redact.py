@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 import pytest
 
-from pytest_guistate.llm.reference_server import ReferenceServer
+from pytest_guistate.llm.reference.server import ReferenceServer
 
 InnerRun = Callable[..., pytest.RunResult]
 

@@ -1,6 +1,6 @@
-"""The README's Python snippets, extracted from README.md and run verbatim on the sim.
+"""The documentation's Python snippets, extracted from README.md and docs/*.md and run verbatim on the sim.
 
-A new user copies them as they are; a copy kept in a test would pass after the README drifted.
+A new user copies them as they are; a copy kept in a test would pass after the page drifted.
 """
 
 from __future__ import annotations
@@ -10,39 +10,43 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
-def python_blocks() -> list[str]:
-    return FENCE.findall(README.read_text(encoding="utf-8"))
+def python_blocks(page: Path | None = None) -> list[str]:
+    """The ```python blocks of one page, or of README.md and every docs page."""
+    return [b for p in ([page] if page else PAGES) for b in FENCE.findall(p.read_text(encoding="utf-8"))]
 
 
-def block_with(marker: str) -> str:
-    found = [b for b in python_blocks() if marker in b]
-    assert len(found) == 1, f"README.md should have one ```python block containing {marker!r}, found {len(found)}"
+def block_with(marker: str, page: Path) -> str:
+    found = [b for b in python_blocks(page) if marker in b]
+    where = page.relative_to(ROOT)
+    assert len(found) == 1, f"{where} should have one ```python block containing {marker!r}, found {len(found)}"
     return found[0]
 
 
-def test_every_python_block_of_the_readme_is_covered_here() -> None:
-    """A new block gets a test here (by a marker line below) or this fails."""
+def test_every_python_block_of_the_docs_is_covered_here() -> None:
+    """A new block (README.md or docs/*.md) gets a test here (by a marker line below) or this fails."""
     covered = ("def test_delete_a_post", "# conftest.py")
     blocks = python_blocks()
-    assert blocks, "no ```python block found in README.md"
+    assert blocks, "no ```python block found in README.md or docs/"
     uncovered = [b.splitlines()[0] for b in blocks if not any(c in b for c in covered)]
-    assert not uncovered, f"README ```python blocks not run by tests/plugin/test_readme_snippets.py: {uncovered}"
+    assert not uncovered, f"```python blocks not run by tests/plugin/test_readme_snippets.py: {uncovered}"
 
 
 def test_the_first_readme_example_passes_verbatim(pytester: pytest.Pytester) -> None:
     """Android locators (`android:id/button1`): it is the UiAutomator2 persona's example."""
-    pytester.makepyfile(test_readme=block_with("def test_delete_a_post"))
+    pytester.makepyfile(test_readme=block_with("def test_delete_a_post", ROOT / "README.md"))
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=1)
 
 
-def test_the_readme_hooks_conftest_loads_and_redacts(pytester: pytest.Pytester) -> None:
-    """The hooks block is a conftest as printed: it must load, and its card pattern must scrub the journal."""
-    pytester.makeconftest(block_with("# conftest.py"))
+def test_the_hooks_conftest_of_writing_tests_loads_and_redacts(pytester: pytest.Pytester) -> None:
+    """The hooks block (docs/writing-tests.md) is a conftest as printed: it must load, and its card pattern must
+    scrub the journal."""
+    pytester.makeconftest(block_with("# conftest.py", ROOT / "docs" / "writing-tests.md"))
     pytester.makepyfile(test_card="""
         import pytest
 
@@ -61,8 +65,8 @@ def test_the_readme_hooks_conftest_loads_and_redacts(pytester: pytest.Pytester) 
     assert "4111 1111 1111 1111" not in text and "[redacted]" in text
 
 
-def test_set_faults_takes_keywords_as_the_readme_shows(pytester: pytest.Pytester) -> None:
-    """README: `device.set_faults(refresh_delay=60.0)` changes a fault at run time."""
+def test_set_faults_takes_keywords_as_the_docs_show(pytester: pytest.Pytester) -> None:
+    """docs/simulated-phone.md: `device.set_faults(refresh_delay=60.0)` changes a fault at run time."""
     pytester.makepyfile(test_readme_set_faults="""
         import pytest
 

@@ -76,7 +76,7 @@ def test_a_hook_pattern_keeps_the_card_out_of_every_name(inner: InnerRun, pytest
     output = "\n".join(result.outlines + result.errlines)
     visa, master = id_placeholder(VISA), id_placeholder(MASTER)
     assert VISA not in output and MASTER not in output, "a card number reached the terminal"
-    # pytest's own cache of every collected id (`--nf`) is the one file no plugin writes: see README
+    # pytest's own cache of every collected id (`--nf`) is the one file no plugin writes: see docs/reports.md
     assert _leaks(root, VISA, MASTER) == [".pytest_cache/v/cache/nodeids"]
 
     # not vacuous: each place names the test, distinctly per card and the same in every run

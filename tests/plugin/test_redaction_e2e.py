@@ -76,3 +76,30 @@ def test_the_guistate_section_does_not_show_the_secret(inner: InnerRun, pytester
     section = re.split(r"^-+ guistate -+$", failure.text, flags=re.MULTILINE)[-1]
     assert "facts: credentials = " in section
     assert SECRET not in section, f"the guistate failure section shows the secret:\n{section}"
+
+
+GOAL_NAMES_THE_PASSWORD = """
+import pytest
+
+
+@pytest.mark.guistate(app="com.guistate.settings")
+def test_goal_holds_the_password(device, guistate):
+    guistate.goal("Sign in as qa@example.com with the password correct-horse")
+    guistate.perform("type the e-mail", lambda: device.type("qa@example.com", id="username"), idempotent=False)
+    guistate.perform("type the password", lambda: device.type("correct-horse", id="password"), idempotent=False)
+    guistate.perform("tap Log in", lambda: device.tap(id="login"), expect="Signed in as", idempotent=False)
+"""
+
+
+def test_a_goal_line_written_before_its_password_was_typed_is_scrubbed(inner: InnerRun,
+                                                                       pytester: pytest.Pytester) -> None:
+    """Issue 32: the goal's text reached the journal before typing registered the password; the finish
+    rewrites the journal with what the redactor knows then, so no saved file keeps it."""
+    pytester.makepyfile(test_goal=GOAL_NAMES_THE_PASSWORD)
+    result = inner("--guistate-retain=on", "--guistate-artifacts=art", "--guistate-summary=art/summary.json")
+    result.assert_outcomes(passed=1)
+    root = pytester.path / "art"
+    journal = (root / "test_goal.py-test_goal_holds_the_password" / "journal.jsonl").read_text(encoding="utf-8")
+    assert "Sign in as qa@example.com with the password [redacted]" in journal  # the goal line, scrubbed
+    leaks = [str(p.relative_to(root)) for p in files_under(root) if SECRET.encode() in p.read_bytes()]
+    assert leaks == [], f"the password reached saved artifacts: {leaks}"

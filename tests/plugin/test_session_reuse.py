@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pytest
 from lxml import html as lxml_html
 
-from tests.journal_meta import journal_metas, sessions
+from tests.helpers.journal_meta import journal_metas, sessions
 
 from .session_reuse_helpers import NO_RESET_HOOK, failed_calls, run_worker
 
@@ -195,7 +195,7 @@ def test_a_session_the_server_ended_is_replaced_once_with_a_warning(
         def test_c_reuses_it(device, guistate):
             pass
     """)
-    result = run_worker(inner, pytester, "-W", "always::pytest_guistate.session_reuse.SessionReuseWarning")
+    result = run_worker(inner, pytester, "-W", "always::pytest_guistate.worker_sessions.SessionReuseWarning")
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["*SessionReuseWarning: guistate: the Appium session * was ended by the server*"])
     assert str(result.stdout).count("was ended by the server") == 1
@@ -262,7 +262,7 @@ def test_reset_hook_false_or_raising_means_a_new_session(
         def test_d_builtin_reset(device, guistate):
             pass
     """)
-    result = run_worker(inner, pytester, "-W", "always::pytest_guistate.session_reuse.SessionReuseWarning")
+    result = run_worker(inner, pytester, "-W", "always::pytest_guistate.worker_sessions.SessionReuseWarning")
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["*resetting the app in session * failed (the app hangs)*unresponsive*"])
     seen = sessions(pytester.path / "artifacts")

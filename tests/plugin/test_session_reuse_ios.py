@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.journal_meta import sessions
+from tests.helpers.journal_meta import sessions
 
 from .session_reuse_helpers import NO_RESET_HOOK, failed_calls, run_worker
 

@@ -33,7 +33,7 @@ FROZEN = {"guistate:clock": "frozen"}
 def _tree_mode(device):
     device.tree_on_demand = os.environ.get("GUISTATE_TEST_TREE") != "eager"
     # the tree alone is compared here; a check answered by a find words its evidence from what the
-    # driver said (issue 24: its verdicts against the tree's are in tests/sim/test_check_finding.py)
+    # driver said (issue 24: its verdicts against the tree's are in tests/devices/sim/test_check_finding.py)
     device.find_checks = False
 
 

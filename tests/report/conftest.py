@@ -9,9 +9,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from scenario import Run, run_failing
-
 from pytest_guistate.report.finish import FinishedTest
+from tests.helpers.scenario import Run, run_failing
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ CONFTEST = f"""
 import sys
 sys.path.insert(0, {str(HERE)!r})
 import pytest
-from scenario import start, login_and_fail
+from tests.helpers.scenario import start, login_and_fail
 from pytest_guistate.report.allure_adapter import AllureAdapter
 from pytest_guistate.report.finish import finalize
 
@@ -49,7 +49,7 @@ RESULTS = pytest.StashKey[list]()
 """
 
 TEST = """
-from scenario import login_and_fail
+from tests.helpers.scenario import login_and_fail
 
 def test_login_then_sync(run):
     login_and_fail(run)

@@ -8,7 +8,7 @@ import json
 import pytest
 from PIL import Image
 
-from tests.inner_run import run_inprocess
+from tests.helpers.inner_run import run_inprocess
 
 TEST = """
 import pytest

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scenario import run_failing
 
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.report.background import SerialWriter
 from pytest_guistate.report.journal import JOURNAL_NAME, read_journal
+from tests.helpers.scenario import run_failing
 
 VOLATILE = {"wall", "duration_s", "started", "timestamp", "elapsed_s", "elapsed_ms", "ended", "created"}
 
@@ -54,7 +54,7 @@ def test_background_writing_gives_the_journal_and_files_of_inline_writing(tmp_pa
 def test_a_failed_write_is_a_warning_naming_it_and_later_steps_are_still_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from scenario import login_and_fail, start
+    from tests.helpers.scenario import login_and_fail, start
 
     run = start(tmp_path, "full", background=True)
     original = run.recorder.frames.before_crops

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.inner_run import run_inprocess
+from tests.helpers.inner_run import run_inprocess
 
 TEST = """
 import pytest

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from pytest_guistate.report.baseline import Thresholds, compare, regressions
-from pytest_guistate.report.gate_format import GateResult, GateRow, md, render
+from pytest_guistate.report.gate.baseline import Thresholds, compare, regressions
+from pytest_guistate.report.gate.formats import md, render
+from pytest_guistate.report.gate.verdict import GateResult, GateRow
 from pytest_guistate.report.summary import TestSummary
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_guistate.report.gate import gate_main
+from pytest_guistate.report.gate.cli import gate_main
 
 ROOT = Path(__file__).resolve().parents[2]
 FAILING_FILE = "example_failing/test_expected_failures.py"
@@ -184,13 +184,13 @@ def test_usage_errors_exit_2(runs: RealRuns, capsys: pytest.CaptureFixture[str])
     assert "--max-steps-ratio must be >= 1.0" in capsys.readouterr().err
 
 
-def _readme_yaml() -> list[dict[str, Any]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def _ci_gate_yaml() -> list[dict[str, Any]]:
+    text = (ROOT / "docs" / "ci-gate.md").read_text(encoding="utf-8")
     return [yaml.safe_load(block) for block in re.findall(r"^```yaml\n(.*?)^```$", text, flags=re.MULTILINE | re.DOTALL)]
 
 
-def test_the_readme_ci_examples_are_yaml_that_publish_and_gate() -> None:
-    github, gitlab = _readme_yaml()[:2]  # the third is the sharded matrix recipe (tests/gate/test_readme_matrix.py)
+def test_the_ci_gate_examples_are_yaml_that_publish_and_gate() -> None:
+    github, gitlab = _ci_gate_yaml()[:2]  # the third is the sharded matrix recipe (tests/gate/test_readme_matrix.py)
     assert set(github.get("on", github.get(True))) == {"push", "pull_request"}  # YAML 1.1 reads `on` as True
     steps = github["jobs"]["e2e"]["steps"]
     uploads = {s["with"]["name"] for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")}
@@ -214,9 +214,9 @@ def _bash(script: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str
                           env={**os.environ, "PATH": path, **env})
 
 
-def test_the_readme_gate_steps_run_on_real_summaries(runs: RealRuns, tmp_path: Path) -> None:
+def test_the_ci_gate_page_steps_run_on_real_summaries(runs: RealRuns, tmp_path: Path) -> None:
     """The gate lines of both CI examples, run by bash as the CI would, on the real summaries."""
-    github, gitlab = _readme_yaml()[:2]  # the third is the sharded matrix recipe (tests/gate/test_readme_matrix.py)
+    github, gitlab = _ci_gate_yaml()[:2]  # the third is the sharded matrix recipe (tests/gate/test_readme_matrix.py)
     gate_step = next(s for s in github["jobs"]["e2e"]["steps"] if s.get("name") == "gate")["run"]
     gitlab_gate = "\n".join(line for line in gitlab["e2e"]["script"] if "BASELINE" in line)
     for summary, expected in ((runs.suite, 0), (runs.failing, 1)):

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from lxml import etree
 from lxml import html as lxml_html
-from scenario import XSS
+
+from tests.helpers.scenario import XSS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

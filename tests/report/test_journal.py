@@ -64,7 +64,7 @@ KILLED = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
     sys.path.insert(0, {here!r})
-    from scenario import start, PASSWORD
+    from tests.helpers.scenario import start, PASSWORD
     run = start(Path({root!r}), tier="full", nodeid="tests/test_kill.py::test_killed")
     phone, s = run.phone, run.session
     s.goal("sign in", plan=["signed in", "dark mode on"])

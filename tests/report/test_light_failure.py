@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from tests.inner_run import run_inprocess
+from tests.helpers.inner_run import run_inprocess
 
 FAILING_FEED = """
 import pytest

@@ -7,10 +7,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from scenario import PASSWORD
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.report.redact import REDACTED, Redactor, fill_boxes
+from tests.helpers.scenario import PASSWORD
 
 
 def _png(width: int, height: int, colour: tuple[int, int, int]) -> bytes:

@@ -20,7 +20,7 @@ from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.core.uitree import parse_page_source
 from pytest_guistate.report.recorder import ArtifactRecorder
-from tests.inner_run import run_inprocess
+from tests.helpers.inner_run import run_inprocess
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "example_suite"
 SECRET = b"correct-horse"

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scenario import start
 
 from pytest_guistate.core.errors import MilestoneNotVisible
 from pytest_guistate.report.finish import finalize
 from pytest_guistate.report.triage import LABELS, triage
+from tests.helpers.scenario import start
 
 
 def step(index: int, name: str = "tap", **kw: Any) -> dict[str, Any]:

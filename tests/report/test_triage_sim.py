@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.inner_run import run_inprocess
+from tests.helpers.inner_run import run_inprocess
 
 # Shared by the inner tests: sign in to Settings, a check on a settings switch that locates it, and
 # the first step of every delete on the Feed.

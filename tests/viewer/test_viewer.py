@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scenario import Run, run_failing
-from viewer_scenarios import HOSTILE, hostile_run
 
 from pytest_guistate.report.finish import FinishedTest
+from tests.helpers.scenario import Run, run_failing
+from tests.viewer.viewer_scenarios import HOSTILE, hostile_run
 
 
 @pytest.fixture(scope="module")

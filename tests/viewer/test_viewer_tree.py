@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scenario import PASSWORD, run_failing
-
 from pytest_guistate.core.uitree import parse_page_source
 from pytest_guistate.report.journal import read_journal
 from pytest_guistate.report.viewer_tree import (
@@ -18,6 +16,7 @@ from pytest_guistate.report.viewer_tree import (
     intern_trees,
     tree_key,
 )
+from tests.helpers.scenario import PASSWORD, run_failing
 
 
 def _page(rows: int, text: str = "row") -> str:

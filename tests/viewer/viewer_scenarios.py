@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scenario import Run, start
-
 from pytest_guistate.core.errors import StepFailed
 from pytest_guistate.report.finish import FinishedTest, finalize
+from tests.helpers.scenario import Run, start
 
 # app text that would run, or be evaluated by a template engine, if the viewer ever treated data as code
 HOSTILE = "</script><img src=x onerror=alert(1)>{{7*7}}"

@@ -16,7 +16,7 @@ from typing import Any
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices.sim.actions import focused_node
 from pytest_guistate.devices.sim.errors import W3CError, arg_int, arg_number, arg_str, invalid_argument
-from pytest_guistate.devices.sim.session import SimSession, element_ref
+from pytest_guistate.devices.sim.webdriver_session import SimSession, element_ref
 
 __all__ = ["MOBILE_COMMANDS", "app_id", "press_keycode", "tree_signature"]
 

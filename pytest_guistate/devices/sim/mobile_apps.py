@@ -28,7 +28,7 @@ from pytest_guistate.devices.sim.ios.mobile import IOS_MOBILE_COMMANDS
 from pytest_guistate.devices.sim.keyboard import KEYBOARD_PACKAGE
 from pytest_guistate.devices.sim.mobile import MOBILE_COMMANDS
 from pytest_guistate.devices.sim.model import AppState
-from pytest_guistate.devices.sim.session import SimSession
+from pytest_guistate.devices.sim.webdriver_session import SimSession
 
 __all__ = ["required"]
 

@@ -17,7 +17,7 @@ from pytest_guistate.devices.sim.errors import W3CError, invalid_argument
 from pytest_guistate.devices.sim.ios.mobile import IOS_MOBILE_COMMANDS
 from pytest_guistate.devices.sim.mobile import MOBILE_COMMANDS, app_id
 from pytest_guistate.devices.sim.model import AppState, SimError
-from pytest_guistate.devices.sim.session import SimSession, response_capabilities
+from pytest_guistate.devices.sim.webdriver_session import SimSession, response_capabilities
 
 __all__ = ["session_request_capabilities"]
 

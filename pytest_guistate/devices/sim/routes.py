@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_guistate.devices.sim.errors import W3CError, arg_str, invalid_argument
-from pytest_guistate.devices.sim.session import SessionStore, SimSession
+from pytest_guistate.devices.sim.webdriver_session import SessionStore, SimSession
 
 __all__ = ["ROUTES", "Request", "Route", "match_route", "route"]
 

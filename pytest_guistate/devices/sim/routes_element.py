@@ -19,7 +19,7 @@ from pytest_guistate.devices.sim.locators import find_nodes
 from pytest_guistate.devices.sim.model import SimNode
 from pytest_guistate.devices.sim.routes import Request, route
 from pytest_guistate.devices.sim.scrollable import is_ui_scrollable, scroll_into_view
-from pytest_guistate.devices.sim.session import SimSession, element_ref
+from pytest_guistate.devices.sim.webdriver_session import SimSession, element_ref
 
 __all__ = ["visible_centre"]
 

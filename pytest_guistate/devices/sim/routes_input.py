@@ -13,7 +13,7 @@ from pytest_guistate.devices.sim.actions import focused_node, parse_actions
 from pytest_guistate.devices.sim.errors import W3CError, arg_int
 from pytest_guistate.devices.sim.routes import Request, route
 from pytest_guistate.devices.sim.routes_element import visible_centre
-from pytest_guistate.devices.sim.session import SimSession
+from pytest_guistate.devices.sim.webdriver_session import SimSession
 
 __all__ = ["perform_actions"]
 

@@ -17,7 +17,7 @@ from typing import Any
 from pytest_guistate.devices.sim.errors import W3CError, arg_str, invalid_argument
 from pytest_guistate.devices.sim.ios.mobile import IOS_MOBILE_COMMANDS, execute_ios
 from pytest_guistate.devices.sim.mobile import MOBILE_COMMANDS
-from pytest_guistate.devices.sim.session import SimSession
+from pytest_guistate.devices.sim.webdriver_session import SimSession
 
 __all__ = ["execute_script", "set_faults"]
 

@@ -41,8 +41,8 @@ from pytest_guistate.devices.sim.errors import W3CError, error_body, from_sim_er
 from pytest_guistate.devices.sim.latency import LatencyBook, LatencyError, command_kind
 from pytest_guistate.devices.sim.model import PhoneModel, SimError
 from pytest_guistate.devices.sim.routes import Request, match_route
-from pytest_guistate.devices.sim.session import PhoneFactory, SessionStore
-from pytest_guistate.loopback import is_loopback_host
+from pytest_guistate.devices.sim.webdriver_session import PhoneFactory, SessionStore
+from pytest_guistate.support.loopback import is_loopback_host
 
 __all__ = ["RequestRecord", "SimServer", "default_phone_factory"]
 

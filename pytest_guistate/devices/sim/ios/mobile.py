@@ -16,7 +16,7 @@ from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices.sim.errors import W3CError, arg_number, arg_str, invalid_argument
 from pytest_guistate.devices.sim.ios.query import compile_predicate
 from pytest_guistate.devices.sim.ios.translate import IosNode, nodes_of
-from pytest_guistate.devices.sim.session import SimSession, element_ref
+from pytest_guistate.devices.sim.webdriver_session import SimSession, element_ref
 
 __all__ = ["IOS_MOBILE_COMMANDS", "alert_buttons", "alert_node", "alert_text", "execute_ios"]
 

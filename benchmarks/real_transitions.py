@@ -1,0 +1,401 @@
+"""The visual oracle on real recorded transitions, judged against truth taken from the apps' own trees.
+
+Run: ``python benchmarks/real_transitions.py PATH [--out DIR] [--worst N] [--apps A,B] [--repeat N]``.
+PATH is a folder laid out as a DroidBot-derived transition set: ``manifest_all.jsonl`` (one JSON object
+a line: ``id``, ``app``, ``before`` / ``after`` each with ``screen`` (an image), ``xml`` (UiAutomator2-style
+page source) and ``activity``; paths relative to PATH). Nothing of it is kept in the repository: the
+project's tests never need it (docs/oracle.md).
+
+The oracle is called as the standard and full tiers call it (`StepLoop._compare` with `step_trees`):
+the after-tree for snapping, the before-tree on demand, the steady keyboard ignored, the status bar from
+the tree. Figures, with the definitions of the data set's README:
+- truth: nodes keyed by class + resource-id + text + content-desc + bounds (+ checked / selected) in one
+  tree and not the other; the leaf-most such nodes' boxes, clipped to the screen, status bar dropped;
+- screen change: the activity changed, or the truth covers > 60% of the screen, or exactly one tree holds
+  only a dialog / popup window (its root covers < 85% of the screen); local change: the rest; clean local:
+  a local change whose pixels differ outside the status bar, outside system UI;
+- per clean local change: pixel recall (truth area inside the regions' union), pixel precision (regions'
+  area inside the truth grown by 24 px), whole-screen crop (no region, or regions >= 85% of the screen);
+- per screen change: judged changed with regions > 60% of the screen;
+- the compare's median ms on decoded frames (one OpenCV thread, the frames' pixels already in memory);
+- a naive baseline on the same pairs: absdiff > 25 on a 5x5-blurred grey, dilated, connected components.
+The "screen" is the area the trees cover (a recorder may leave black rows under it: minicap on a phone
+whose screenshot is taller than the content); frames are given to the oracle whole, as a device sends them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from pytest_guistate.core.frame import Frame
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle import Transition, VisualOracle
+from pytest_guistate.core.oracle_mask import steady_keyboard
+from pytest_guistate.core.oracle_types import OracleConfig
+from pytest_guistate.core.uinode import UINode
+from pytest_guistate.core.uitree import UITree, parse_page_source
+
+SCREEN_CHANGE = 0.6  # truth above this share of the screen: a new screen
+WHOLE_SCREEN = 0.85  # regions at or above this share: a whole-screen crop
+DIALOG_ONLY = 0.85  # a tree whose root covers less than this is a dialog / popup window alone
+GROW_PX = 24  # truth grown by this for precision
+NAIVE_THRESHOLD = 25
+SYSTEM_UI = "com.android.systemui"
+_BAR_IDS = ("status_bar", "statusBarBackground")
+
+
+@dataclass
+class Pair:
+    id: str
+    app: str
+    before: np.ndarray
+    after: np.ndarray
+    before_bytes: bytes
+    after_bytes: bytes
+    before_tree: UITree
+    after_tree: UITree
+    before_activity: str
+    after_activity: str
+    screen: Box
+
+
+@dataclass
+class Judged:
+    pair: Pair
+    cls: str  # "clean local" | "local, not clean" | "screen change"
+    truth: list[Box]
+    regions: list[Box]
+    naive: list[Box]
+    transition: Transition
+    ms: float
+    recall: float = 0.0
+    precision: float = 0.0
+    whole: bool = False
+    naive_recall: float = 0.0
+    naive_precision: float = 0.0
+    judged_changed: bool = False
+    why: list[str] = field(default_factory=list)
+
+
+# -- truth ------------------------------------------------------------------------------------------
+
+
+def _key(node: UINode) -> tuple[object, ...]:
+    bounds = tuple(node.bounds.as_list()) if node.bounds is not None else None
+    return (node.cls, node.resource_id, node.text, node.content_desc, bounds, node.checked, node.selected)
+
+
+def _changed_leaves(tree: UITree, other_keys: set[tuple[object, ...]]) -> list[UINode]:
+    """The leaf-most nodes of `tree` whose key is not in the other tree."""
+    out: list[UINode] = []
+
+    def visit(node: UINode) -> bool:
+        below = False
+        for child in node.children:
+            below = visit(child) or below
+        changed = node is not tree.root and node.bounds is not None and _key(node) not in other_keys
+        if changed and not below:
+            out.append(node)
+        return changed or below
+
+    visit(tree.root)
+    return out
+
+
+def status_band(trees: Iterable[UITree], screen: Box) -> Box | None:
+    """The status bar as the trees name it (systemui's bar or an app's statusBarBackground)."""
+    bars = [n.bounds for t in trees for n in t.nodes() if n.bounds is not None and not n.bounds.is_empty
+            and n.resource_id.endswith(_BAR_IDS) and n.bounds.top <= 0 and n.bounds.height < 0.1 * screen.height]
+    return Box.union_all(bars)
+
+
+def truth_boxes(before: UITree, after: UITree, screen: Box, bar_px: int) -> list[Box]:
+    keys_before = {_key(n) for n in before.nodes()}
+    keys_after = {_key(n) for n in after.nodes()}
+    band = status_band((before, after), screen) or Box(0, 0, screen.width, bar_px)
+    boxes: list[Box] = []
+    for tree, other in ((before, keys_after), (after, keys_before)):
+        for node in _changed_leaves(tree, other):
+            assert node.bounds is not None
+            if node.resource_id.endswith(_BAR_IDS):
+                continue
+            box = node.bounds.intersection(screen)
+            if box.is_empty or band.contains(box):
+                continue
+            boxes.append(box)
+    return boxes
+
+
+def union_area(boxes: Sequence[Box], shape: tuple[int, int]) -> np.ndarray:
+    mask = np.zeros(shape, np.uint8)
+    for box in boxes:
+        mask[max(box.top, 0):max(box.bottom, 0), max(box.left, 0):max(box.right, 0)] = 1
+    return mask
+
+
+def dialog_only(tree: UITree, screen: Box) -> bool:
+    tops = [c.bounds for c in tree.root.children if c.bounds is not None and not c.bounds.is_empty]
+    cover = Box.union_all(tops)
+    return cover is not None and cover.intersection(screen).area < DIALOG_ONLY * screen.area
+
+
+def is_system_ui(pair: Pair) -> bool:
+    return any(a.startswith(SYSTEM_UI) for a in (pair.before_activity, pair.after_activity)) or any(
+        n.package == SYSTEM_UI and n.bounds is not None and n.bounds.height > 0.1 * pair.screen.height
+        for t in (pair.before_tree, pair.after_tree) for n in t.nodes())
+
+
+# -- the two contestants ----------------------------------------------------------------------------
+
+
+def decoded(data: bytes, pixels: np.ndarray, source: str) -> Frame:
+    frame = Frame(png=data, source=source)
+    frame._bgr = pixels  # already decoded: the budget's "decoded frames"
+    return frame
+
+
+def run_oracle(oracle: VisualOracle, pair: Pair) -> tuple[Transition, float]:
+    """As `StepLoop._compare` at standard / full: after-tree, before-tree on demand, steady keyboard."""
+    before = decoded(pair.before_bytes, pair.before, f"{pair.id} before")
+    after = decoded(pair.after_bytes, pair.after, f"{pair.id} after")
+    started = time.perf_counter()
+    ignore = steady_keyboard(pair.before_tree, pair.after_tree)
+    transition = oracle.compare(before, after, pair.after_tree, ignore=ignore, before_tree=lambda: pair.before_tree)
+    return transition, (time.perf_counter() - started) * 1000.0
+
+
+def naive_boxes(before: np.ndarray, after: np.ndarray, dilate_px: int = 9) -> list[Box]:
+    grey_b = cv2.GaussianBlur(cv2.cvtColor(before, cv2.COLOR_BGR2GRAY), (5, 5), 0)
+    grey_a = cv2.GaussianBlur(cv2.cvtColor(after, cv2.COLOR_BGR2GRAY), (5, 5), 0)
+    _, mask = cv2.threshold(cv2.absdiff(grey_b, grey_a), NAIVE_THRESHOLD, 255, cv2.THRESH_BINARY)
+    mask = cv2.dilate(mask, np.ones((dilate_px, dilate_px), np.uint8))
+    count, _, stats, _ = cv2.connectedComponentsWithStats(mask)
+    return [Box.from_xywh(int(x), int(y), int(w), int(h)) for x, y, w, h, area in stats[1:count] if area >= 16]
+
+
+# -- loading ----------------------------------------------------------------------------------------
+
+
+def load(root: Path, manifest: str, apps: set[str] | None) -> list[Pair]:
+    path = root / manifest
+    if not path.is_file():
+        raise SystemExit(f"{path}: no manifest (expected one JSON object a line; see this script's docstring)")
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    pairs: list[Pair] = []
+    for row in rows:
+        if apps and row["app"] not in apps:
+            continue
+        images = []
+        for side in ("before", "after"):
+            data = (root / row[side]["screen"]).read_bytes()
+            pixels = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+            if pixels is None:
+                raise SystemExit(f"{row['id']}: {row[side]['screen']} is not an image OpenCV can read")
+            images.append((data, pixels))
+        trees = [parse_page_source((root / row[side]["xml"]).read_text()) for side in ("before", "after")]
+        height, width = images[1][1].shape[:2]
+        pairs.append(Pair(row["id"], row["app"], images[0][1], images[1][1], images[0][0], images[1][0],
+                          trees[0], trees[1], row["before"].get("activity") or "", row["after"].get("activity") or "",
+                          Box(0, 0, width, height)))
+    # the screen is what the windows cover: the most common bottom of a tree's top-level windows
+    # (a dialog-only tree or a web view reaching past the screen says nothing of it)
+    bottoms = Counter(min(p.screen.height, b.bottom) for p in pairs for t in (p.before_tree, p.after_tree)
+                      for b in [Box.union_all(c.bounds for c in t.root.children if c.bounds is not None)] if b)
+    if bottoms:
+        covered = bottoms.most_common(1)[0][0]
+        for pair in pairs:
+            pair.screen = Box(0, 0, pair.screen.width, min(pair.screen.height, covered))
+    return pairs
+
+
+# -- judging ----------------------------------------------------------------------------------------
+
+
+def _scores(truth: Sequence[Box], regions: Sequence[Box], screen: Box) -> tuple[float, float, float]:
+    shape = (screen.height, screen.width)
+    clipped = [r.intersection(screen) for r in regions]
+    truth_mask = union_area(truth, shape)
+    region_mask = union_area(clipped, shape)
+    grown = union_area([t.expand(GROW_PX) for t in truth], shape)
+    truth_px = int(truth_mask.sum())
+    region_px = int(region_mask.sum())
+    recall = float((truth_mask & region_mask).sum()) / truth_px if truth_px else 1.0
+    precision = float((grown & region_mask).sum()) / region_px if region_px else 0.0
+    return recall, precision, region_px / float(screen.area)
+
+
+def judge(pair: Pair, oracle: VisualOracle, bar_px: int, repeat: int) -> Judged:
+    screen = pair.screen
+    truth = truth_boxes(pair.before_tree, pair.after_tree, screen, bar_px)
+    transition, ms = run_oracle(oracle, pair)
+    times = [ms] + [run_oracle(oracle, pair)[1] for _ in range(repeat - 1)]
+    regions = [r.box for r in transition.regions]
+    naive = naive_boxes(pair.before, pair.after)
+    truth_share = float(union_area(truth, (screen.height, screen.width)).sum()) / screen.area
+    activity_changed = pair.before_activity != pair.after_activity
+    dialogs = dialog_only(pair.before_tree, screen) != dialog_only(pair.after_tree, screen)
+    band = status_band((pair.before_tree, pair.after_tree), screen) or Box(0, 0, screen.width, bar_px)
+    if activity_changed or truth_share > SCREEN_CHANGE or dialogs:
+        cls = "screen change"
+    else:
+        below = [b for b in naive if not band.contains(b) and b.intersects(screen)]
+        clean = bool(truth) and bool(below) and not is_system_ui(pair)
+        cls = "clean local" if clean else "local, not clean"
+    judged = Judged(pair, cls, truth, regions, naive, transition, statistics.median(times))
+    judged.recall, judged.precision, share = _scores(truth, regions, screen)
+    judged.whole = not regions or share >= WHOLE_SCREEN
+    judged.naive_recall, judged.naive_precision, _ = _scores(truth, naive, screen)
+    judged.judged_changed = transition.verdict == "changed" and share > SCREEN_CHANGE
+    if activity_changed:
+        judged.why.append("activity")
+    if dialogs:
+        judged.why.append("dialog window")
+    if truth_share > SCREEN_CHANGE:
+        judged.why.append(f"truth {truth_share:.0%}")
+    return judged
+
+
+# -- reporting --------------------------------------------------------------------------------------
+
+
+def _mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return sum(items) / len(items) if items else float("nan")
+
+
+def figures(judged: Sequence[Judged]) -> dict[str, float]:
+    clean = [j for j in judged if j.cls == "clean local"]
+    screens = [j for j in judged if j.cls == "screen change"]
+    return {
+        "pairs": len(judged),
+        "clean local": len(clean),
+        "recall": _mean(j.recall for j in clean),
+        "precision": _mean(j.precision for j in clean),
+        "whole-screen crops": _mean(float(j.whole) for j in clean),
+        "naive recall": _mean(j.naive_recall for j in clean),
+        "naive precision": _mean(j.naive_precision for j in clean),
+        "screen changes": len(screens),
+        "judged changed": _mean(float(j.judged_changed) for j in screens),
+        "median ms": statistics.median(j.ms for j in judged) if judged else float("nan"),
+    }
+
+
+def table(rows: dict[str, dict[str, float]]) -> str:
+    columns = ["pairs", "clean local", "recall", "precision", "whole-screen crops", "naive recall",
+               "naive precision", "screen changes", "judged changed", "median ms"]
+    head = f"{'':36s}" + "".join(f"{c[:11]:>12s}" for c in columns)
+    lines = [head]
+    for name, values in rows.items():
+        cells = []
+        for c in columns:
+            v = values[c]
+            cells.append(f"{v:12d}" if isinstance(v, int) else f"{v:12.2f}")
+        lines.append(f"{name[:36]:36s}" + "".join(cells))
+    return "\n".join(lines)
+
+
+def draw(judged: Judged, out: Path, rank: int) -> Path:
+    """before | after, truth in green, the oracle's regions in red (raw boxes thin), naive in blue."""
+    pair = judged.pair
+    h = pair.screen.height
+    panels = []
+    for image in (pair.before[:h].copy(), pair.after[:h].copy()):
+        for box in judged.naive:
+            cv2.rectangle(image, (box.left, box.top), (box.right, box.bottom), (255, 120, 0), 2)
+        for box in judged.truth:
+            cv2.rectangle(image, (box.left, box.top), (box.right, box.bottom), (0, 200, 0), 6)
+        for region in judged.transition.regions:
+            cv2.rectangle(image, (region.box.left, region.box.top), (region.box.right, region.box.bottom),
+                          (0, 0, 255), 4)
+            cv2.rectangle(image, (region.raw.left, region.raw.top), (region.raw.right, region.raw.bottom),
+                          (0, 0, 160), 1)
+        panels.append(image)
+    picture = np.hstack([panels[0], np.full((h, 12, 3), 255, np.uint8), panels[1]])
+    text = (f"{pair.id} {judged.cls} R={judged.recall:.2f} P={judged.precision:.2f} "
+            f"{judged.transition.verdict} {[r.container for r in judged.transition.regions][:3]}")
+    cv2.putText(picture, text[:110], (10, h - 20), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (0, 0, 255), 2)
+    picture = cv2.resize(picture, None, fx=0.4, fy=0.4, interpolation=cv2.INTER_AREA)
+    target = out / f"{rank:02d}_{pair.id.replace('/', '_')}.png"
+    cv2.imwrite(str(target), picture)
+    return target
+
+
+def badness(judged: Judged) -> float:
+    if judged.cls == "clean local":
+        return (1 - judged.recall) * 2 + (1 - judged.precision) + float(judged.whole)
+    if judged.cls == "screen change":
+        return 0.0 if judged.judged_changed else 1.5
+    return -1.0
+
+
+def config_with(settings: Sequence[str]) -> OracleConfig:
+    """The default OracleConfig with FIELD=VALUE overrides (for tuning on one half of the apps)."""
+    fields = {f.name: f.type for f in dataclasses.fields(OracleConfig)}
+    changes: dict[str, object] = {}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name not in fields:
+            raise SystemExit(f"--set {setting}: OracleConfig has no field {name!r} (fields: {', '.join(fields)})")
+        kind = {"int": int, "float": float, "bool": lambda v: v.lower() in ("1", "true", "yes")}.get(str(fields[name]))
+        changes[name] = kind(value) if kind else value
+    return dataclasses.replace(OracleConfig(), **changes)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", type=Path, help="folder with manifest_all.jsonl and the files it names")
+    parser.add_argument("--manifest", default="manifest_all.jsonl")
+    parser.add_argument("--out", type=Path, default=None, help="write the worst cases as pictures here")
+    parser.add_argument("--worst", type=int, default=12)
+    parser.add_argument("--apps", default="", help="comma-separated apps to keep (default: all)")
+    parser.add_argument("--repeat", type=int, default=3, help="compares per pair for the median ms")
+    parser.add_argument("--status-bar-px", type=int, default=72,
+                        help="the status bar's height when no tree names it (truth only; the oracle finds its own)")
+    parser.add_argument("--per-pair", action="store_true", help="a line per pair")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="an OracleConfig field to try (repeatable), e.g. --set snap_growth=6")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures as JSON")
+    args = parser.parse_args(argv)
+    cv2.setNumThreads(1)
+    apps = {a for a in args.apps.split(",") if a} or None
+    pairs = load(args.path, args.manifest, apps)
+    if not pairs:
+        print("no pairs", file=sys.stderr)
+        return 1
+    oracle = VisualOracle(config_with(args.set))
+    judged = [judge(p, oracle, args.status_bar_px, max(1, args.repeat)) for p in pairs]
+    rows: dict[str, dict[str, float]] = {"ALL": figures(judged)}
+    for cls in ("clean local", "local, not clean", "screen change"):
+        rows[f"class: {cls}"] = figures([j for j in judged if j.cls == cls])
+    for app in sorted({p.app for p in pairs}):
+        rows[app] = figures([j for j in judged if j.pair.app == app])
+    print(table(rows))
+    if args.per_pair:
+        for j in judged:
+            regions = [(r.box.as_list(), r.container) for r in j.transition.regions][:4]
+            print(f"{j.pair.id:48s} {j.cls:17s} R={j.recall:.2f} P={j.precision:.2f} whole={int(j.whole)} "
+                  f"changed={int(j.judged_changed)} {j.transition.verdict} {','.join(j.why)} {regions}")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        worst = sorted((j for j in judged if badness(j) > 0), key=badness, reverse=True)[: args.worst]
+        for rank, j in enumerate(worst):
+            print(f"worst {rank}: {draw(j, args.out, rank)}")
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

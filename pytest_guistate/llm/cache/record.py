@@ -1,0 +1,112 @@
+"""Building an action cache while a test runs: `CacheRecorder.observer` is the actor's step observer
+(live, record and cassette-replay runs, and the live part of a fallback), `add_run` closes a
+`guistate.run()`, `add_check` keeps a passed AI check. The facade writes the file only when the test
+passed (`TestLLM.close`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_guistate.core.uitree import UINode
+from pytest_guistate.llm.cache.cachefile import (
+    CachedCheck,
+    CachedRun,
+    CachedStep,
+    claim_words,
+    fingerprint,
+    locator_candidates,
+    screen_signature,
+)
+from pytest_guistate.llm.cache.memory_heal import ElementMemory, memory_key
+
+__all__ = ["CacheRecorder", "screen_of"]
+
+
+def screen_of(observation: Any) -> dict[str, Any]:
+    """The signature of an observation's screen (its tree is read if not yet)."""
+    if observation is None:
+        return screen_signature(None)
+    return screen_signature(observation.tree, str(getattr(observation, "package", "") or ""))
+
+
+def _region(record: Any) -> list[int] | None:
+    """Where the oracle saw the step's change: the union of its first region's box, if any."""
+    for region in getattr(record, "regions", None) or []:
+        box = region.get("box") if isinstance(region, dict) else None
+        if isinstance(box, list) and len(box) == 4:
+            return [int(v) for v in box]
+    return None
+
+
+@dataclass
+class CacheRecorder:
+    """Collects the steps of the current run; `pending` is the run in progress."""
+
+    session: Any
+    memory: ElementMemory | None = None  # the test's cross-run memory: a passed step teaches it its target's look
+    pending: list[CachedStep] = field(default_factory=list)
+    runs: list[CachedRun] = field(default_factory=list)
+    checks: list[CachedCheck] = field(default_factory=list)
+
+    def step(self, tool: str, args: dict[str, Any], name: str, record: Any, decided_on: Any, target: UINode | None,
+             idempotent: bool, completed_before: list[str], *, learn: bool = True) -> CachedStep:
+        """Record one verified step (`record` is its StepRecord). `learn`: teach the memory the
+        target's look (False when the step acted on a heal, which the memory confirms itself)."""
+        tree = getattr(decided_on, "tree", None) if decided_on is not None else None
+        target_data = None
+        if target is not None and tree is not None:
+            print_ = fingerprint(tree, target)
+            locators = locator_candidates(print_)
+            target_data = {"fingerprint": print_, "locators": locators}
+            if learn and tool in ("tap", "type_text"):
+                self._teach(print_, locators, target, decided_on, record)
+        # The screen this step led to is the one the next step decides on (`_close_previous`):
+        # observing here would change the test's timing (a cassette replay must see what it saw).
+        self._close_previous(decided_on)
+        newly = [m for m in self.session.state.completed if m not in completed_before]
+        clean_args = {k: v for k, v in args.items() if not k.startswith("_") and k != "reason"}
+        effect = {"expect": args.get("expect") if isinstance(args.get("expect"), dict) else None,
+                  "outcome": record.outcome, "verdict": record.verdict, "confirmed": bool(record.confirmed),
+                  "region": _region(record), "next_screen": None}
+        step = CachedStep(n=len(self.pending) + 1, tool=tool, args=clean_args, name=name, idempotent=idempotent,
+                          screen=screen_of(decided_on), target=target_data, effect=effect,
+                          milestone=newly[0] if newly else None)
+        self.pending.append(step)
+        return step
+
+    def _teach(self, print_: dict[str, Any], locators: list[dict[str, str]], target: UINode, before: Any,
+               record: Any) -> None:
+        """The memory learns an LLM step's element as it learns a located tap's (`MemoryBridge`)."""
+        key = memory_key(print_, locators)
+        if self.memory is None or key is None or target.bounds is None:
+            return
+        self.memory.learn_passed(*key.locator, target.bounds, key.function, before, step_name=record.name,
+                                 outcome=str(record.outcome))
+
+    def observer(self, turn: Any, record: Any, decided_on: Any, target: UINode | None, idempotent: bool,
+                 completed_before: list[str]) -> None:
+        """`actor.StepObserver`: the actor's turn carries the tool call as the model made it."""
+        self.step(turn.tool, dict(turn.input), record.name, record, decided_on, target, idempotent, completed_before)
+
+    def _close_previous(self, observation: Any) -> None:
+        if self.pending and self.pending[-1].effect.get("next_screen") is None:
+            self.pending[-1].effect["next_screen"] = screen_of(observation)
+
+    def add_run(self, instruction: str, success: bool, summary: str) -> None:
+        """A `guistate.run()` ended: keep its steps when it succeeded, drop them otherwise."""
+        if success:
+            self._close_previous(self.session.observe())  # the screen the run ended on (already settled)
+            self.runs.append(CachedRun(instruction, list(self.pending), {"success": True, "summary": summary}))
+        self.pending = []
+
+    def add_check(self, claim: str, observation: Any, evidence: list[dict[str, Any]], explanation: str) -> None:
+        """A passed AI check: the cited elements' fingerprints (so replay can find them again)."""
+        tree = getattr(observation, "tree", None)
+        kept: list[dict[str, Any]] = []
+        for item in evidence:
+            element_id = str(item.get("element_id", ""))
+            node = tree.by_index_path(element_id) if tree is not None and element_id else None
+            kept.append({"quote": str(item.get("quote") or ""),
+                         "fingerprint": fingerprint(tree, node) if node is not None and tree is not None else None})
+        self.checks.append(CachedCheck(claim, screen_of(observation), kept, explanation, claim_words(claim, tree)))

@@ -1,0 +1,305 @@
+"""The shapes real Android apps showed the oracle (issue 33), as synthetic frames and trees.
+
+Each scene is one pattern measured on real recorded transitions (benchmarks/real_transitions.py,
+docs/oracle.md): a scrollbar fading in at a list's edge, a switch's knob in a bottom sheet, a
+change in the notification shade, a status bar the tree does not name, a dialog window over a
+scrim, a theme switch and a new window. Frames are 1080x1920 like the phone they were measured on.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from pytest_guistate.core.frame import Frame
+from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle import VisualOracle
+from pytest_guistate.core.oracle_mask import status_bar_boxes
+from pytest_guistate.core.uitree import UITree, parse_page_source
+
+W, H = 1080, 1920
+LIST = Box(0, 240, W, 1776)
+oracle = VisualOracle()
+
+
+def _node(cls: str, box: Box, rid: str = "", text: str = "", package: str = "app", extra: str = "",
+          children: str = "") -> str:
+    return (f'<node class="{cls}" resource-id="{rid}" text="{text}" package="{package}" content-desc="" '
+            f'bounds="{box.to_bounds()}" {extra}>{children}</node>')
+
+
+def _tree(body: str) -> UITree:
+    return parse_page_source(f'<hierarchy rotation="0" width="{W}" height="{H}">{body}</hierarchy>')
+
+
+def rows_screen(dark: bool = False) -> np.ndarray:
+    """A list app: status bar, action bar, eight rows of text, navigation bar."""
+    paper, ink = ((33, 33, 33), (235, 235, 235)) if dark else ((250, 250, 250), (30, 30, 30))
+    img = np.full((H, W, 3), paper, np.uint8)
+    cv2.rectangle(img, (0, 0), (W, 72), (40, 40, 40), -1)
+    cv2.putText(img, "9:59", (20, 52), cv2.FONT_HERSHEY_SIMPLEX, 1.2, (255, 255, 255), 2)
+    cv2.rectangle(img, (0, 72), (W, 240), (60, 60, 60) if dark else (120, 80, 20), -1)
+    cv2.putText(img, "Launcher", (40, 180), cv2.FONT_HERSHEY_SIMPLEX, 2.0, (255, 255, 255), 3)
+    for i in range(8):
+        top = 240 + i * 192
+        cv2.circle(img, (100, top + 96), 50, (200, 120, 40), -1)
+        cv2.putText(img, f"Activity {i} name", (190, top + 90), cv2.FONT_HERSHEY_SIMPLEX, 1.4, ink, 3)
+        cv2.putText(img, f"com.example.app{i}", (190, top + 150), cv2.FONT_HERSHEY_SIMPLEX, 1.0, ink, 2)
+        cv2.line(img, (0, top + 190), (W, top + 190), (128, 128, 128), 2)
+    cv2.rectangle(img, (0, 1776), (W, 1920), (0, 0, 0), -1)
+    return img
+
+
+def list_tree(package: str = "app", extra_nodes: str = "") -> UITree:
+    rows = "".join(_node("android.widget.LinearLayout", Box(0, 240 + i * 192, W, 432 + i * 192), "app:id/row",
+                         package=package, children=_node("android.widget.TextView", Box(190, 280 + i * 192, 900,
+                                                                                            400 + i * 192),
+                                                         "app:id/name", f"Activity {i} name", package))
+                   for i in range(8))
+    content = _node("android.widget.FrameLayout", Box(0, 72, W, 1776), "android:id/content", package=package,
+                    children=_node("android.view.ViewGroup", Box(0, 72, W, 240), "app:id/action_bar", package=package,
+                                   children=_node("android.widget.TextView", Box(40, 120, 500, 200), "", "Launcher",
+                                                  package))
+                    + _node("android.widget.ExpandableListView", LIST, "app:id/list", package=package,
+                            extra='scrollable="true"', children=rows))
+    window = _node("android.widget.FrameLayout", Box(0, 0, W, 1920), package=package,
+                   children=content + _node("android.view.View", Box(0, 1776, W, 1920), "android:id/navigationBarBackground",
+                                            package=package) + extra_nodes)
+    return _tree(window)
+
+
+def compare(before: np.ndarray, after: np.ndarray, tree: UITree, before_tree: UITree | None = None):
+    return oracle.compare(Frame.from_array(before), Frame.from_array(after), tree,
+                          before_tree=(lambda: before_tree) if before_tree is not None else None)
+
+
+# -- transient shapes -------------------------------------------------------------------------------
+
+
+def test_a_scrollbar_fading_in_at_the_lists_edge_is_no_change_and_is_named() -> None:
+    before = rows_screen()
+    after = before.copy()
+    cv2.rectangle(after, (1068, 260), (1079, 700), (120, 120, 120), -1)  # a 12 px scroll thumb
+    result = compare(before, after, list_tree())
+    assert result.verdict == "no_change" and result.regions == []
+    (transient,) = result.transients
+    assert transient.kind == "scrollbar" and transient.where == "list"
+    assert transient.box.intersection(Box(1068, 260, 1080, 701)).area >= 0.8 * transient.box.area
+    assert result.to_dict()["transients"][0]["kind"] == "scrollbar"
+    assert any("scrollbar" in note for note in result.notes)
+
+
+def test_a_scrollbar_beside_a_real_change_leaves_the_change_its_own_row() -> None:
+    before = rows_screen()
+    after = before.copy()
+    cv2.rectangle(after, (1068, 260), (1079, 700), (120, 120, 120), -1)
+    cv2.rectangle(after, (190, 640), (900, 700), (250, 250, 250), -1)  # row 2's name changes
+    cv2.putText(after, "Renamed", (190, 690), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (30, 30, 30), 3)
+    result = compare(before, after, list_tree())
+    assert result.verdict == "changed"
+    assert [(r.container, r.box) for r in result.regions] == [("row", Box(0, 624, W, 816))]
+    assert [t.kind for t in result.transients] == ["scrollbar"]
+
+
+def test_a_thin_strip_away_from_the_lists_edge_is_a_change() -> None:
+    """The shape alone is not enough: a bar in the middle of a row (a progress line) is the app's."""
+    before = rows_screen()
+    after = before.copy()
+    cv2.rectangle(after, (540, 260), (551, 700), (0, 0, 200), -1)
+    result = compare(before, after, list_tree())
+    assert result.verdict == "changed" and result.transients == []
+
+
+# -- snapping keeps the item --------------------------------------------------------------------------
+
+
+def sheet_tree() -> UITree:
+    """A bottom sheet (43% of the screen) over the list, holding two rows; the second has a switch."""
+    switch = _node("android.widget.Switch", Box(900, 1544, 1020, 1606), "app:id/toggle",
+                   extra='checkable="true" clickable="true"')
+    rows = (_node("android.widget.LinearLayout", Box(0, 1300, W, 1480), "app:id/first",
+                  children=_node("android.widget.TextView", Box(40, 1360, 700, 1420), text="Sound"))
+            + _node("android.widget.LinearLayout", Box(0, 1500, W, 1650), "app:id/second",
+                    children=_node("android.widget.TextView", Box(40, 1550, 700, 1600), text="Vibrate") + switch))
+    sheet = _node("android.widget.FrameLayout", Box(0, 1100, W, 1920), "app:id/design_bottom_sheet", children=rows)
+    return _tree(_node("android.widget.FrameLayout", Box(0, 0, W, 1920), children=sheet))
+
+
+def test_a_switch_knob_in_a_bottom_sheet_snaps_to_its_row_not_the_sheet() -> None:
+    before = rows_screen()
+    cv2.rectangle(before, (0, 1100), (W, 1920), (255, 255, 255), -1)
+    cv2.ellipse(before, (960, 1575), (50, 20), 0, 0, 360, (180, 180, 180), -1)
+    after = before.copy()
+    cv2.circle(before, (925, 1575), 28, (120, 120, 120), -1)  # the knob moves from left to right
+    cv2.circle(after, (995, 1575), 28, (200, 120, 0), -1)
+    result = compare(before, after, sheet_tree())
+    assert [(r.container, r.box) for r in result.regions] == [("second", Box(0, 1500, W, 1650))]
+    assert all(c.box.area < 0.1 * W * H for c in result.crops)
+
+
+def test_a_container_many_times_the_change_is_not_taken() -> None:
+    """A small mark in the sheet below its rows (no row holds it): the raw box grown by the margin."""
+    before = rows_screen()
+    after = before.copy()
+    cv2.circle(after, (540, 1760), 14, (0, 0, 200), -1)
+    result = compare(before, after, sheet_tree())
+    (region,) = result.regions
+    assert region.container is None
+    assert region.box == region.raw.expand(oracle.config.raw_margin)
+    assert region.box.area < 0.01 * W * H
+
+
+# -- system UI ---------------------------------------------------------------------------------------
+
+
+def shade_tree(text: str) -> UITree:
+    ui = "com.android.systemui"
+    bar = _node("android.widget.FrameLayout", Box(0, 0, W, 72), "com.android.systemui:id/status_bar", package=ui)
+    rows = "".join(_node("android.widget.FrameLayout", Box(24, top, 1056, top + 160), "com.android.systemui:id/expanded",
+                         package=ui, children=_node("android.widget.TextView", Box(60, top + 40, 1000, top + 120),
+                                                    "android:id/text", words, ui))
+                   for top, words in ((400, text), (580, "USB debugging connected")))
+    stack = _node("android.view.ViewGroup", Box(0, 380, W, 1700), "com.android.systemui:id/notification_stack_scroller",
+                  package=ui, children=rows)
+    return _tree(_node("android.widget.FrameLayout", Box(0, 0, W, 1920), package=ui, children=bar + stack))
+
+
+def test_a_change_in_a_notification_row_of_the_shade_is_a_change() -> None:
+    """Issue 33: every systemui node under 10% of the screen's height was taken for the status bar,
+    so a changed notification row was ignored and the step judged `no_change`."""
+    before = np.full((H, W, 3), 30, np.uint8)
+    for top, words in ((400, "Ad Silence is running"), (580, "USB debugging connected")):
+        cv2.rectangle(before, (24, top), (1056, top + 160), (60, 60, 60), -1)
+        cv2.putText(before, words, (60, top + 100), cv2.FONT_HERSHEY_SIMPLEX, 1.2, (230, 230, 230), 2)
+    after = before.copy()
+    cv2.rectangle(after, (60, 440), (1000, 520), (60, 60, 60), -1)
+    cv2.putText(after, "Ad muted: 3 ads", (60, 500), cv2.FONT_HERSHEY_SIMPLEX, 1.2, (230, 230, 230), 2)
+    tree = shade_tree("Ad muted: 3 ads")
+    assert status_bar_boxes(tree, W, H) == [Box(0, 0, W, 72)]  # the bar only, not the rows
+    result = compare(before, after, tree)
+    assert result.verdict == "changed"
+    (region,) = result.regions
+    assert region.box == Box(24, 400, 1056, 560)
+
+
+def test_an_unnamed_status_bar_is_measured_above_the_apps_first_node() -> None:
+    """A tree naming only navigationBarBackground: the status bar is the band above the app's content
+    (72 px here), so the clock's tick is no change of the app, and the app's own bar right under it is."""
+    tree = list_tree()
+    bars = status_bar_boxes(tree, W, H)
+    assert Box(0, 0, W, 72) in bars and Box(0, 1776, W, 1920) in bars
+    before = rows_screen()
+    tick = before.copy()
+    cv2.rectangle(tick, (20, 10), (200, 70), (40, 40, 40), -1)
+    cv2.putText(tick, "10:00", (20, 62), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (255, 255, 255), 2)  # lower than 3% (58 px)
+    assert compare(before, tick, tree).verdict == "no_change"
+    title = before.copy()
+    cv2.putText(title, "Launcher", (40, 230), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (255, 255, 255), 2)
+    assert compare(before, title, tree).verdict == "changed"
+
+
+# -- new screens and dialogs ---------------------------------------------------------------------------
+
+
+DIALOG = Box(75, 620, 1005, 1227)
+
+
+def dialog_window_tree() -> UITree:
+    """What a real dump of a dialog holds: its window alone (no app behind it)."""
+    body = _node("android.widget.LinearLayout", Box(75, 620, 1005, 1227), "android:id/content",
+                 children=_node("android.widget.TextView", Box(140, 680, 940, 760), "android:id/alertTitle",
+                                "Planetary hours indicator style")
+                 + _node("android.widget.Button", Box(700, 1100, 960, 1200), "android:id/button1", "OK",
+                         extra='clickable="true"'))
+    return _tree(_node("android.widget.FrameLayout", DIALOG, children=body))
+
+
+def test_a_dialog_window_over_a_scrim_is_its_box_and_the_scrim_is_named_last() -> None:
+    before = rows_screen()
+    after = (before.astype(np.float32) * 0.4).astype(np.uint8)  # the scrim
+    cv2.rectangle(after, (DIALOG.left, DIALOG.top), (DIALOG.right, DIALOG.bottom), (255, 255, 255), -1)
+    cv2.putText(after, "Planetary hours", (140, 740), cv2.FONT_HERSHEY_SIMPLEX, 1.6, (0, 0, 0), 3)
+    result = compare(before, after, dialog_window_tree(), list_tree())
+    assert result.verdict == "changed"
+    first, *rest = result.regions
+    assert first.box == DIALOG and first.container is not None and "appeared" in first.container
+    assert rest[-1].kind == "scrim" and rest[-1].box.area > 0.6 * W * H
+    assert all(c.box.area < 0.3 * W * H for c in result.crops)  # the scrim is never a crop
+
+
+def test_a_theme_switch_is_one_repainted_area() -> None:
+    before, after = rows_screen(), rows_screen(dark=True)
+    result = compare(before, after, list_tree(), list_tree())
+    assert result.verdict == "changed"
+    kinds = [r.kind for r in result.regions]
+    assert kinds[-1] == "repaint" and "screen" not in kinds and "scrim" not in kinds
+    assert result.regions[-1].box.area > 0.6 * W * H
+    assert any("repaint" in note for note in result.notes)
+
+
+def test_a_new_app_window_is_the_whole_screen() -> None:
+    before = rows_screen()
+    after = np.full((H, W, 3), (90, 160, 30), np.uint8)  # another app's screen
+    cv2.putText(after, "Settings", (60, 200), cv2.FONT_HERSHEY_SIMPLEX, 2.0, (255, 255, 255), 3)
+    for i in range(6):
+        cv2.putText(after, f"Option {i}", (60, 400 + 200 * i), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (255, 255, 255), 3)
+    result = compare(before, after, list_tree("com.android.settings"), list_tree("app"))
+    assert result.verdict == "changed"
+    last = result.regions[-1]
+    assert last.kind == "screen" and last.box.area > 0.9 * W * (H - 72)
+    assert any("new window" in note for note in result.notes)
+
+
+# -- on the simulated phone ------------------------------------------------------------------------------
+
+
+def test_sim_settings_a_switch_toggled_is_its_row_not_the_settings_panel() -> None:
+    """The sim's Settings app: tapping Wi-Fi's switch changes its knob and the row's summary; the
+    region is that row (180 px of 2400), never the panel of toggles or the screen."""
+    from pytest_guistate.devices.sim.phone import ManualClock, Phone
+    from tests.helpers.direct_screen import DirectScreen
+
+    phone = Phone(app_package="com.guistate.settings", clock=ManualClock(), seed=3)
+    screen = DirectScreen(phone)
+    phone.type_text("settings/username", "qa@example.com")  # the sim's documented credentials
+    phone.type_text("settings/password", "correct-horse")
+    screen.tap_text("Log in")
+    before = screen.observe()
+    switch = next(n for n in before.tree.nodes() if n.cls.endswith("Switch") and n.checked)  # Wi-Fi, on
+    row = next(n for n in before.tree.nodes() if n.bounds is not None and n.resource_id.endswith(":id/row")
+               and n.bounds.contains(switch.bounds))
+    screen.tap(*switch.bounds.center)
+    after = screen.observe()
+    result = oracle.compare(before.frame, after.frame, after.tree, before_tree=lambda: before.tree)
+    assert result.verdict == "changed"
+    assert [(r.container, r.box) for r in result.regions] == [("row", row.bounds)]
+    width, height = after.frame.size
+    assert all(c.box.area < 0.1 * width * height for c in result.crops)
+
+
+def drawer_tree(open_: bool) -> UITree:
+    drawer = _node("android.widget.LinearLayout", Box(0, 72, 840, 1776), "app:id/drawer_roots",
+                   children=_node("android.widget.TextView", Box(48, 100, 600, 190), text="Open from")
+                   + _node("android.widget.ListView", Box(0, 216, 840, 1776), "app:id/roots_list",
+                           children=_node("android.widget.TextView", Box(48, 260, 800, 360), text="Downloads")))
+    content = _node("android.widget.ExpandableListView", LIST, "app:id/list", extra='scrollable="true"')
+    layout = _node("androidx.drawerlayout.widget.DrawerLayout", Box(0, 72, W, 1776), "app:id/drawer_layout",
+                   children=content + (drawer if open_ else ""))
+    return _tree(_node("android.widget.FrameLayout", Box(0, 0, W, 1920), children=layout))
+
+
+def test_a_navigation_drawer_opening_over_its_scrim_is_the_drawers_box() -> None:
+    """The drawer is drawn over the dimmed content in the same window: its box, and no screen-level
+    region (the window did not change)."""
+    before = rows_screen()
+    after = before.copy()
+    after[72:1776] = (after[72:1776].astype(np.float32) * 0.45).astype(np.uint8)  # the drawer's scrim
+    cv2.rectangle(after, (0, 72), (839, 1775), (255, 255, 255), -1)
+    cv2.putText(after, "Open from", (48, 170), cv2.FONT_HERSHEY_SIMPLEX, 1.8, (30, 30, 30), 3)
+    cv2.putText(after, "Downloads", (48, 330), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (30, 30, 30), 3)
+    result = compare(before, after, drawer_tree(True), drawer_tree(False))
+    assert result.verdict == "changed"
+    assert result.regions[0].box == Box(0, 72, 840, 1776)
+    assert all(r.kind == "change" for r in result.regions)
+    union = Box.union_all(r.box for r in result.regions)
+    assert union is not None and union.area < 0.85 * W * H
