@@ -195,6 +195,8 @@ def device(
         info = SessionInfo(mode.value, "new", reason=why, session_id=str(driver.session_id))
     request.node.stash[APPIUM_SESSION_KEY] = info
     dev = held.device
+    if settings.locator_timeout_s is not None:
+        dev.locator_timeout = settings.locator_timeout_s
     yield dev
     failed = test_failed(request.node)
     if mode is SessionMode.WORKER and not failed:

@@ -19,7 +19,14 @@ from selenium.common.exceptions import (
 
 from pytest_guistate.devices.grid import trim_grid_message
 
-__all__ = ["CapabilityUnavailable", "DeviceError", "ElementNotFound", "driver_call", "screenshot_payload_text"]
+__all__ = [
+    "CapabilityUnavailable",
+    "DeviceError",
+    "ElementNotFound",
+    "ElementNotReady",
+    "driver_call",
+    "screenshot_payload_text",
+]
 
 
 class DeviceError(RuntimeError):
@@ -33,6 +40,12 @@ class CapabilityUnavailable(DeviceError):
 
 class ElementNotFound(AssertionError):
     """No element matched a locator; the message lists what was on screen instead."""
+
+
+class ElementNotReady(ElementNotFound):
+    """A locator's element was there but never became ready to act on (not visible, disabled,
+    moving, covered) within its wait; the message names what it waited for and what it saw. Never
+    healed by the memory: the element is the right one, acting elsewhere would be the wrong action."""
 
 
 # How drivers say "I do not implement that": W3C `unknown command` / `unsupported operation`,
