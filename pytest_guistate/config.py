@@ -112,6 +112,7 @@ class GuistateConfig:
     session: SessionMode = SessionMode.TEST  # worker: one Appium session per worker, app reset between tests
     command_timeout_s: float | None = None  # per device call; None = the platform default (timeouts.py)
     session_timeout_s: float | None = None  # per new Appium session; None = the platform default
+    locator_timeout_s: float | None = None  # how long locators wait; None = devices/timeouts.LOCATOR_TIMEOUT_S
     test_timeout_s: float = 0.0  # wall-clock budget per test; 0 = none (the marker's timeout= still applies)
     cycle_limit: int = 8  # steps in a screen loop with no milestone before the test fails; 0 = never
     shard: str | None = None  # this run's CI shard name in the summary (issue 27)
@@ -238,6 +239,14 @@ def add_options(parser: pytest.Parser) -> None:
         "server, 20 on the sim.",
     )
     group.addoption(
+        "--guistate-locator-timeout",
+        dest="guistate_locator_timeout",
+        default=None,
+        metavar="SECONDS",
+        help="How long tap/type/find wait for their element to be attached, visible, not moving and "
+        "enabled (default 5; 0 = one look). A call's timeout= overrides it.",
+    )
+    group.addoption(
         "--guistate-test-timeout",
         dest="guistate_test_timeout",
         default=None,
@@ -267,6 +276,8 @@ def add_options(parser: pytest.Parser) -> None:
                   default="")
     parser.addini("guistate_session_timeout", "seconds opening an Appium session may take (empty: 300 real, "
                   "30 sim)", default="")
+    parser.addini("guistate_locator_timeout", "seconds locators wait for their element to be ready (empty: 5)",
+                  default="")
     parser.addini("guistate_test_timeout", "wall-clock seconds per test, 0 = none", default="0")
     parser.addini("guistate_cycle_limit", "fail after this many steps of a screen loop with no milestone, 0 = never",
                   default="8")
@@ -377,6 +388,8 @@ def build_config(config: pytest.Config) -> GuistateConfig:
                                     "--guistate-command-timeout"),
         session_timeout_s=_deadline(str(config.getini("guistate_session_timeout")), "ini guistate_session_timeout"),
         cycle_limit=_positive_int(config, "guistate_cycle_limit"),
+        locator_timeout_s=_deadline(pick("guistate_locator_timeout", "guistate_locator_timeout"),
+                                    "--guistate-locator-timeout", zero_ok=True),
         test_timeout_s=_deadline(pick("guistate_test_timeout", "guistate_test_timeout"), "--guistate-test-timeout",
                                  zero_ok=True) or 0.0,
         shard=_shard(config),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import sys
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_guistate.config import SessionMode, get_config
+from pytest_guistate.config import GuistateConfig, SessionMode, get_config
 from pytest_guistate.core.errors import RecordingFailed
 from pytest_guistate.runtime import RUNTIME_KEY, GuistateRuntime
 from pytest_guistate.stash_keys import APPIUM_SESSION_KEY, SESSION_KEY, SessionInfo, did_test_fail, marker_kwargs
@@ -54,10 +55,12 @@ IOS_CAPABILITIES: dict[str, Any] = {
 @pytest.fixture(scope="session")
 def guistate_capabilities(pytestconfig: pytest.Config) -> dict[str, Any]:
     """Capabilities for every session of the run; override in conftest.py to compute them."""
-    settings = get_config(pytestconfig)
-    caps = dict(IOS_CAPABILITIES if settings.platform == "ios" else DEFAULT_CAPABILITIES)
-    caps.update(settings.capabilities)
-    return caps
+    return _run_capabilities(get_config(pytestconfig))
+
+
+def _run_capabilities(settings: GuistateConfig) -> dict[str, Any]:
+    """The defaults of the platform, then --guistate-caps: what is known before any fixture runs."""
+    return {**(IOS_CAPABILITIES if settings.platform == "ios" else DEFAULT_CAPABILITIES), **settings.capabilities}
 
 
 @dataclass
@@ -80,6 +83,24 @@ class _EmbeddedSim:
         raise DeviceError(f"the embedded simulated phone does not answer: {reason}")
 
 
+def announce_hub_capacity(config: pytest.Config) -> None:
+    """Controller: say before the first test when a Grid hub of the pool will queue sessions (issue 35).
+    Matched against the defaults and --guistate-caps: a conftest's capabilities fixture runs later."""
+    settings = get_config(config)
+    if hasattr(config, "workerinput") or not settings.pool:
+        return
+    from pytest_guistate.devices.grid import hub_capacity
+
+    caps = _run_capabilities(settings)
+    workers = int(getattr(config.option, "numprocesses", None) or 1)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for line in hub_capacity(settings.pool, caps, workers):
+        if reporter is not None:
+            reporter.write_line(f"guistate: {line}")
+        else:
+            print(f"guistate: {line}", file=sys.stderr)
+
+
 def _run_id(config: pytest.Config) -> str:
     """xdist's id shared by every worker of one run; a fresh one for a run without xdist."""
     workerinput = getattr(config, "workerinput", None)
@@ -89,7 +110,9 @@ def _run_id(config: pytest.Config) -> str:
 @pytest.fixture(scope="session")
 def guistate_device_lease(pytestconfig: pytest.Config) -> Iterator[_EmbeddedSim | DevicePool]:
     """This test process's device: the embedded sim, or one leased from the pool for the process's lifetime
-    (a dead device is swapped for a free one by the `device` fixture)."""
+    (a dead device is swapped for a free one by the `device` fixture). A Grid hub's slots are matched
+    against the defaults and --guistate-caps (issue 35; an overridden capabilities fixture may be
+    narrower in scope than this one)."""
     settings = get_config(pytestconfig)
     runtime = pytestconfig.stash[RUNTIME_KEY]
     if settings.uses_sim:
@@ -98,8 +121,10 @@ def guistate_device_lease(pytestconfig: pytest.Config) -> Iterator[_EmbeddedSim 
         return
     from pytest_guistate.devices.pool import DevicePool
 
+    workerinput = getattr(pytestconfig, "workerinput", None)
     pool = DevicePool(settings.pool, run_id=_run_id(pytestconfig), worker=runtime.worker,
-                      wait_s=settings.device_wait_s)
+                      wait_s=settings.device_wait_s, capabilities=_run_capabilities(settings),
+                      workers=int(workerinput.get("workercount", 1)) if workerinput else 1)
     yield pool
     pool.close()
 
@@ -170,6 +195,8 @@ def device(
         info = SessionInfo(mode.value, "new", reason=why, session_id=str(driver.session_id))
     request.node.stash[APPIUM_SESSION_KEY] = info
     dev = held.device
+    if settings.locator_timeout_s is not None:
+        dev.locator_timeout = settings.locator_timeout_s
     yield dev
     failed = test_failed(request.node)
     if mode is SessionMode.WORKER and not failed:
@@ -180,11 +207,20 @@ def device(
     elif settings.session is SessionMode.WORKER:
         keeper.dropped("the previous test had its own session (session='test')")
     close_error: Exception | None = None
+    hub_pool = None if isinstance(lease, _EmbeddedSim) or lease.grid(spec) is None else lease
+    session_id = str(dev.driver.session_id)
+    node_uri = None
+    if hub_pool is not None and did_test_fail(request.node):
+        from pytest_guistate.devices.hub import session_node
+
+        node_uri = session_node(spec, session_id)  # before the session is deleted: the hub then forgets it
     try:
         dev.close()
     except (OSError, urllib3.exceptions.HTTPError) as exc:
         close_error = exc
     if close_error is not None or did_test_fail(request.node):
+        if hub_pool is not None:
+            _raise_if_node_died(request, hub_pool, spec, session_id, node_uri, close_error)
         reason = lease.probe(spec)
         if reason is not None:
             lease.mark_dead(spec, reason)
@@ -207,13 +243,17 @@ def _open_driver(
 
     from pytest_guistate.devices.device import DeviceError
     from pytest_guistate.devices.driver_ports import with_driver_ports
+    from pytest_guistate.devices.grid import trim_grid_message
+    from pytest_guistate.devices.hub import HubOut
     from pytest_guistate.devices.timeouts import bounded_connection
 
     settings = get_config(request.config)
     pooled = not isinstance(lease, _EmbeddedSim)
 
-    def open_session(url: str, caps: dict[str, Any]) -> Any:
-        executor = bounded_connection(url, *settings.deadlines)  # a deadline on every request (issue 14)
+    def open_session(url: str, caps: dict[str, Any], session_timeout_s: float | None = None) -> Any:
+        command_s, session_s = settings.deadlines
+        # a deadline on every request (issue 14); through a hub, what is left of its one deadline (issue 35)
+        executor = bounded_connection(url, command_s, session_timeout_s or session_s)
         caps = with_driver_ports(url, caps)  # Chromium on this machine: a chromedriver of its own
         return webdriver.Remote(executor, options=AppiumOptions().load_capabilities(caps))
 
@@ -221,10 +261,15 @@ def _open_driver(
         spec = lease.acquire()  # raises DeviceError naming every device when none is left
         run_caps = {**guistate_capabilities, **spec.capabilities}
         caps = _session_capabilities(request, run_caps)
+        grid_pool = None if isinstance(lease, _EmbeddedSim) else lease
         try:
+            if grid_pool is not None and grid_pool.grid(spec) is not None:
+                return _open_through_hub(request, grid_pool, spec, caps, open_session), spec, caps
             return open_session(spec.url, caps), spec, caps
+        except HubOut:
+            continue  # every node behind the hub failed: it is out; the next device, if any
         except WebDriverException as exc:  # the server answered and refused
-            refusal = (exc.msg or str(exc)).strip()
+            refusal = trim_grid_message((exc.msg or str(exc)).strip())
             if not pooled:
                 raise DeviceError(f"could not open an Appium session on {spec.label}: {refusal}") from exc
         except (OSError, urllib3.exceptions.HTTPError) as exc:
@@ -238,7 +283,7 @@ def _open_driver(
             second = open_session(spec.url, run_caps)
         except WebDriverException as again:
             lease.mark_dead(spec, f"refused two new Appium sessions in a row: {refusal}; then: "
-                                  f"{(again.msg or str(again)).strip()}")
+                                  f"{trim_grid_message((again.msg or str(again)).strip())}")
             continue
         except (OSError, urllib3.exceptions.HTTPError) as again:
             lease.mark_dead(spec, f"no Appium server answers at {spec.label}: {again}")
@@ -251,6 +296,58 @@ def _open_driver(
             "(the device accepts the run's capabilities, so the marker's app/caps/faults are the problem; "
             "the device stays in the pool)"
         )
+
+
+def _raise_if_node_died(
+    request: pytest.FixtureRequest, pool: DevicePool, spec: DeviceSpec, session_id: str, node_uri: str | None,
+    close_error: Exception | None,
+) -> None:
+    """A test on a hub failed, or ending its session did: when the node that ran it is dead, end the
+    test with `device … died` naming that node (issue 35); the hub stays in the pool."""
+    from pytest_guistate.devices.errors import DeviceError
+    from pytest_guistate.devices.grid import trim_grid_message
+    from pytest_guistate.devices.hub import hub_session_died, session_node
+    from pytest_guistate.stash_keys import REPORTS_KEY
+
+    node_uri = node_uri or session_node(spec, session_id)
+    call = request.node.stash.get(REPORTS_KEY, {}).get("call")
+    evidence = f"{close_error or ''} {call.longreprtext if call is not None and call.failed else ''}"
+    why = hub_session_died(pool, spec, node_uri, evidence)
+    if why is None:
+        return
+    if session_node(spec, session_id) is None:
+        slot = "its session is deleted, so its slot is free"
+    else:
+        slot = ("the plugin asked the hub to delete its session, but the node cannot end it without its Appium: "
+                "the hub holds that slot until the node's session timeout")
+    ended = f" (ending the session said: {trim_grid_message(str(close_error), 200)})" if close_error else ""
+    raise DeviceError(f"device {spec.label} died: {why}; {slot}{ended}; the hub stays in the pool and the next "
+                      "tests go to its other nodes") from None
+
+
+def _open_through_hub(
+    request: pytest.FixtureRequest, pool: DevicePool, spec: DeviceSpec, caps: dict[str, Any], open_session: Any,
+) -> Any:
+    """A session through a Selenium Grid hub (issue 35, `devices/hub.py`): a wait for a slot is shown on
+    the live line and, once the session is open, named in a warning with the time it took."""
+    from pytest_guistate.devices.driver_ports import with_driver_ports
+    from pytest_guistate.devices.hub import open_through_hub
+    from pytest_guistate.devices.pool import DevicePoolWarning
+    from pytest_guistate.progress import wait_line
+
+    line = wait_line(request.config, request.node.nodeid)
+    session_s = get_config(request.config).deadlines[1]
+    sent = with_driver_ports(spec.url, caps)  # as sent, so the request is found in the hub's queue
+    try:
+        driver, waited = open_through_hub(pool, spec, sent, lambda seconds: open_session(spec.url, sent, seconds),
+                                          session_s, line.show)
+    finally:
+        line.clear()
+    if waited.seconds:
+        warnings.warn(DevicePoolWarning(
+            f"guistate: {request.node.nodeid} waited {waited.seconds:.1f} s for a session from hub {spec.label} "
+            f"({waited.why})"), stacklevel=2)
+    return driver
 
 
 def _reset_hook(request: pytest.FixtureRequest) -> Any:

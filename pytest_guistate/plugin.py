@@ -12,6 +12,7 @@ import pytest
 from pytest_guistate import hookspecs
 from pytest_guistate.config import CONFIG_KEY, add_options, build_config, check_marker_kwargs
 from pytest_guistate.fixtures import (  # noqa: F401
+    announce_hub_capacity,
     device,
     guistate,
     guistate_capabilities,
@@ -61,6 +62,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[RUNTIME_KEY].start_summary()
+    announce_hub_capacity(session.config)  # a Grid hub that will queue (issue 35)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

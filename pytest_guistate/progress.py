@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import shutil
 import sys
+import threading
 from typing import Any
 
 import pytest
 
-__all__ = ["TerminalProgress", "terminal_progress"]
+__all__ = ["TerminalProgress", "WaitLine", "terminal_progress", "wait_line"]
 
 
 class TerminalProgress:
@@ -26,6 +27,10 @@ class TerminalProgress:
         self._name = nodeid.rpartition("::")[2]
         self._session = session
         self._length = 0  # characters of status currently on screen
+
+    def show(self, status: str) -> None:
+        """Any short status (a test waiting for a device slot, before it has steps)."""
+        self._show(f" [guistate {self._name}: {status}]")
 
     def on_step(self, record: Any) -> None:
         progress = self._session.progress
@@ -70,3 +75,26 @@ def terminal_progress(config: pytest.Config, nodeid: str, session: Any) -> Termi
     if reporter is None or capture is None or not getattr(reporter, "isatty", False):
         return None
     return TerminalProgress(reporter, capture, nodeid, session)
+
+
+class WaitLine:
+    """The live line while a test waits for its device (issue 35: a slot of a Grid hub); shows nothing
+    where there is no live line (xdist workers, CI logs): the caller warns with the time waited."""
+
+    def __init__(self, live: TerminalProgress | None) -> None:
+        self._live = live
+        self._lock = threading.Lock()  # shown from the waiting test and from its ticker thread
+
+    def show(self, status: str) -> None:
+        if self._live is not None:
+            with self._lock:
+                self._live.show(status)
+
+    def clear(self) -> None:
+        if self._live is not None:
+            with self._lock:
+                self._live.clear()
+
+
+def wait_line(config: pytest.Config, nodeid: str) -> WaitLine:
+    return WaitLine(terminal_progress(config, nodeid, None))

@@ -199,17 +199,17 @@ class VisualOracle:
         """A global dim / undim: the dialog that (dis)appeared plus what changed under the scrim."""
         screen = Box(0, 0, *after.size)
         overlay = find_overlay(before_tree() if before_tree is not None else None, tree, screen)
-        if overlay is None:
-            return None  # no modal came or went: a theme switch or a new page is a real whole-screen change
         scale = self.config.scale_divisor
         small_before, small_after = before.small(scale), after.small(scale)
-        by_pixels = overlay.layer and overlay.content is None  # a dim layer with no content node: find the dialog
-        exclude = None if by_pixels else to_small(overlay.box, scale, masks.strict.shape)
+        # no dialog node (a div over a scrim, no role="dialog"; issue 34), or a dim layer with no content
+        # node: the dialog is found from the pixels, as the area that does not follow the scrim's gain
+        by_pixels = overlay is None or overlay.layer and overlay.content is None
+        exclude = None if by_pixels or overlay is None else to_small(overlay.box, scale, masks.strict.shape)
         gain = dim_gain(small_before, small_after, masks.strict, exclude)
         if gain is None:
             return None
         residual = change_masks(compensate(small_before, gain), small_after, self.config, after.size,
-                                ignored if by_pixels else [*ignored, overlay.box])
+                                ignored if by_pixels or overlay is None else [*ignored, overlay.box])
         kept = self._keep(find_regions(residual, self.config), residual, *unstable, [])
         if by_pixels:  # the dialog is the largest area that does not follow the scrim's gain
             if not kept:
@@ -217,12 +217,17 @@ class VisualOracle:
             dialog = max(kept, key=lambda k: k[0].box.area)
             kept = [k for k in kept if k is not dialog]
             box = dialog[0].box.clamp(*after.size)
+            if overlay is None and not _dialog_shaped(box, [k[0].box for k in kept], screen):
+                return None  # a theme switch or a new page dims too: a real whole-screen change
         else:
+            assert overlay is not None
             box = overlay.box.clamp(*after.size)
+        label = overlay.label if overlay is not None else (
+            f"dialog (from the pixels) {'appeared' if gain < 1 else 'vanished'}")
         snapped = snap_regions(kept, tree, screen, self.config)
         what = "dim" if gain < 1 else "undim"
-        region = Region(box, box, overlay.label, 1.0, None)
-        note = f"global {what} (gain {gain:.2f}) divided out: {overlay.label}, {len(snapped)} change(s) under the scrim"
+        region = Region(box, box, label, 1.0, None)
+        note = f"global {what} (gain {gain:.2f}) divided out: {label}, {len(snapped)} change(s) under the scrim"
         return [SnappedRegion(region, box.area // (scale * scale), False), *snapped], note
 
     def unstable_regions(
@@ -388,3 +393,17 @@ def _focused_editables(tree: UITree | None) -> list[UINode]:
 
 def _where(frame: Frame) -> str:
     return f" ({frame.source})" if frame.source else ""
+
+
+_PIXEL_DIALOG = (0.02, 0.7)  # share of the screen a dialog found from the pixels may cover
+
+
+def _dialog_shaped(box: Box, others: Sequence[Box], screen: Box) -> bool:
+    """Whether the one area that kept its brightness under a global dim reads as a dialog: a
+    compact box (2-70% of the screen) holding most of what did not follow the scrim. A theme switch
+    or a new page leaves many scattered areas instead."""
+    low, high = _PIXEL_DIALOG
+    if not low * screen.area <= box.area <= high * screen.area:
+        return False
+    rest = sum(other.area for other in others if not box.contains(other))
+    return rest <= 0.5 * box.area

@@ -43,6 +43,8 @@ __all__ = ["VERDICTS", "Judgement", "SessionHooks", "StepLoop", "Verification"]
 VERDICTS = ("changed", "no_change", "uncertain")
 RefreshFn = Callable[[], object]
 
+MOTION_BOUND_S = 1.5  # how long a met step's evidence may wait for its screen to stop moving (a fade, a slide)
+
 
 @dataclass
 class SessionHooks:
@@ -242,6 +244,26 @@ class StepLoop:
             again.tree = tree  # the same screen, no input: the next step's before-tree is already read
         return self.oracle.unstable_regions(after.frame, again.frame, tree, ignore=self.ignore(again)), again
 
+    def _after_motion(self, before: Observation, after: Observation, expect: Check, judgement: Judgement,
+                      trees: bool) -> tuple[Observation, Judgement]:
+        """Evidence after the motion (issue 34): the expectation held at once, but the screen says it
+        is still animating (a dialog fading in, a sheet sliding): the after-frame kept for regions and
+        crops is the one once the frames stop changing, within `MOTION_BOUND_S`. Only a screen that
+        can tell (`in_motion()`, the web) is asked, one cheap question; where nothing moves, nothing
+        waits. If the expectation no longer holds on the settled frame, the first judgement stands."""
+        in_motion = getattr(self.screen, "in_motion", None)
+        if in_motion is None or not in_motion():
+            return after, judgement
+        bound = SettlePolicy(timeout_s=min(MOTION_BOUND_S, self.settle_policy.timeout_s),
+                             interval_s=self.settle_policy.interval_s, stable_frames=self.settle_policy.stable_frames)
+        oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
+        result = settle(self.screen, oracle, after, bound, self.clock, ignore=self.ignore, observe=self._observe,
+                        until=None, stop_when_stable=True, trees=trees)
+        if result.observation is after:
+            return after, judgement
+        settled = self.judge(before, result.observation, expect, trees=trees)
+        return (result.observation, settled) if settled.met else (after, judgement)
+
     def verify(
         self,
         record: StepRecord,
@@ -258,6 +280,9 @@ class StepLoop:
         judgement = self.judge(before, after, expect, trees=trees)
         unstable: list[Box] = []
         latest = after  # the newest frame: settling continues from it
+        if judgement.met and before is not None and expect is not None:
+            after, judgement = self._after_motion(before, after, expect, judgement, trees)
+            latest = after
         if judgement.met and before is not None:
             unstable, latest = self._probe(before, after, judgement)
             if unstable:

@@ -155,6 +155,7 @@ class TaskSession:
         self._epoch = 0  # session actions so far (steps, performs, refreshes)
         self._last: tuple[Observation, int, float, object] | None = None  # obs, epoch, time, screen actions
         self._open_step: StepRecord | None = None
+        self._looked_again: Observation | None = None  # a before-screen taken again after a locator's wait
         self.last_transition: Transition | None = None
         self.episodes = 0  # stale-screen episodes (a first check unmet)
         self.retries = 0
@@ -250,8 +251,9 @@ class TaskSession:
             try:
                 yield handle
             except BaseException as exc:
-                self._body_error(record, before, exc)
+                self._body_error(record, self._met_before(before), exc)
                 raise
+            before = handle.before = self._met_before(before)
             verification = self._observing(record, before, "after the action", self._verify, record, before, check,
                                            refresh, "initial")
             handle.transition = verification.judgement.transition if verification else None
@@ -287,8 +289,12 @@ class TaskSession:
                 try:
                     action()
                 except BaseException as exc:
-                    self._body_error(record, attempt_before, exc)
+                    self._body_error(record, self._met_before(attempt_before), exc)
                     raise
+                met = self._met_before(attempt_before)
+                if attempt == 0:
+                    before = met
+                attempt_before = met
                 verification = self._observing(record, attempt_before, "after the action", self._verify, record,
                                                attempt_before, check, refresh, "initial" if attempt == 0 else "retry")
                 if verification is None or verification.met:
@@ -468,6 +474,27 @@ class TaskSession:
         record.package_before = before.package if record.reads_trees else before.known_package
         self.frames.pin(before.frame)
         return before
+
+    def look_again_before(self) -> None:
+        """A locator in the open step waited for its element (issue 34): the step's before-screen
+        becomes the screen the action meets, taken now, right before the input, so the oracle never
+        compares against a screen from before the element appeared. Nothing to do outside a step or
+        at tier `off` (no before-screen)."""
+        record = self._open_step
+        if record is None or not self.policy.compare:
+            return
+        before = self._observe("before the action (after a locator's wait)")
+        if record.reads_trees:
+            _ = before.tree  # read while it is this frame's: the input comes next
+        record.reused_before = False
+        record.package_before = before.package if record.reads_trees else before.known_package
+        self.frames.pin(before.frame)
+        self._looked_again = before
+
+    def _met_before(self, before: Observation | None) -> Observation | None:
+        """The step's before-screen: the one taken again after a locator's wait, else `before`."""
+        again, self._looked_again = self._looked_again, None
+        return again if again is not None and before is not None else before
 
     def _note_action(self, what: str, *, read_tree: bool = True) -> None:
         """Before any action: the newest observation's tree is read now, while it is still that

@@ -205,10 +205,12 @@ class UINode:
 
     @property
     def shown_texts(self) -> tuple[str, ...]:
-        """Texts a text check matches (the description aside): iOS adds a field's typed value."""
+        """Texts a text check matches (the description aside): iOS adds a field's typed value; a web
+        node whose case CSS changed adds the text as the page wrote it (`source-text`, issue 34)."""
         if self.platform == IOS and self.value and self.value != self.text and self.kind in _TEXT_VALUE_KINDS:
             return (self.text, self.value)
-        return (self.text,)
+        source = self.attrs.get("source-text")
+        return (self.text, source) if source else (self.text,)
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -6,6 +6,9 @@ Issue 15: the real-server steps (docs/appium.md) relied on `.ci/appium.sh`, whic
 a server answering `GET /status`) and prints, for each missing piece, the command that installs it.
 `start` runs the installed server on a free loopback port, waits for `/status` and prints the URL;
 `stop` ends the server `start` started (its PID is kept in `<home>/guistate-server.json`).
+`doctor --url HUB` on a Selenium Grid 4 hub (issue 35) lists its nodes instead: each node's state
+(the hub's and the node's own word: a relay node reports DOWN when the Appium behind it stops
+answering), its slots and stereotypes, and the driver each relays to; a node not UP fails.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_guistate.devices.capabilities import find_chromium
+from pytest_guistate.devices.grid import GridStatus, node_health, read_grid_status
 
 __all__ = ["Finding", "appium_main", "doctor", "start", "stop"]
 
@@ -156,9 +160,37 @@ def doctor(home: Path, url: str | None, drivers: list[str]) -> list[Finding]:
         findings.append(Finding("server", False, "none started by `guistate appium start` and no --url given",
                                 f"guistate appium start --home {home}"))
     else:
+        hub = read_grid_status(url, timeout_s=3.0)
+        if hub is not None:
+            return findings + grid_findings(hub)
         ready, said = server_status(url)
         findings.append(Finding(f"server {url}", ready, said, f"guistate appium start --home {home}"))
     return findings
+
+
+def grid_findings(hub: GridStatus) -> list[Finding]:
+    """A Grid hub and every node behind it: state, slots, stereotypes, the drivers the relays reach."""
+    versions = sorted({node.version.split(" ")[0] for node in hub.nodes if node.version})
+    found = [Finding(f"grid hub {hub.url}", hub.ready and bool(hub.nodes),
+                     f"Selenium Grid {', '.join(versions) or '?'}, ready={hub.ready}, {len(hub.nodes)} node(s): "
+                     f"{hub.message}",
+                     "start a node (java -jar selenium-server.jar node --config node.toml) that registers with this hub")]
+    for node in hub.nodes:
+        own = node_health(node.uri)
+        busy = sum(slot.busy for slot in node.slots)
+        stereotypes = sorted({json.dumps(slot.stereotype, sort_keys=True) for slot in node.slots})
+        drivers = sorted({str(slot.stereotype.get("appium:automationName") or slot.stereotype.get("browserName", "?"))
+                          for slot in node.slots})
+        says = "UP" if own.up else own.detail
+        ok = node.up and own.state != "down"
+        found.append(Finding(
+            f"grid node {node.uri}", ok,
+            f"hub says {node.availability}, node says {says}; {len(node.slots)} slot(s), {busy} busy; "
+            f"driver(s) {', '.join(drivers)}; stereotype(s) {'; '.join(stereotypes)}",
+            "the Appium server behind this relay node does not answer its status endpoint (or the node is down): "
+            "start it at the node's [relay] url, or restart the node",
+        ))
+    return found
 
 
 def _state(home: Path) -> dict[str, object] | None:

@@ -127,11 +127,13 @@ def _inside_ios_modal(driver: Any, predicate: str) -> bool:
 _TREE_TAIL = "return new XMLSerializer().serializeToString(out);"
 _MATCH_TAIL = r"""
 const q = arguments[0];
+for (const key of ["text", "desc"]) if (q[key] !== null) q[key] = norm(q[key]);
 const same = (value, wanted) => q.exact ? value === wanted : value.includes(wanted);
 for (const node of top.getElementsByTagName("node")) {
   const text = node.getAttribute("text"), desc = node.getAttribute("content-desc");
-  const rid = node.getAttribute("resource-id");
-  if (q.text !== null && !(same(text, q.text) || (q.desc === null && same(desc, q.text)))) continue;
+  const rid = node.getAttribute("resource-id"), source = node.getAttribute("source-text");
+  const shown = same(text, q.text) || source !== null && same(source, q.text);
+  if (q.text !== null && !(shown || (q.desc === null && same(desc, q.text)))) continue;
   if (q.desc !== null && !same(desc, q.desc)) continue;
   if (q.id !== null && !(rid === q.id || rid.slice(rid.lastIndexOf("/") + 1) === q.id)) continue;
   return {label: text || desc || node.getAttribute("hint") || rid || node.getAttribute("class"),

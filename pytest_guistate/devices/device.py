@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -55,11 +56,21 @@ from pytest_guistate.devices.errors import (
     CapabilityUnavailable,
     DeviceError,
     ElementNotFound,
+    ElementNotReady,
     driver_call,
     screenshot_payload_text,
 )
+from pytest_guistate.devices.timeouts import LOCATOR_POLL_S, LOCATOR_TIMEOUT_S
 
-__all__ = ["KNOWN_SCREENS", "CapabilityUnavailable", "Device", "DeviceError", "ElementFacts", "ElementNotFound"]
+__all__ = [
+    "KNOWN_SCREENS",
+    "CapabilityUnavailable",
+    "Device",
+    "DeviceError",
+    "ElementFacts",
+    "ElementNotFound",
+    "ElementNotReady",
+]
 
 KNOWN_SCREENS = 8  # trees of the last screens read, kept by their screenshot's bytes (a few MB at most)
 
@@ -127,6 +138,15 @@ class Device:
         # still the newest and no input was sent since (else `TreeExpired`). False = fetch it
         # right after the screenshot, as before.
         self.tree_on_demand = True
+        # Locators wait up to this many seconds for their element to be ready (the plugin sets it from
+        # --guistate-locator-timeout); a call's timeout= overrides it.
+        self.locator_timeout = LOCATOR_TIMEOUT_S
+        # Phones: a found element must also be enabled, asked in the find itself (UiAutomator2 and the
+        # sim find only displayed elements; no tree tells motion). False: found is ready.
+        self.check_enabled = True
+        # Called when a locator waited for its element, right before the input is sent: the plugin's
+        # session takes the step's before-screen again (the screen the action really meets).
+        self.on_waited: Callable[[], None] | None = None
         self.find_checks = True  # locator checks by a find, not a page source (devices/check_finding.py)
         # Screens this session read, by the bytes of their screenshot (issue 24): a screenshot byte for
         # byte like one of the last `known_screens` takes that screen's tree without a page source
@@ -307,6 +327,17 @@ class Device:
         self._newest = (observation, self._shots, self.action_count)
         return observation
 
+    def in_motion(self) -> bool | None:
+        """Whether the screen is animating now (web: a finite animation or transition runs), None
+        where the platform cannot tell (the phones' trees carry no motion). The step loop asks it
+        once a step's expectation held, to keep the after-frame from the middle of a fade."""
+        if not self.is_web:
+            return None
+        try:
+            return bool(self.driver.execute_script(web.MOTION_JS))
+        except WebDriverException:
+            return None  # a context that runs no script cannot tell
+
     def _remember_screen(self, frame: Frame, tree: UITree) -> UITree:
         """Keep the tree read for a screenshot, keyed by its bytes: a later screenshot with the very
         same bytes is the same screen (what the oracle holds for a step whose frames did not change)."""
@@ -357,53 +388,114 @@ class Device:
         desc: str | None = None,
         id: str | None = None,
         xpath: str | None = None,
-        timeout: float = 0.0,
+        timeout: float | None = None,
     ) -> WebElement:
-        """Find one element by exactly one locator; `ElementNotFound` lists what is on screen."""
-        by, value = self._locator(text=text, desc=desc, id=id, xpath=xpath)
-        deadline = time.monotonic() + timeout
+        """Find one element by exactly one locator, waiting until it is ready to act on.
+
+        Ready: attached and, on the web, visible, enabled, not moving (no running animation on it or
+        its ancestors) and what a tap at its centre hits; on the phones, found and enabled. The wait
+        lasts up to `timeout` seconds (None: `locator_timeout`, the plugin's
+        `--guistate-locator-timeout`); an element that is ready at once costs one find, no more.
+        `ElementNotFound` lists what is on screen; `ElementNotReady` says what the element still was.
+        """
+        kind, value = one_locator(text=text, desc=desc, id=id, xpath=xpath)
+        by, query = self._locator(text=text, desc=desc, id=id, xpath=xpath)
+        wait = self.locator_timeout if timeout is None else timeout
+        if wait < 0:
+            raise ValueError(f"timeout must be >= 0 seconds, got {wait}")
+        deadline = time.monotonic() + wait
         self._waited = False
+        unready = ""
+        named = f"{kind}={value!r}" if self.is_web else f"{by}={query!r}"  # as the user wrote it / as sent
         while True:
             try:
-                if self.is_web:
-                    found = self._web_pick(by, value)
-                    if found is not None:
-                        return found
-                else:
-                    return self.driver.find_element(by, value)
+                element, unready = self._find_once(by, query, kind, value)
+                if element is not None and not unready:
+                    return element
             except NoSuchElementException:
-                pass
+                unready = ""
             except InvalidSelectorException as exc:
-                raise DeviceError(f"locator {by}={value!r} is not valid on {self.url}: {exc.msg}") from exc
+                raise DeviceError(f"locator {named} is not valid on {self.url}: {exc.msg}") from exc
             except WebDriverException as exc:
-                raise DeviceError(f"find {by}={value!r} failed on {self.url}: {exc.msg}") from exc
+                raise DeviceError(f"find {named} failed on {self.url}: {exc.msg}") from exc
             if time.monotonic() >= deadline:
                 break
             self._waited = True
-            time.sleep(0.1)
+            time.sleep(LOCATOR_POLL_S)
+        waited = f" after waiting {wait:g} s" if wait > 0 else ""
+        if unready:
+            raise ElementNotReady(
+                f"{named} found{waited} but not ready to act on: {unready} (waited for it to be "
+                f"attached, visible, not moving and enabled); on screen: {self._visible_labels()}"
+            )
         hint = ""
         if self.platform == "ios" and id is not None and ":id/" in id:
             hint = " (an Android resource id: on iOS, id= is the accessibility identifier, the element's name)"
-        raise ElementNotFound(f"no element with {by}={value!r}{hint}; on screen: {self._visible_labels()}")
+        if self.is_web:
+            hint += self._web_miss_hint(kind)
+        raise ElementNotFound(f"no element with {named}{waited}{hint}; on screen: {self._visible_labels()}")
+
+    def _find_once(self, by: str, query: str, kind: str, value: str) -> tuple[WebElement | None, str]:
+        """One look: the element (or None) and why it is not ready yet ("" when it is)."""
+        if self.is_web:
+            located = web.locate(self.driver, kind, value)
+            return (None, "") if located is None else (located.element, located.why)
+        narrowed = self._enabled_query(kind, value, by, query) if self.check_enabled else None
+        if narrowed is None:
+            return self.driver.find_element(by, query), ""
+        enabled = self.driver.find_elements(*narrowed)
+        if enabled:
+            return enabled[0], ""
+        return self.driver.find_element(by, query), "disabled"  # raises NoSuchElementException when absent
+
+    def _enabled_query(self, kind: str, value: str, by: str, query: str) -> tuple[str, str] | None:
+        """The phone locator narrowed to enabled elements, so a ready element costs the one find it
+        always cost (an `is_enabled` request would add 40-60 ms a tap under the latency profiles);
+        None for XPath, whose expression is the user's own."""
+        if kind == "xpath":
+            return None
+        if self.platform == "ios":
+            found = f"name == {ios.predicate_literal(value)}" if by == AppiumBy.ACCESSIBILITY_ID else query
+            return AppiumBy.IOS_PREDICATE, f"({found}) AND enabled == 1"
+        if kind == "text":
+            return AppiumBy.ANDROID_UIAUTOMATOR, query + ".enabled(true)"
+        if kind == "desc":
+            return AppiumBy.ANDROID_UIAUTOMATOR, f"new UiSelector().description({java_literal(value)}).enabled(true)"
+        if ":id/" in value:
+            return AppiumBy.ANDROID_UIAUTOMATOR, f"new UiSelector().resourceId({java_literal(value)}).enabled(true)"
+        pattern = "(.*/)?" + re.escape(value)  # the short form: any app's, as the tree's by_id matches it
+        return AppiumBy.ANDROID_UIAUTOMATOR, f"new UiSelector().resourceIdMatches({java_literal(pattern)}).enabled(true)"
+
+    def _web_miss_hint(self, kind: str) -> str:
+        """Why a web locator may see nothing: XPath stays out of shadow roots, and closed ones hide all."""
+        hint = ""
+        if kind == "xpath":
+            hint = " (XPath does not enter shadow roots: text=, desc= and id= do)"
+        closed = web.closed_components(self.driver)
+        if closed:
+            hint += (f" (rendered components with no open shadow root: {', '.join(closed)}; a closed shadow root "
+                     "is invisible to page scripts, so no locator or tree sees inside it)")
+        return hint
 
     def exists(self, text: str | None = None, **locator: str) -> bool:
-        by, value = self._locator(text=text, **locator)
+        """Whether the locator matches a rendered element now (one look, no wait)."""
+        kind, value = one_locator(text=text, **locator)
+        by, query = self._locator(text=text, **locator)
         try:
             if self.is_web:
-                return self._web_pick(by, value) is not None
-            return bool(self.driver.find_elements(by, value))
+                located = web.locate(self.driver, kind, value)
+                return located is not None and located.rank > 0
+            return bool(self.driver.find_elements(by, query))
         except WebDriverException as exc:
-            raise DeviceError(f"find {by}={value!r} failed on {self.url}: {exc.msg}") from exc
-
-    def _web_pick(self, by: str, value: str) -> WebElement | None:
-        return web.pick_reachable(self.driver, value)  # web locators are XPath
+            named = f"{kind}={value!r}" if self.is_web else f"{by}={query!r}"
+            raise DeviceError(f"find {named} failed on {self.url}: {exc.msg}") from exc
 
     def _locator(
         self, *, text: str | None = None, desc: str | None = None, id: str | None = None, xpath: str | None = None
     ) -> tuple[str, str]:
         kind, value = one_locator(text=text, desc=desc, id=id, xpath=xpath)
         if self.is_web:
-            return web.web_locator(kind, value)
+            return f"web {kind}", value  # answered by web.LOCATE_JS, through open shadow roots
         if self.platform == "ios":
             return ios.ios_locator(kind, value)
         if kind == "text":  # a UiSelector, not XPath: the driver dumps the window for an XPath (issue 24)
@@ -438,7 +530,7 @@ class Device:
         xpath: str | None = None,
         x: int | None = None,
         y: int | None = None,
-        timeout: float = 0.0,
+        timeout: float | None = None,
         function: str | None = None,
     ) -> None:
         """Tap an element (by text, desc, id or xpath) or a point (x, y in screenshot pixels).
@@ -454,6 +546,8 @@ class Device:
             return
         try:
             element = self.find(text, desc=desc, id=id, xpath=xpath, timeout=timeout)
+        except ElementNotReady:
+            raise  # the element is there: acting anywhere else would be the wrong action
         except ElementNotFound as missing:
             if self.memory is None:
                 raise
@@ -468,7 +562,13 @@ class Device:
             box = self._box_in_tree(screen, kind, value)
             self.memory.found(kind, value, box or (lambda: self.box_of(element)), function, screen=screen,
                               facts=lambda: self._element_facts(element))  # asked only when a look is learnt
+        self._met_after_wait()
         self._act("click", element.click)
+
+    def _met_after_wait(self) -> None:
+        """The step's before-screen must be the one the action meets: after a wait, look again."""
+        if self._waited and self.on_waited is not None:
+            self.on_waited()
 
     def _still_shown(self) -> Observation | None:
         """The newest observation while it still shows the screen the last find() searched: no
@@ -511,15 +611,38 @@ class Device:
         self._pointer([(x1, y1), (x2, y2)], hold_ms=0, move_ms=duration_ms)
 
     def type(self, text: str, *, into: str | None = None, id: str | None = None, desc: str | None = None,
-             xpath: str | None = None) -> None:
-        """Type into a field found by its text (`into`), id, desc or xpath, else the focused one; clears nothing."""
+             xpath: str | None = None, timeout: float | None = None) -> None:
+        """Type into a field found by its text (`into`), id, desc or xpath, else the focused one; clears nothing.
+
+        On the web a component is typed into through its editable element (the one input inside its
+        shadow root or subtree); one with none or several fails naming that, unless tapping it gives an
+        editable element focus."""
         located = into or id or desc or xpath
-        element = self.find(into, id=id, desc=desc, xpath=xpath) if located else self._focused()
+        element = self.find(into, id=id, desc=desc, xpath=xpath, timeout=timeout) if located else self._focused()
+        if self.is_web:
+            element = self._editable(element, into=into, id=id, desc=desc, xpath=xpath)
         if (self.on_secret is not None or self.memory is not None) and self._is_password(element):
             self._typed_secret = True
             if self.on_secret is not None:
                 self.on_secret(text)  # registered before it is typed, so no frame or record can carry it
+        self._met_after_wait()
         self._act("send keys", lambda: element.send_keys(text))
+
+    def _editable(self, element: WebElement, **locator: str | None) -> WebElement:
+        """The element keys go to: itself, the one editable inside it, or what takes focus when tapped."""
+        inner, count = self._call("editable element", lambda: web.editable_inside(self.driver, element))
+        if inner is not None:
+            return cast(WebElement, inner)
+        kind, value = one_locator(**locator)
+        self._act("click", element.click)
+        focused = self._call("active element", lambda: self.driver.switch_to.active_element)
+        inner, _ = self._call("editable element", lambda: web.editable_inside(self.driver, focused))
+        if inner is not None:
+            return cast(WebElement, inner)
+        holds = "no editable element" if count == 0 else f"{count} editable elements"
+        raise DeviceError(f"type into {kind}={value!r} on {self.url}: the element holds {holds} (input, "
+                          "textarea or contenteditable, open shadow roots included) and tapping it focused none; "
+                          "name the field itself")
 
     def _is_password(self, element: WebElement) -> bool:
         """Android marks secure fields `password="true"`, iOS by their type
@@ -533,6 +656,8 @@ class Device:
 
     def clear(self, *, into: str | None = None, id: str | None = None, desc: str | None = None) -> None:
         element = self.find(into, id=id, desc=desc)
+        if self.is_web:
+            element = self._editable(element, into=into, id=id, desc=desc)
         self._act("clear", element.clear)
 
     def back(self) -> None:

@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 __all__ = [
     "SIM", "DeviceListError", "DeviceSpec", "JsonFileError", "parse_device_option", "probe_status", "read_json_file",
+    "server_request",
 ]
 
 SIM = "sim"
@@ -151,16 +152,22 @@ def parse_device_option(value: str, rootdir: Path) -> tuple[DeviceSpec, ...]:
     return tuple(numbered)
 
 
-def probe_status(spec: DeviceSpec, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
-    """None when a server answers `GET {url}/status` (any HTTP status: a grid may want auth there),
-    else why not — the reason a device is taken out of the pool."""
-    parts = urlsplit(spec.url)
+def server_request(url: str, path: str) -> urllib.request.Request:
+    """A GET of `path` under a server URL; `user:key@` in the URL becomes Basic auth (device farms)."""
+    parts = urlsplit(url)
     host = parts.netloc.rpartition("@")[2]
-    status_url = urlunsplit((parts.scheme, host, parts.path.rstrip("/") + "/status", "", ""))
-    request = urllib.request.Request(status_url, method="GET")
+    request = urllib.request.Request(urlunsplit((parts.scheme, host, parts.path.rstrip("/") + path, "", "")),
+                                     method="GET")
     if parts.username is not None:
         token = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
         request.add_header("Authorization", "Basic " + base64.b64encode(token).decode())
+    return request
+
+
+def probe_status(spec: DeviceSpec, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+    """None when a server answers `GET {url}/status` (any HTTP status: a grid may want auth there),
+    else why not — the reason a device is taken out of the pool."""
+    request = server_request(spec.url, "/status")
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
             response.read(65536)

@@ -17,7 +17,16 @@ from selenium.common.exceptions import (
     WebDriverException,
 )
 
-__all__ = ["CapabilityUnavailable", "DeviceError", "ElementNotFound", "driver_call", "screenshot_payload_text"]
+from pytest_guistate.devices.grid import trim_grid_message
+
+__all__ = [
+    "CapabilityUnavailable",
+    "DeviceError",
+    "ElementNotFound",
+    "ElementNotReady",
+    "driver_call",
+    "screenshot_payload_text",
+]
 
 
 class DeviceError(RuntimeError):
@@ -31,6 +40,12 @@ class CapabilityUnavailable(DeviceError):
 
 class ElementNotFound(AssertionError):
     """No element matched a locator; the message lists what was on screen instead."""
+
+
+class ElementNotReady(ElementNotFound):
+    """A locator's element was there but never became ready to act on (not visible, disabled,
+    moving, covered) within its wait; the message names what it waited for and what it saw. Never
+    healed by the memory: the element is the right one, acting elsewhere would be the wrong action."""
 
 
 # How drivers say "I do not implement that": W3C `unknown command` / `unsupported operation`,
@@ -48,13 +63,23 @@ def driver_call(what: str, url: str, fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except WebDriverException as exc:
-        message = (exc.msg or str(exc)).strip()
+        message = trim_grid_message((exc.msg or str(exc)).strip())  # a Grid's host/build blocks, once (issue 35)
+        _shown_once(exc, message)
         lowered = message.lower()
         unsupported = isinstance(exc, UnknownMethodException) or any(h in lowered for h in _UNSUPPORTED_HINTS)
         # a page's own script error is not a missing capability, unless we asked for `mobile:`
         if unsupported and (not isinstance(exc, JavascriptException) or what.startswith("mobile:")):
             raise CapabilityUnavailable(f"{what} is not supported by the driver behind {url}: {message}") from exc
         raise DeviceError(f"{what} failed on {url}: {message}{_w3c_error_note(exc)}") from exc
+
+
+def _shown_once(exc: WebDriverException, message: str) -> None:
+    """A Selenium Grid's error (a Java stack, or a host/build block) is shown once, in the DeviceError:
+    the chained driver exception keeps its type (resets test it) but not the Grid's text (issue 35)."""
+    java = any("org.openqa.selenium" in str(line) for line in exc.stacktrace or ())
+    if java or (exc.msg is not None and message != exc.msg.strip()):
+        exc.msg = "(a Selenium Grid error: its text is in the DeviceError below)"
+        exc.stacktrace = None
 
 
 def screenshot_payload_text(url: str, payload: object, exc: BaseException) -> str:

@@ -6,10 +6,15 @@ ends, even on a crash, so no stale lease outlives a worker. Locks are keyed by t
 (URL + capabilities) in one directory per user on this host, so two runs, or two lists sharing a
 device, never drive one phone at once. A device that stops answering is recorded dead for the
 run (a marker file every worker reads) and the worker moves on to a free one.
+
+A Selenium Grid hub listed once is a pool of its own (issue 35, `devices/grid.py`): it gets one
+lease per matching slot its `/status` states (at least one per test process: the hub queues the
+rest), and a node behind it that fails is recorded against the node (`node_failed`), not the hub.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -21,6 +26,7 @@ from pathlib import Path
 
 from pytest_guistate.devices.device_list import PROBE_TIMEOUT_S, DeviceSpec, probe_status
 from pytest_guistate.devices.errors import DeviceError
+from pytest_guistate.devices.grid import GridStatus, hub_pool
 from pytest_guistate.devices.timeouts import take_suspect
 from pytest_guistate.support.filelock import LOCKS_AVAILABLE, open_lock_file, try_lock
 
@@ -50,10 +56,13 @@ class DevicePool:
         lock_dir: Path | None = None,
         wait_s: float = 0.0,
         probe_timeout_s: float = PROBE_TIMEOUT_S,
+        capabilities: dict[str, object] | None = None,
+        workers: int = 1,
     ) -> None:
         if not specs:
             raise ValueError("a device pool needs at least one device")
-        self.specs = tuple(specs)
+        # a hub listed once: one lease per matching slot of its /status, at least one per worker
+        self.specs, self.grids = hub_pool(specs, dict(capabilities or {}), workers, probe_timeout_s)
         self.worker = worker
         self.wait_s = wait_s
         self.probe_timeout_s = probe_timeout_s
@@ -106,6 +115,30 @@ class DevicePool:
             self._warned.add(spec.key)
             warnings.warn(DevicePoolWarning(f"guistate: device {spec.label} is taken out of the pool: {reason}"),
                           stacklevel=2)
+
+    def grid(self, spec: DeviceSpec) -> GridStatus | None:
+        """The hub's status as read when the pool was made, when `spec` is a Selenium Grid hub."""
+        return self.grids.get(spec.key)
+
+    def node_failed(self, spec: DeviceSpec, node: str, reason: str) -> dict[str, str]:
+        """Record that `node` (a relay's service URL, or a node URI) behind hub `spec` failed, for every
+        worker of the run; return every node failure recorded against that hub (node → why)."""
+        name = hashlib.sha256(node.encode()).hexdigest()[:12]
+        marker = self.run_dir / f"node-{spec.key}-{name}.json"
+        tmp = marker.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"node": node, "reason": reason, "by": self._holder()}), encoding="utf-8")
+        os.replace(tmp, marker)
+        return self.node_failures(spec)
+
+    def node_failures(self, spec: DeviceSpec) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for marker in self.run_dir.glob(f"node-{spec.key}-*.json"):
+            try:
+                data = json.loads(marker.read_text(encoding="utf-8"))
+                found[str(data["node"])] = str(data["reason"])
+            except (OSError, ValueError, KeyError) as exc:
+                found[marker.name] = f"(unreadable node marker {marker}: {exc})"
+        return found
 
     def dead(self) -> dict[str, str]:
         """Device key → why it was taken out, as recorded by any process of this run."""

@@ -40,13 +40,27 @@ from pytest_guistate.core import watchdog
 from pytest_guistate.devices.device_list import DeviceSpec
 from pytest_guistate.devices.errors import DeviceError
 
-__all__ = ["DeviceGone", "DeviceTimeout", "bounded_connection", "is_suspect", "mark_suspect", "take_suspect"]
+__all__ = [
+    "LOCATOR_POLL_S",
+    "LOCATOR_TIMEOUT_S",
+    "DeviceGone", "DeviceTimeout", 
+    "bounded_connection",
+    "is_suspect",
+    "mark_suspect",
+    "take_suspect",
+]
 
 # Defaults (seconds). A real server: 60 s per command is far beyond a healthy screenshot or page
 # source (0.1-2 s on UiAutomator2/XCUITest/chromium) but leaves room for a slow farm; session
 # creation may install the UiAutomator2 server or build WebDriverAgent, which takes minutes.
 # The sim answers in-process in milliseconds, so 20 s there only ever fires on a real hang.
 COMMAND_TIMEOUT_S = 60.0
+# How long a locator waits by default for its element to be ready (issue 34, docs/web-components.md):
+# component libraries hydrate after the page loads (Ionic's lazy chunks, a list fetched late) and a
+# test failing before the screen is drawn proves nothing; 5 s covers that on a loaded CI machine while
+# a wrong locator still fails in seconds. A ready element costs one look, whatever the bound.
+LOCATOR_TIMEOUT_S = 5.0
+LOCATOR_POLL_S = 0.1  # between two looks while a locator waits
 SIM_COMMAND_TIMEOUT_S = 20.0
 SESSION_TIMEOUT_S = 300.0
 SIM_SESSION_TIMEOUT_S = 30.0

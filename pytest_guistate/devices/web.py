@@ -4,12 +4,17 @@ A web session's page source is HTML without geometry, and the chromium driver re
 and `accessibility id` strategies (issue 6). So in a web context `Device` builds its tree with a
 small script that walks the rendered DOM and returns UiAutomator2-shaped XML whose bounds are in
 *screenshot* pixels (CSS px x devicePixelRatio, clipped to the viewport and to scrolling
-ancestors), and locators are translated to XPath over the DOM. The core then sees the same
+ancestors), and locators are answered by a script over the same DOM. The core then sees the same
 `UITree` it sees for the sim: buttons, text views, scroll views, dialogs.
+
+Both walk the composed tree (issue 34): open shadow roots and slots are entered, a custom element
+wrapping one native control is one node, and text is compared as the user sees it (CSS case) or as
+the page wrote it, whitespace normalised (docs/web-components.md).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from selenium.common.exceptions import InvalidSelectorException, WebDriverException
@@ -17,41 +22,141 @@ from selenium.common.exceptions import InvalidSelectorException, WebDriverExcept
 from pytest_guistate.core.uitree import UITree, UITreeError, parse_page_source
 
 __all__ = [
+    "CLOSED_JS",
+    "COMPOSED_JS",
+    "EDITABLE_JS",
     "GEOMETRY_JS",
-    "PICK_JS",
+    "LOCATE_JS",
+    "MOTION_JS",
     "TREE_JS",
+    "Located",
+    "closed_components",
+    "editable_inside",
+    "locate",
     "looks_like_html",
-    "pick_reachable",
     "script_tree",
     "tree_from_script",
-    "web_locator",
-    "xpath_literal",
 ]
 
-# Returns the tree as XML text. The XML is built with DOM APIs and XMLSerializer, never by string
-# concatenation, so hostile page text (`<img src=x onerror=...>`) arrives escaped.
-TREE_JS = r"""
-const dpr = window.devicePixelRatio || 1, vw = window.innerWidth, vh = window.innerHeight;
+# What the tree walk and the locators share (issue 34): the composed tree (a shadow host's rendered
+# children are its open shadow root's, a slot's are what is assigned to it), text as the user sees it
+# (CSS text-transform applied) and as the page wrote it, and which custom element wraps one native
+# control. Closed shadow roots are invisible to page scripts: nothing inside them is seen.
+COMPOSED_JS = r"""
 const SKIP = new Set(["SCRIPT", "STYLE", "HEAD", "META", "LINK", "TEMPLATE", "NOSCRIPT", "TITLE", "IFRAME"]);
+const BAD = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
+const norm = (s) => (s || "").replace(/\s+/g, " ").trim().replace(BAD, "?");
+const isCustom = (el) => el.tagName.includes("-");
+const CONTROLS = 'input:not([type="hidden"]), textarea, select, button, [contenteditable=""], ' +
+  '[contenteditable="true"], [role="button"], [role="switch"], [role="checkbox"], [role="radio"], [role="textbox"]';
+// the DOM's own accessors: a library emulating slots without shadow DOM (Stencil's scoped components,
+// Ionic's ion-input) patches `children`/`childNodes` on its elements to hide what it renders itself
+const CHILDREN = Object.getOwnPropertyDescriptor(Element.prototype, "children").get;
+const CHILD_NODES = Object.getOwnPropertyDescriptor(Node.prototype, "childNodes").get;
+const PARENT = Object.getOwnPropertyDescriptor(Node.prototype, "parentNode").get;
+const elementsOf = (n) => Array.from(n instanceof Element ? CHILDREN.call(n) : n.children);
+const nodesOf = (n) => Array.from(CHILD_NODES.call(n));
+const kids = (el) => {
+  if (el.tagName === "SLOT") {
+    const assigned = el.assignedNodes({flatten: true});
+    return assigned.length ? assigned.filter((n) => n.nodeType === 1) : elementsOf(el);
+  }
+  return elementsOf(el.shadowRoot || el);
+};
+const kidNodes = (el) => {
+  if (el.tagName === "SLOT") {
+    const assigned = el.assignedNodes({flatten: true});
+    return assigned.length ? assigned : nodesOf(el);
+  }
+  return nodesOf(el.shadowRoot || el);
+};
+// the DOM parent, crossing a shadow root to its host (who owns a control)
+const hostParent = (n) => {
+  const p = PARENT.call(n);
+  return p instanceof ShadowRoot ? p.host : p instanceof Element ? p : null;
+};
+// the rendered parent: a slotted element's slot first
+const flatParent = (n) => n.assignedSlot || hostParent(n);
+const CASE = {uppercase: (s) => s.toUpperCase(), lowercase: (s) => s.toLowerCase(),
+              capitalize: (s) => s.replace(/(^|\s)(\S)/g, (m, a, b) => a + b.toUpperCase())};
+const textMemo = new Map();
+// [shown, source]: an element's text through shadow roots and slots, with and without text-transform
+function texts(el) {
+  let got = textMemo.get(el);
+  if (got) return got;
+  got = ["", ""];
+  const style = getComputedStyle(el);
+  if (!SKIP.has(el.tagName) && style.display !== "none" && !["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName)) {
+    const change = CASE[style.textTransform];
+    let shown = "", source = "";
+    for (const n of kidNodes(el)) {
+      if (n.nodeType === 3) { source += n.data; shown += change ? change(n.data) : n.data; }
+      else if (n.nodeType === 1) {
+        const [s, o] = texts(n), gap = getComputedStyle(n).display === "inline" ? "" : " ";
+        shown += gap + s + gap; source += gap + o + gap;
+      }
+    }
+    got = [norm(shown), norm(source)];
+  }
+  textMemo.set(el, got);
+  return got;
+}
+function shadowRoots() {
+  const roots = [document];
+  for (let i = 0; i < roots.length; i++) {
+    for (const el of roots[i].querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
+  }
+  return roots;
+}
+// custom element -> the one native control it wraps (in its shadow root, or a wrapper hardly bigger than it)
+function wrappedControls() {
+  const owned = new Map();
+  for (const root of shadowRoots()) {
+    for (const control of root.querySelectorAll(CONTROLS)) {
+      if (isCustom(control)) continue;  // a component with a role is its own node
+      let owner = hostParent(control), viaShadow = control.getRootNode() !== document;
+      while (owner && !isCustom(owner)) owner = hostParent(owner);
+      if (!owner) continue;
+      viaShadow = owner.shadowRoot !== null && control.getRootNode() === owner.shadowRoot;
+      const a = owner.getBoundingClientRect(), b = control.getBoundingClientRect();
+      // a hidden native control (a form proxy, as Onsen's <button hidden>) marks a control-sized component
+      const wrapper = viaShadow || (b.height > 0 ? a.height <= 3 * b.height && a.width <= 3 * b.width
+                                                 : a.height > 0 && a.height <= 120);
+      owned.set(owner, owned.has(owner) || !wrapper ? null : control);
+    }
+  }
+  for (const [owner, control] of owned) if (!control) owned.delete(owner);
+  return owned;
+}
+"""
+
+# Returns the tree as XML text. The XML is built with DOM APIs and XMLSerializer, never by string
+# concatenation, so hostile page text (`<img src=x onerror=...>`) arrives escaped. The walk follows
+# the composed tree (COMPOSED_JS); a custom element wrapping one native control is one node with the
+# host's label and id and the control's kind, the control's own node folded into it.
+TREE_JS = COMPOSED_JS + r"""
+const dpr = window.devicePixelRatio || 1, vw = window.innerWidth, vh = window.innerHeight;
 const CLICK_ROLES = new Set(["button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "option"]);
 const TEXT_INPUTS = new Set(["text", "search", "email", "url", "tel", "number", "password", ""]);
-const BAD = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 const out = document.implementation.createDocument(null, "hierarchy", null);
 const top = out.documentElement;
 const pkg = location.origin && location.origin !== "null" ? location.origin : location.href;
-const active = document.activeElement;
-const norm = (s) => (s || "").replace(/\s+/g, " ").trim().replace(BAD, "?");
+let active = document.activeElement;
+while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
 const px = (v) => String(Math.round(v * dpr));
+const owners = wrappedControls();
+const folded = new Set(owners.values());
 for (const [k, v] of [["index", "0"], ["class", "hierarchy"], ["rotation", "0"],
                       ["width", px(vw)], ["height", px(vh)]]) top.setAttribute(k, v);
 
-function kind(el, style, role) {
+function kind(el, role) {
   const tag = el.tagName, type = (el.getAttribute("type") || "").toLowerCase();
   if (role === "dialog" || role === "alertdialog" || tag === "DIALOG") return "android.app.Dialog";
   if (role === "progressbar" || tag === "PROGRESS") return "android.widget.ProgressBar";
+  if (role === "switch") return "android.widget.Switch";
   if (tag === "INPUT" && type === "checkbox" || role === "checkbox") return "android.widget.CheckBox";
   if (tag === "INPUT" && type === "radio" || role === "radio") return "android.widget.RadioButton";
-  if (tag === "TEXTAREA" || el.isContentEditable || tag === "INPUT" && TEXT_INPUTS.has(type))
+  if (tag === "TEXTAREA" || el.isContentEditable || role === "textbox" || tag === "INPUT" && TEXT_INPUTS.has(type))
     return "android.widget.EditText";
   if (tag === "BUTTON" || tag === "A" || tag === "SUMMARY" || role === "button" || role === "link" ||
       tag === "INPUT" && ["button", "submit", "reset"].includes(type)) return "android.widget.Button";
@@ -60,6 +165,13 @@ function kind(el, style, role) {
   return "";
 }
 
+// a wrapped field's visible label: its aria-labelledby element or its <label>, in its own root
+const labelledBy = (n) => (n.getAttribute("aria-labelledby") || "").split(/\s+/).filter(Boolean)
+  .map((id) => n.getRootNode().getElementById ? n.getRootNode().getElementById(id) : null).filter(Boolean)
+  .map((l) => texts(l)[1]).join(" ");
+const fieldLabel = (n) => Array.from(n.labels || []).map((l) => texts(l)[1]).join(" ");
+const disabled = (el) => el.disabled === true || el.getAttribute("aria-disabled") === "true";
+
 function visit(el, parent, clip) {
   if (SKIP.has(el.tagName)) return;
   const style = getComputedStyle(el);
@@ -67,44 +179,59 @@ function visit(el, parent, clip) {
   const r = el.getBoundingClientRect();
   const base = style.position === "fixed" ? [0, 0, vw, vh] : clip;
   const box = [Math.max(r.left, base[0]), Math.max(r.top, base[1]), Math.min(r.right, base[2]), Math.min(r.bottom, base[3])];
-  const shown = box[2] > box[0] && box[3] > box[1] && style.visibility !== "hidden" && parseFloat(style.opacity) > 0;
+  // an ancestor at opacity 0 (a dialog before its fade-in) hides it too
+  const see = el.checkVisibility ? el.checkVisibility({opacityProperty: true, visibilityProperty: true}) : true;
+  const shown = box[2] > box[0] && box[3] > box[1] && style.visibility !== "hidden" && parseFloat(style.opacity) > 0 &&
+    see;
   const clipsKids = style.overflowX !== "visible" || style.overflowY !== "visible";
   const node = parent.appendChild(out.createElement("node"));
-  for (const child of el.children) visit(child, node, clipsKids ? box : base);
-  if (!shown) {  // an unrendered wrapper: its rendered children take its place
+  for (const child of kids(el)) visit(child, node, clipsKids ? box : base);
+  if (!shown || folded.has(el)) {  // an unrendered wrapper, or a control its component stands for
     while (node.firstChild) parent.insertBefore(node.firstChild, node);
     parent.removeChild(node);
     return;
   }
-  const role = (el.getAttribute("role") || "").toLowerCase();
+  const control = owners.get(el) || el;  // a component wrapping one control: the control's kind and state
+  const role = (control.getAttribute("role") || el.getAttribute("role") || "").toLowerCase();
   const emitted = node.children.length;
-  const tag = el.tagName, type = (el.getAttribute("type") || "").toLowerCase();
+  const tag = control.tagName, type = (control.getAttribute("type") || "").toLowerCase();
   const scrollable = /(auto|scroll)/.test(style.overflowY + style.overflowX) && el.clientHeight > 0 ||
     el === document.scrollingElement && el.scrollHeight > el.clientHeight && style.overflowY !== "hidden";
-  let cls = kind(el, style, role);
+  let cls = kind(control, role) || (control !== el ? kind(el, (el.getAttribute("role") || "").toLowerCase()) : "");
+  if (cls === "android.widget.CheckBox" && control !== el && /switch|toggle/i.test(el.tagName)) {
+    cls = "android.widget.Switch";  // <x-switch> around a checkbox
+  }
   if (!cls) cls = scrollable ? "android.widget.ScrollView" : emitted ? "android.view.ViewGroup"
-    : norm(el.textContent) ? "android.widget.TextView" : "android.view.View";
-  let text = "";
-  if (tag === "INPUT" || tag === "TEXTAREA") text = type === "password" ? "\u2022".repeat(el.value.length) : el.value;
-  else if (cls === "android.widget.Button" || !emitted) text = el.innerText !== undefined ? el.innerText : el.textContent;
-  else text = Array.from(el.childNodes).filter((n) => n.nodeType === 3).map((n) => n.data).join(" ");
-  const parentStyle = el.parentElement ? getComputedStyle(el.parentElement) : null;
-  const clickable = ["BUTTON", "A", "SELECT", "SUMMARY", "LABEL", "TEXTAREA"].includes(tag) ||
+    : texts(el)[0] ? "android.widget.TextView" : "android.view.View";
+  let text = "", source = "";
+  if (cls === "android.widget.EditText" && (tag === "INPUT" || tag === "TEXTAREA")) {
+    text = type === "password" ? "\u2022".repeat(control.value.length) : control.value;
+    source = text;
+  } else if (cls === "android.widget.Button" || control !== el || !emitted) [text, source] = texts(el);
+  else text = source = kidNodes(el).filter((n) => n.nodeType === 3).map((n) => n.data).join(" ");
+  const up = hostParent(el), parentStyle = up ? getComputedStyle(up) : null;
+  const clickable = control !== el || ["BUTTON", "A", "SELECT", "SUMMARY", "LABEL", "TEXTAREA"].includes(tag) ||
     tag === "INPUT" && type !== "hidden" || CLICK_ROLES.has(role) || el.hasAttribute("onclick") ||
     style.cursor === "pointer" && (!parentStyle || parentStyle.cursor !== "pointer");
-  const checked = el.checked === true || el.getAttribute("aria-checked") === "true";
+  const checked = control.checked === true || control.getAttribute("aria-checked") === "true" ||
+    el.getAttribute("aria-checked") === "true";
+  const label = (n) => n.getAttribute("aria-label") || n.getAttribute("alt") || n.getAttribute("title") ||
+    labelledBy(n) || (n === control && n !== el ? fieldLabel(n) : "");
   const attrs = {
     package: pkg, class: cls, text: norm(text),
-    "resource-id": norm(el.getAttribute("data-testid") || el.id),
-    "content-desc": norm(el.getAttribute("aria-label") || el.getAttribute("alt") || el.getAttribute("title")),
-    checkable: String(cls.endsWith("CheckBox") || cls.endsWith("RadioButton")), checked: String(checked),
-    clickable: String(clickable), enabled: String(!el.disabled && el.getAttribute("aria-disabled") !== "true"),
-    focusable: String(el.tabIndex >= 0), focused: String(el === active && el !== document.body),
+    "resource-id": norm(el.getAttribute("data-testid") || el.id || control.getAttribute("data-testid")),
+    "content-desc": norm(label(el) || (control !== el ? label(control) : "")),
+    checkable: String(/CheckBox|RadioButton|Switch/.test(cls)), checked: String(checked),
+    clickable: String(clickable), enabled: String(!disabled(el) && !disabled(control)),
+    focusable: String(control.tabIndex >= 0 || el.tabIndex >= 0),
+    focused: String((el === active || control === active) && el !== document.body),
     "long-clickable": "false", password: String(tag === "INPUT" && type === "password"),
-    scrollable: String(scrollable), selected: String(el.selected === true || el.getAttribute("aria-selected") === "true"),
+    scrollable: String(scrollable),
+    selected: String(el.selected === true || el.getAttribute("aria-selected") === "true"),
     bounds: `[${px(box[0])},${px(box[1])}][${px(box[2])},${px(box[3])}]`, displayed: "true",
-    hint: norm(el.getAttribute("placeholder")), tag: tag.toLowerCase(),
+    hint: norm(control.getAttribute("placeholder")), tag: el.tagName.toLowerCase(),
   };
+  if (norm(source) !== attrs.text) attrs["source-text"] = norm(source);  // CSS changed its case
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
 }
 visit(document.documentElement, top, [0, 0, vw, vh]);
@@ -114,37 +241,147 @@ for (const node of top.getElementsByTagName("node")) {
 return new XMLSerializer().serializeToString(out);
 """
 
-# One round trip for a web find: evaluate the XPath in the page, rank each match (0 not rendered,
-# 1 rendered but off-screen or covered, 2 what a tap at its centre would hit) and return the best
-# (highest rank, then document order) or null. An invalid expression, or one that selects something
-# other than elements, comes back as {invalid: message}: the driver's own find says the same with an
-# "invalid selector" error. Two requests (find elements, then a ranking script) cost ~25 ms a find on
-# Chromium against ~12 ms for this one (request log of a benchmarks/session_bench.py test, docs/latency.md).
-PICK_JS = r"""
-const rank = (el) => {
-  const style = getComputedStyle(el), r = el.getBoundingClientRect();
-  if (style.display === "none" || style.visibility === "hidden" || r.width <= 0 || r.height <= 0) return 0;
-  const x = r.left + r.width / 2, y = r.top + r.height / 2;
-  if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) return 1;
-  const hit = document.elementFromPoint(x, y);
-  return hit && (hit === el || el.contains(hit)) ? 2 : 1;
-};
-let found;
-try {
-  found = document.evaluate(arguments[0], document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
-} catch (e) {
-  return {invalid: String(e && e.message || e)};
-}
-let best = null, bestRank = 0;
-for (let i = 0; i < found.snapshotLength; i++) {
-  const node = found.snapshotItem(i);
-  if (node.nodeType !== Node.ELEMENT_NODE) {
-    return {invalid: "the expression selects a " + node.nodeName + " node, not an element"};
+# One round trip for a web find (issue 34): the elements a locator names, searched through open shadow
+# roots, each ranked (0 not rendered, 1 off-screen or covered, 2 what a tap at its centre would hit)
+# and judged ready (rendered, enabled, not moving) or not, and why. The best comes back as
+# {el, rank, why} (why "" = ready), or null when nothing matches. `text=`: the innermost rendered
+# element whose text as shown (CSS case) or as written is the value, whitespace normalised, or a
+# field with that placeholder/value; `desc=`: aria-label, alt or title; `id=`: data-testid, id or name;
+# `xpath=`: evaluated on the document (XPath does not enter shadow roots). An invalid expression, or
+# one that selects something other than elements, comes back as {invalid: message}. One script costs
+# ~12 ms a find on Chromium against ~25 ms for a find request plus a ranking script (docs/latency.md).
+LOCATE_JS = COMPOSED_JS + r"""
+const [how, value] = arguments;
+const wanted = norm(value);
+const vw = window.innerWidth, vh = window.innerHeight;
+let matches = [];
+if (how === "xpath") {
+  let found;
+  try {
+    found = document.evaluate(value, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+  } catch (e) {
+    return {invalid: String(e && e.message || e)};
   }
-  const r = rank(node);
-  if (r > bestRank) { best = node; bestRank = r; if (r === 2) break; }
+  for (let i = 0; i < found.snapshotLength; i++) {
+    const node = found.snapshotItem(i);
+    if (node.nodeType !== Node.ELEMENT_NODE) {
+      return {invalid: "the expression selects a " + node.nodeName + " node, not an element"};
+    }
+    matches.push(node);
+  }
+} else {
+  const all = [];
+  const walk = (el) => {
+    if (SKIP.has(el.tagName)) return;
+    all.push(el);
+    if (el.shadowRoot) for (const c of elementsOf(el.shadowRoot)) walk(c);
+    for (const c of elementsOf(el)) walk(c);
+  };
+  walk(document.body || document.documentElement);
+  const attr = (el, name) => norm(el.getAttribute(name));
+  const rendered = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  if (how === "id") matches = all.filter((el) => [attr(el, "data-testid"), el.id, attr(el, "name")].includes(wanted));
+  else if (how === "desc") matches = all.filter((el) => [attr(el, "aria-label"), attr(el, "alt"), attr(el, "title")]
+                                                 .includes(wanted));
+  else if (how === "text") {
+    const field = (el) => (el.tagName === "INPUT" || el.tagName === "TEXTAREA") &&
+      (attr(el, "placeholder") === wanted || el.tagName === "INPUT" && norm(el.value) === wanted);
+    const hits = all.filter((el) => field(el) || rendered(el) && texts(el).includes(wanted));
+    const outer = new Set();  // a match with a matching element inside is not the innermost
+    for (const el of hits) for (let p = hostParent(el); p; p = hostParent(p)) outer.add(p);
+    matches = hits.filter((el) => !outer.has(el));
+  } else return {invalid: "unknown locator kind " + how};
 }
+const deepHit = (x, y) => {
+  let hit = document.elementFromPoint(x, y);
+  while (hit && hit.shadowRoot) {
+    const inner = hit.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === hit) break;
+    hit = inner;
+  }
+  return hit;
+};
+// what a tap at the point reaches for el: el itself when the hit is el or inside it, the hit when it
+// is an ancestor el lets the tap through to (a label that ignores pointer events, text slotted into a
+// component: the component gets the click), else null (something else covers it)
+const reaches = (el, hit) => {
+  for (let n = hit; n; n = flatParent(n)) if (n === el) return el;
+  for (let n = hit; n; n = hostParent(n)) if (n === el) return el;
+  for (let n = el; n; n = hostParent(n)) if (n === hit) return hit;
+  return null;
+};
+const describe = (el) => {
+  const t = texts(el)[0];
+  return "<" + el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + ">" + (t ? " " + JSON.stringify(t.slice(0, 40)) : "");
+};
+const judge = (el) => {
+  const style = getComputedStyle(el), r = el.getBoundingClientRect();
+  const visible = el.checkVisibility ? el.checkVisibility({opacityProperty: true, visibilityProperty: true})
+    : style.display !== "none" && style.visibility !== "hidden";
+  if (!visible || r.width <= 0 || r.height <= 0) return [0, "not visible"];
+  for (let n = el; n; n = hostParent(n)) {
+    if (n.disabled === true || n.getAttribute("aria-disabled") === "true" || n.inert) return [1, "disabled"];
+    if (n.getAnimations && n.getAnimations().some((a) => a.playState === "running" &&
+        a.effect && a.effect.getComputedTiming().endTime !== Infinity)) return [1, "moving (an animation runs)"];
+  }
+  const x = r.left + r.width / 2, y = r.top + r.height / 2;
+  if (x < 0 || y < 0 || x >= vw || y >= vh) return [1, ""];  // off screen: a click scrolls it into view
+  const hit = deepHit(x, y), target = hit && reaches(el, hit);
+  return target ? [2, "", target] : [1, "covered by " + (hit ? describe(hit) : "nothing hit-testable")];
+};
+let best = null;
+for (const el of matches) {
+  const [rank, why, target] = judge(el);
+  const score = (why ? 0 : 10) + rank;
+  if (rank > 0 && (!best || score > best.score)) best = {el: target || el, rank, why, score};
+  if (best && best.score === 12) break;
+}
+if (!best && matches.length) best = {el: matches[0], rank: 0, why: "not visible", score: 0};
 return best;
+"""
+
+# Typing into a component (issue 34): the element itself when it is editable, else the one editable
+# element inside it (through open shadow roots), else null (the caller taps and types into what
+# takes focus, or fails naming why).
+EDITABLE_JS = r"""
+const el = arguments[0];
+const editable = (n) => n.isContentEditable || n.tagName === "TEXTAREA" ||
+  n.tagName === "INPUT" && !["hidden", "checkbox", "radio", "button", "submit", "reset", "file", "image", "range",
+                             "color"].includes((n.getAttribute("type") || "").toLowerCase());
+if (editable(el)) return el;
+const found = [];
+const walk = (root) => {
+  for (const n of root.querySelectorAll("*")) {
+    if (editable(n)) found.push(n);
+    if (n.shadowRoot) walk(n.shadowRoot);
+  }
+};
+if (el.shadowRoot) walk(el.shadowRoot);
+walk(el);
+return found.length === 1 ? found[0] : {count: found.length};
+"""
+
+# Pages whose custom elements may hide their insides in closed shadow roots: rendered, defined,
+# with no open shadow root and nothing inside. Said in a miss's message (the locators cannot see in).
+CLOSED_JS = r"""
+const CHILD_NODES = Object.getOwnPropertyDescriptor(Node.prototype, "childNodes").get;
+const out = [];
+for (const el of document.querySelectorAll("*")) {
+  if (!el.tagName.includes("-") || el.shadowRoot || CHILD_NODES.call(el).length || !customElements.get(el.localName)) {
+    continue;
+  }
+  const r = el.getBoundingClientRect();
+  if (r.width > 0 && r.height > 0) out.push(el.localName);
+}
+return Array.from(new Set(out)).slice(0, 5);
+"""
+
+# Whether the page is animating right now: a running animation or transition of finite length (an
+# endless spinner never stops, so it is not motion to wait for). Animations in shadow trees count.
+MOTION_JS = r"""
+const moving = (a) => (a.pending || a.playState === "running") && a.effect &&
+  a.effect.getComputedTiming().endTime !== Infinity;
+return document.getAnimations().some(moving);
 """
 
 GEOMETRY_JS = "return [window.innerWidth, window.innerHeight, window.devicePixelRatio || 1];"
@@ -154,36 +391,6 @@ def looks_like_html(source: str) -> bool:
     """A web context's page source: HTML, which has no geometry for the oracle to snap to."""
     head = source.lstrip()[:200].lower()
     return head.startswith(("<!doctype html", "<html")) or "<html" in head and "<hierarchy" not in head
-
-
-def xpath_literal(value: str) -> str:
-    """Quote a string for XPath 1.0, which has no escape sequences."""
-    if "'" not in value:
-        return f"'{value}'"
-    if '"' not in value:
-        return f'"{value}"'
-    return "concat(" + ", \"'\", ".join(f"'{p}'" for p in value.split("'")) + ")"
-
-
-def web_locator(kind: str, value: str) -> tuple[str, str]:
-    """Translate `text=`/`desc=`/`id=`/`xpath=` into XPath over the DOM (`id` is rejected by the driver).
-
-    text: the innermost element whose whole visible text is `value`, or a field with that
-    placeholder/value; desc: aria-label, alt or title; id: data-testid, id or name.
-    """
-    lit = xpath_literal(value)
-    if kind == "text":
-        return "xpath", (
-            f"//body//*[normalize-space(.)={lit}][not(.//*[normalize-space(.)={lit}])]"
-            f" | //input[@placeholder={lit} or @value={lit}] | //textarea[@placeholder={lit}]"
-        )
-    if kind == "desc":
-        return "xpath", f"//*[@aria-label={lit} or @alt={lit} or @title={lit}]"
-    if kind == "id":
-        return "xpath", f"//*[@data-testid={lit} or @id={lit} or @name={lit}]"
-    if kind == "xpath":
-        return "xpath", value
-    raise ValueError(f"unknown locator kind {kind!r}")
 
 
 def tree_from_script(result: object, url: str) -> UITree:
@@ -205,15 +412,52 @@ def script_tree(driver: Any, url: str) -> UITree:
     return tree_from_script(result, url)
 
 
-def pick_reachable(driver: Any, xpath: str) -> Any | None:
-    """The first match a tap would reach (not under a dialog), else the first rendered one, else None.
+@dataclass(frozen=True)
+class Located:
+    """What a web locator found: the element, how reachable it is (2: a tap at its centre hits it;
+    1: off screen or covered; 0: not rendered) and why it is not ready ("" when it is)."""
 
-    In the DOM a dialog does not remove the rows beneath it, as Android's tree does; without
-    this, `tap("Delete")` with the confirm dialog open would hit the first row's button.
-    Raises `InvalidSelectorException` for an expression the page cannot evaluate, as the driver's
-    own find would.
+    element: Any
+    rank: int
+    why: str
+
+    @property
+    def ready(self) -> bool:
+        return not self.why
+
+
+def locate(driver: Any, kind: str, value: str) -> Located | None:
+    """The best element `kind=value` names on the page (ready and reachable first), or None.
+
+    Raises `InvalidSelectorException` for an XPath the page cannot evaluate, as the driver's own
+    find would.
     """
-    picked = driver.execute_script(PICK_JS, xpath)
-    if isinstance(picked, dict) and "invalid" in picked:
-        raise InvalidSelectorException(f"invalid XPath {xpath!r}: {picked['invalid']}")
-    return picked
+    if kind not in ("text", "desc", "id", "xpath"):
+        raise ValueError(f"unknown locator kind {kind!r}")
+    found = driver.execute_script(LOCATE_JS, kind, value)
+    if found is None:
+        return None
+    if not isinstance(found, dict) or ("invalid" not in found and "el" not in found):
+        raise WebDriverException(f"the locator script returned {str(found)[:80]!r}")
+    if "invalid" in found:
+        raise InvalidSelectorException(f"invalid {kind} {value!r}: {found['invalid']}")
+    return Located(found["el"], int(found.get("rank", 0)), str(found.get("why", "")))
+
+
+def editable_inside(driver: Any, element: Any) -> tuple[Any | None, int]:
+    """The element to type into for `element`: itself when editable, else the one editable element
+    inside it (through open shadow roots). (None, n) when it holds n editable elements, n != 1."""
+    found = driver.execute_script(EDITABLE_JS, element)
+    if isinstance(found, dict):
+        return None, int(found.get("count", 0))
+    return found, 1
+
+
+def closed_components(driver: Any) -> list[str]:
+    """Rendered custom elements with no open shadow root and nothing inside: their content may sit in
+    closed shadow roots, which no page script (and so no locator or tree) can enter."""
+    try:
+        found = driver.execute_script(CLOSED_JS)
+    except WebDriverException:
+        return []
+    return [str(name) for name in found] if isinstance(found, list) else []

@@ -13,7 +13,8 @@ session fills on a failed step; the tap point itself is not recorded (the device
 | 1 | environment | error text of a step, or the exception lines of the test's error, names the device/server (device lost, session gone, connection refused, HTTP 5xx, WebDriverException, DeviceError), or an EXCEPTION anchor with `data.kind` in {device_lost, server_error, crash} |
 | 2 | progress_hallucination | a claim the screen refused (a `Conflict` resolved "not completed": `milestone()` or the updater claimed it, the check failed; state `focus.conflicts`, a `conflict` anchor, or a `MilestoneNotVisible` error). A live milestone that later left the screen ("reopened") is a regression, not a claim |
 | 3 | goal_drift (app) | the last >= 2 steps ran in an app reached by an app-switch STATE_CHANGE that is not the start app, no milestone completed there and the goal/plan never names it (so a target missing there is drift, not a hidden operation) |
-| 4 | hidden_operation | the failing step's target was never on screen (`ElementNotFound`, NoSuchElement, "no element", "not on screen"), or an anchor `data.kind == "hidden_operation"` |
+| 4 | grounding_error (locator) | a locator found nothing (`no element with kind='value'`) while the "on screen:" list of its message held something reading like the value (same words in another case or spacing, a label holding the whole value, a close spelling): the evidence names the closest candidates (issue 34) |
+| 4b | hidden_operation | the failing step's target was never on screen (`ElementNotFound`, NoSuchElement, "no element", "not on screen"), or an anchor `data.kind == "hidden_operation"` |
 | 5 | grounding_error | an anchor `data.kind == "grounding"`, or text says "did not hit"/"missed"; or the failing step changed the screen, its unmet expect located its element on screen (`expect_box`), did not already hold before, and no changed region touches that element nor is a dialog that closed (the touch landed on the dialog): the tap landed beside its target |
 | 6 | visual_state_misunderstanding (reversed) | the failing step's expect already held on the before-screen (`expect_before.ok`) and the action changed the screen away from it (a toggle tapped that was already on) |
 | 7 | stale_screen_repetition | an action was repeated (the failing step ran it more than once, or the same action ran >= 3 times in a row with no visible change), or a stale episode decided the failure: the failing step's effect never showed and the screen was never shown fresh (no refresh took effect) or never changed at all |
@@ -25,6 +26,7 @@ session fills on a failed step; the tap point itself is not recorded (the device
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -202,6 +204,64 @@ def _by_pattern(label: str, pattern: re.Pattern[str], kind: str) -> Callable[[_F
     return rule
 
 
+_MISS = re.compile(r"no element with (?P<by>[^=\s]+(?: [^=\s]+)?)=(?P<q>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
+_SELECTOR_ARG = re.compile(r'\("((?:[^"\\]|\\.)*)"\)')
+
+
+def _listed(rest: str) -> list[str]:
+    """The quoted labels at the start of `rest`, one after another (", " between): what a miss's
+    message listed on screen, up to whatever follows the list (a memory note, the next line)."""
+    labels: list[str] = []
+    at = len(rest) - len(rest.lstrip())
+    while (item := _QUOTED.match(rest, at)) is not None:
+        labels.append(item.group(1) if item.group(1) is not None else item.group(2))
+        at = item.end()
+        if not rest.startswith(", ", at):
+            break
+        at += 2
+    return labels
+
+
+def _closest(wanted: str, shown: Sequence[str]) -> list[str]:
+    """What on screen reads most like the locator's value: the same words in another case or
+    spacing, a label holding the whole value, or a close spelling (difflib ratio >= 0.75). A label
+    that is one word of the value ("Delete" for "Delete post by Judy") is not close."""
+    key = " ".join(wanted.split()).casefold()
+    labels = list(dict.fromkeys(s for s in shown if s.strip()))
+    same = [s for s in labels if " ".join(s.split()).casefold() == key]
+    inside = [s for s in labels if key and key in " ".join(s.split()).casefold() and s not in same]
+    near = difflib.get_close_matches(key, [s.casefold() for s in labels], n=3, cutoff=0.75)
+    spelled = [s for s in labels if s.casefold() in near and s not in same and s not in inside]
+    return [*same, *inside, *spelled][:3]
+
+
+def _locator_miss(f: _Facts) -> Triage | None:
+    """A locator found nothing while something that reads like its value was on screen (issue 34):
+    a locator / grounding failure (a renamed label, a case CSS changed, a label moved into a shadow
+    root), not a hidden operation. With nothing close on screen the hidden-operation rule decides."""
+    failing = f.failing
+    texts: list[tuple[dict[str, Any] | None, str]] = [(failing, _text(failing))] if failing is not None else []
+    texts.append((None, f.error_lines))
+    for step, text in texts:
+        miss = _MISS.search(text)
+        if miss is None:
+            continue
+        quoted = miss.group("q")[1:-1]
+        inner = _SELECTOR_ARG.search(quoted)
+        wanted = inner.group(1) if inner else quoted
+        _, _, rest = text[miss.end():].partition("on screen:")
+        shown = _listed(rest)
+        closest = _closest(wanted, shown)
+        if not closest:
+            return None
+        where = _where(step) if step is not None else "test error"
+        said = (f"{where}: the locator {miss.group('by')}={wanted!r} found nothing, yet the screen showed "
+                f"{', '.join(repr(c) for c in closest)}: a locator (grounding) failure, not a hidden operation")
+        return Triage("grounding_error", [said], step.get("index") if step is not None else None)
+    return None
+
+
 def _grounding(f: _Facts) -> Triage | None:
     found = _by_pattern("grounding_error", _GROUNDING, "grounding")(f)
     failing = f.failing
@@ -370,6 +430,7 @@ _RULES: Sequence[Callable[[_Facts], Triage | None]] = (
     _environment,
     _hallucination,
     _app_drift,
+    _locator_miss,
     _by_pattern("hidden_operation", _HIDDEN, "hidden_operation"),
     _grounding,
     _reversed,

@@ -11,6 +11,13 @@ Run them with a server URL; they are skipped only when none is configured:
 `pytest_guistate.devices.capabilities` (write it to a file with
 `python -m pytest_guistate.devices.capabilities chromium -o caps.json`).
 Tests not marked `appium` in this folder (the static server, the presets) always run.
+
+Tests marked `grid` need a Selenium Grid 4 hub as the device (issue 35), with two relay nodes in
+front of two Appium servers; `bash .ci/grid.sh start` starts one and prints its URL:
+
+    bash .ci/grid.sh install && HUB=$(bash .ci/grid.sh start)
+    pytest tests/appium -m grid --guistate-device="$HUB" --guistate-caps=caps.json
+    bash .ci/grid.sh stop
 """
 
 from __future__ import annotations
@@ -28,6 +35,20 @@ from pytest_guistate.devices.web_feed import FeedServer
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "appium: needs a real Appium server (--guistate-device=URL)")
+    config.addinivalue_line("markers", "grid: needs a Selenium Grid 4 hub before Appium servers (--guistate-device=HUB)")
+    config.addinivalue_line("markers", "grid_fault: kills the Appium servers behind the hub (GUISTATE_GRID_SERVERS)")
+
+
+@pytest.fixture
+def grid_hub(pytestconfig: pytest.Config) -> str:
+    """The hub's URL; the test is skipped only when no device is configured or it is not a Grid hub."""
+    from pytest_guistate.devices.grid import read_grid_status
+
+    pool = get_config(pytestconfig).pool
+    if not pool or read_grid_status(pool[0].url) is None:
+        pytest.skip("no Selenium Grid hub configured: pass --guistate-device=http://127.0.0.1:PORT "
+                    "(bash .ci/grid.sh start prints one)")
+    return pool[0].url
 
 
 @pytest.fixture(autouse=True)

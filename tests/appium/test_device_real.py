@@ -149,8 +149,9 @@ def test_missing_capabilities_fail_with_a_clear_message(device: Device, feed_ser
         device.activate_app("com.guistate.feed")
     with pytest.raises(CapabilityUnavailable, match="only on the simulated phone"):
         device.set_faults(refresh_delay=1.0)
-    with pytest.raises(ElementNotFound, match="no element with xpath=.*on screen: .*'Delete'"):
-        device.find("No such post")
+    with pytest.raises(ElementNotFound, match="no element with text='No such post' after waiting 0.5 s; on screen: "
+                                              ".*'Delete'"):
+        device.find("No such post", timeout=0.5)
     device.open_url("about:blank")
     with pytest.raises(CapabilityUnavailable, match="exposes no window.__guistate"):
         device.action_log()

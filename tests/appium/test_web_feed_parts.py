@@ -8,6 +8,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from selenium.common.exceptions import InvalidSelectorException
 
 from pytest_guistate.devices import capabilities, web
 from pytest_guistate.devices.web_feed import FeedServer
@@ -69,15 +70,28 @@ def test_presets_write_the_json_the_caps_option_reads(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "cli.json").read_text()) == capabilities.chromium()
 
 
-def test_web_locators_are_dom_xpath() -> None:
-    by, value = web.web_locator("text", "Delete")
-    assert by == "xpath" and "normalize-space(.)='Delete'" in value
-    expected = "//*[@data-testid='confirm_delete' or @id='confirm_delete' or @name='confirm_delete']"
-    assert web.web_locator("id", "confirm_delete") == ("xpath", expected)
-    assert '@aria-label="it\'s"' in web.web_locator("desc", "it's")[1]
-    assert "concat('say \"it', \"'\", 's\"')" in web.web_locator("desc", 'say "it\'s"')[1]
+class _Page:
+    """A driver whose page answers the locator script with a fixed value."""
+
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+        self.calls: list[tuple[object, ...]] = []
+
+    def execute_script(self, script: str, *args: object) -> object:
+        self.calls.append(args)
+        return self.answer
+
+
+def test_web_locators_pass_their_value_as_an_argument_and_say_what_the_page_answered() -> None:
+    page = _Page({"el": "E", "rank": 1, "why": "covered by <div>"})
+    located = web.locate(page, "desc", 'say "it\'s"')
+    assert page.calls == [("desc", 'say "it\'s"')]  # no quoting into an expression: the value is an argument
+    assert located == web.Located("E", 1, "covered by <div>") and not located.ready
+    assert web.locate(_Page(None), "text", "x") is None
+    with pytest.raises(InvalidSelectorException, match="invalid xpath '//\\[': bad"):
+        web.locate(_Page({"invalid": "bad"}), "xpath", "//[")
     with pytest.raises(ValueError, match="unknown locator kind"):
-        web.web_locator("css", "x")
+        web.locate(_Page(None), "css", "x")
 
 
 def test_html_page_source_is_recognised() -> None:

@@ -184,7 +184,11 @@ def test_closing_a_dimmed_dialog_snaps_to_the_dialog_not_the_whole_frame() -> No
     before, after = dimmed_with_dialog(feed(ROWS)), feed(ROWS)  # Cancel: only the dialog and the scrim go
     before_tree = parse_page_source(feed_tree(ROWS, dialog=True))
     plain = oracle.compare(Frame.from_array(before), Frame.from_array(after), parse_page_source(feed_tree(ROWS, False)))
-    assert plain.regions[0].box.area > 0.5 * W * H  # without the before-tree's dialog: the whole list
+    # without the before-tree's dialog the dialog is found from the pixels (issue 34): the box that did
+    # not follow the scrim's gain, not the whole list
+    found = plain.regions[0]
+    assert found.container == "dialog (from the pixels) vanished", plain.regions
+    assert found.box.intersection(DIALOG).area >= 0.9 * DIALOG.area and found.box.area <= 1.2 * DIALOG.area
     result = oracle.compare(Frame.from_array(before), Frame.from_array(after),
                             parse_page_source(feed_tree(ROWS, dialog=False)), before_tree=lambda: before_tree)
     assert result.verdict == "changed"
@@ -195,6 +199,27 @@ def test_closing_a_dimmed_dialog_snaps_to_the_dialog_not_the_whole_frame() -> No
     assert all(r.kind == "change" for r in result.regions)
     assert all(c.box.area < 0.3 * W * H for c in result.crops)
     assert any("global undim" in note for note in result.notes)
+
+
+def test_a_dialog_no_tree_names_is_found_from_the_pixels_and_named_a_dialog() -> None:
+    """Issue 34: a div dialog over a scrim (no role="dialog", no dialog node in either tree) is the
+    box that kept its brightness: that box is the region, named a dialog, and the crop is it."""
+    tree = parse_page_source(feed_tree(ROWS, dialog=False))
+    result = oracle.compare(Frame.from_array(feed(ROWS)), Frame.from_array(dimmed_with_dialog(feed(ROWS))), tree,
+                            before_tree=lambda: tree)
+    [region] = result.regions
+    assert region.container == "dialog (from the pixels) appeared"
+    assert region.box.intersection(DIALOG).area >= 0.9 * DIALOG.area and region.box.area <= 1.2 * DIALOG.area
+    assert result.crops and all(c.box.area <= 1.2 * DIALOG.area for c in result.crops)
+
+
+def test_a_whole_screen_that_only_darkens_is_no_dialog() -> None:
+    """A theme switch dims every pixel and nothing keeps its brightness: no dialog is made up."""
+    tree = parse_page_source(feed_tree(ROWS, dialog=False))
+    darker = (feed(ROWS).astype(np.float32) * 0.55).astype(np.uint8)
+    result = oracle.compare(Frame.from_array(feed(ROWS)), Frame.from_array(darker), tree, before_tree=lambda: tree)
+    assert result.regions and not any("dialog" in (r.container or "") for r in result.regions), result.regions
+    assert result.regions[0].box.area > 0.5 * W * H
 
 
 def test_a_row_removed_under_the_scrim_is_found_beside_the_dialog() -> None:

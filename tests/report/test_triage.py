@@ -42,6 +42,26 @@ def test_hidden_operation_when_the_target_was_never_on_screen() -> None:
     assert result.label == "hidden_operation" and result.step == 3 and "'tap Buy'" in result.evidence[0]
 
 
+def test_a_locator_miss_with_a_close_label_on_screen_is_a_locator_failure_naming_it() -> None:
+    """Issue 34: the label was there in another case (CSS upper-cased it), or with a typo: the locator is
+    wrong, not the operation hidden; the evidence names the closest candidates, not unrelated ones."""
+    miss = ("ElementNotFound: no element with text='Sign in' after waiting 5 s; on screen: 'Email', 'SIGN IN', "
+            "'Help'; memory: nothing remembered for 'locator:text=Sign in'")
+    result = triage([step(2, "sign in", outcome="failed", error=miss)])
+    assert result.label == "grounding_error" and result.step == 2
+    assert "'SIGN IN'" in result.evidence[0] and "'Help'" not in result.evidence[0]
+    typo = "no element with desc='Delete note by Bob'; on screen: 'Delete note by Bobb', 'Cancel'"
+    assert triage([], error=f"ElementNotFound: {typo}").label == "grounding_error"
+    android = "no element with -android uiautomator='new UiSelector().text(\"Log in\")'; on screen: 'Log In'"
+    assert "'Log In'" in triage([], error=f"ElementNotFound: {android}").evidence[0]
+
+
+def test_a_locator_miss_with_only_a_word_of_it_on_screen_stays_hidden_operation() -> None:
+    miss = ("ElementNotFound: no element with accessibility id='Delete post by Judy'; on screen: 'posts', 'Delete', "
+            "'Delete'; memory: nothing remembered for 'locator:desc=Delete post by Judy'")
+    assert triage([step(1, outcome="failed", error=miss)]).label == "hidden_operation"
+
+
 def test_grounding_error_when_the_tap_missed() -> None:
     steps = [step(4, "tap Delete", outcome="failed", explanation="the tap at (540, 910) did not hit 'Delete'")]
     assert triage(steps).label == "grounding_error"

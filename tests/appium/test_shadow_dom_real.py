@@ -1,0 +1,95 @@
+"""What a shadow root changes for the tree and the locators, on real Chromium (issue 34): a page of
+hand-written custom elements (open and closed shadow roots, a label moved into the shadow root,
+CSS upper-casing, a disabled and a covered button, a component with two inputs)."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from pytest_guistate.core.checks import visible
+from pytest_guistate.devices.device import Device, DeviceError, ElementNotFound, ElementNotReady
+
+pytestmark = pytest.mark.appium
+
+PAGE = """<!doctype html><html><head><meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body { font: 18px sans-serif; margin: 16px } .up { text-transform: uppercase } x-pair { display: block }</style>
+</head><body>
+<x-button id="save" aria-label="Save the draft">Save</x-button>
+<x-field id="email" label="Email"></x-field>
+<x-pair id="pair"></x-pair>
+<p class="up" id="shout">Delete   note</p>
+<x-closed id="vault"></x-closed>
+<button id="off" disabled>Archive</button>
+<div style="position: relative"><button id="under">Hidden under</button>
+  <div style="position: absolute; inset: 0; background: #fff"></div></div>
+<script>
+customElements.define("x-button", class extends HTMLElement {
+  connectedCallback() {
+    const root = this.attachShadow({mode: "open"});
+    root.innerHTML = '<button part="native"><slot></slot></button>';
+    root.querySelector("button").setAttribute("aria-label", this.getAttribute("aria-label"));
+    this.removeAttribute("aria-label");  // moved into the shadow root, as Ionic does
+    root.querySelector("button").addEventListener("click", () => { window.saved = (window.saved || 0) + 1; });
+  }
+});
+customElements.define("x-field", class extends HTMLElement {
+  connectedCallback() {
+    this.attachShadow({mode: "open"}).innerHTML =
+      '<label>' + this.getAttribute("label") + ' <input placeholder="you@example.com"></label>';
+  }
+});
+customElements.define("x-pair", class extends HTMLElement {
+  connectedCallback() { this.attachShadow({mode: "open"}).innerHTML = "<input id=a> <input id=b>"; }
+});
+customElements.define("x-closed", class extends HTMLElement {
+  connectedCallback() { this.attachShadow({mode: "closed"}).innerHTML = "<button>Open the vault</button>"; }
+});
+</script></body></html>"""
+
+
+@pytest.fixture
+def page(device: Device) -> Device:
+    device.open_url("data:text/html;base64," + base64.b64encode(PAGE.encode()).decode())
+    return device
+
+
+def test_a_component_wrapping_one_control_is_one_node_with_the_label_that_moved_inside(page: Device) -> None:
+    tree = page.ui_tree()
+    [save] = tree.by_id("save")
+    assert (save.kind, save.text, save.content_desc, save.is_tappable) == ("Button", "Save", "Save the draft", True)
+    [email] = tree.by_id("email")
+    assert (email.kind, email.content_desc, email.attrs["hint"]) == ("EditText", "Email", "you@example.com")
+    assert not tree.by_id("pair") or tree.by_id("pair")[0].kind != "EditText"  # two inputs: not one field
+    page.tap(desc="Save the draft")  # the aria-label lives on the shadow root's button
+    page.tap("Save")
+    assert page.driver.execute_script("return window.saved") == 2
+
+
+def test_text_matches_as_shown_or_as_written_whitespace_normalised(page: Device) -> None:
+    [shout] = page.ui_tree().by_id("shout")
+    assert (shout.text, shout.attrs["source-text"]) == ("DELETE NOTE", "Delete note")
+    for wanted in ("Delete note", "DELETE NOTE", "Delete  note"):
+        assert page.find(wanted, timeout=0).get_attribute("id") == "shout"
+        assert visible(wanted, exact=True)(page.observe()).ok, wanted
+    assert not page.exists("delete note")  # neither shown nor written so: case is not ignored
+
+
+def test_typing_goes_into_a_components_one_input_or_fails_naming_why(page: Device) -> None:
+    page.type("qa@example.com", id="email")
+    value = page.driver.execute_script("return document.getElementById('email').shadowRoot.querySelector('input').value")
+    assert value == "qa@example.com"
+    with pytest.raises(DeviceError, match=r"type into id='pair'.*holds 2 editable elements"):
+        page.type("x", id="pair")
+
+
+def test_what_the_locators_cannot_see_is_said(page: Device) -> None:
+    with pytest.raises(ElementNotFound, match=r"no open shadow root: x-closed; a closed shadow root is invisible"):
+        page.find("Open the vault", timeout=0)
+    with pytest.raises(ElementNotFound, match="XPath does not enter shadow roots"):
+        page.find(xpath="//button[@aria-label='Save the draft']", timeout=0)
+    with pytest.raises(ElementNotReady, match="Archive.*disabled"):
+        page.tap("Archive", timeout=0.3)
+    with pytest.raises(ElementNotReady, match="Hidden under.*covered by <div>"):
+        page.tap("Hidden under", timeout=0.3)

@@ -1,0 +1,47 @@
+"""Locators wait for a ready element by default (issue 34), on the simulated phone's both personas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_guistate.devices.device import ElementNotFound, ElementNotReady
+from pytest_guistate.devices.timeouts import LOCATOR_TIMEOUT_S
+
+SHOP = "com.guistate.shopa"
+
+
+def caps(platform: str, **faults: float) -> dict[str, Any]:
+    persona = ({"platformName": "iOS", "appium:automationName": "XCUITest", "appium:bundleId": SHOP}
+               if platform == "ios" else {"platformName": "Android", "appium:appPackage": SHOP})
+    return {**persona, "guistate:clock": "realtime", "guistate:faults": faults}
+
+
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_a_tap_waits_for_results_that_show_late(open_device: Any, platform: str) -> None:
+    device = open_device(caps(platform, search_delay=2.0))
+    assert device.locator_timeout == LOCATOR_TIMEOUT_S
+    device.type("Phone Case\n", id="search")
+    with pytest.raises(ElementNotFound, match="no element with"):
+        device.find(id="result_row", timeout=0)  # one look: the spinner is still up
+    device.tap(id="result_row")  # the default wait sees the results arrive
+    assert device.find(id="product_price").text.startswith("$")
+
+
+def test_a_disabled_element_is_never_tapped_and_the_failure_says_why(open_device: Any) -> None:
+    device = open_device(caps("android"))
+    device.tap(id="cart")
+    with pytest.raises(ElementNotReady, match=r"id='checkout' found after waiting 0.3 s but not ready to act on: "
+                                              r"disabled .*attached, visible, not moving and enabled"):
+        device.tap(id="checkout", timeout=0.3)
+    assert [e for e in device.action_log() if e.get("action") == "checkout"] == []
+
+
+def test_a_missing_element_fails_after_the_wait_naming_it(open_device: Any) -> None:
+    device = open_device(caps("android"))
+    device.locator_timeout = 0.2
+    with pytest.raises(ElementNotFound, match=r"no element with .*Nowhere.* after waiting 0.2 s; on screen: "):
+        device.tap("Nowhere")
+    with pytest.raises(ValueError, match="timeout must be >= 0"):
+        device.find("Nowhere", timeout=-1)
