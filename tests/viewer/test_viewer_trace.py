@@ -114,9 +114,11 @@ def test_each_step_shows_its_device_commands_and_source_line(wide: PageProbe, fe
     log = page.locator("#step-1 .actions-log")
     assert log.is_visible()
     rows = log.locator("tr").all_inner_texts()
-    tap = [r for r in rows if "findElement accessibility id='Delete post by Carol'" in r]
+    # the find asks for a ready element (enabled) in the same request: a UiSelector on Android
+    locator = """-android uiautomator='new UiSelector().description("Delete post by Carol").enabled(true)'"""
+    tap = [r for r in rows if f"findElements {locator}" in r]
     assert tap, rows
-    assert any("clickElement (accessibility id='Delete post by Carol')" in r for r in rows), rows
+    assert any(f"clickElement ({locator})" in r for r in rows), rows
     assert all(r.split("\t")[-1].strip().isdigit() for r in rows[1:]), "every command has its duration in ms"
     source = page.locator("#step-1 .source-line").inner_text()
     assert "test_feed.py:" in source and "open the delete dialog on Carol" in source
