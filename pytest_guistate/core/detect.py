@@ -8,6 +8,8 @@ screen replaces the set of view ids; a dialog shows up as a new Dialog/alert nod
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.uitree import UINode, UITree
@@ -35,7 +37,8 @@ def route_change(before: Observation | None, after: Observation, *, similarity: 
     else the pixels: `changed_fraction` or more of the screen strictly changed (`transition`)."""
     if before is None:
         return None
-    package = (lambda obs: obs.known_package) if known_only else (lambda obs: obs.package)
+    package: Callable[[Observation], str | None] = (
+        (lambda obs: obs.known_package) if known_only else (lambda obs: obs.package))
     a_app, b_app = package(before), package(after)
     if a_app and b_app and a_app != b_app:
         return f"app {a_app} -> {b_app}"
@@ -92,7 +95,8 @@ def refreshable_list(tree: UITree | None) -> UINode | None:
     candidates = [n for n in tree.nodes() if n.displayed and n.bounds is not None and not n.bounds.is_empty]
     modal = tree.modal() if tree.platform == "ios" else None
     if modal is not None and modal.bounds is not None:  # an iOS Alert's button ScrollView is no list to refresh
-        candidates = [n for n in candidates if not modal.bounds.contains(n.bounds)]  # type: ignore[arg-type]
+        alert = modal.bounds
+        candidates = [n for n in candidates if n.bounds is not None and not alert.contains(n.bounds)]
     for node in candidates:
         if node.scrollable:
             return node

@@ -100,7 +100,8 @@ def _dialogs(tree: UITree | None, screen: Box | None = None) -> list[UINode]:
 
 
 def _key(node: UINode) -> tuple[str, str, tuple[int, int, int, int] | None]:
-    return node.cls, node.resource_id, tuple(node.bounds.as_list()) if node.bounds else None  # type: ignore[return-value]
+    b = node.bounds
+    return node.cls, node.resource_id, (b.left, b.top, b.right, b.bottom) if b else None
 
 
 def _content(node: UINode, screen: Box) -> tuple[bool, UINode | None]:
@@ -165,4 +166,4 @@ def dim_gain(small_before: np.ndarray, small_after: np.ndarray, strict: np.ndarr
 def compensate(small_before: np.ndarray, gain: float) -> np.ndarray:
     """The before-frame as it would look under the after-frame's brightness."""
     scaled = small_before.astype(np.float32) * gain
-    return np.clip(scaled + 0.5, 0, 255).astype(np.uint8)
+    return np.asarray(np.clip(scaled + 0.5, 0, 255), dtype=np.uint8)

@@ -50,7 +50,7 @@ class TransientShapes:
         horizontal = box.height <= thin and box.width >= max(_BAR_MIN_ASPECT * box.height, _BAR_MIN_HEIGHT * screen.width)
         if not (vertical or horizontal):
             return None
-        hosts: list[tuple[Box, str]] = [(n.bounds, n.label or n.cls) for n in self.lists  # type: ignore[misc]
+        hosts: list[tuple[Box, str]] = [(n.bounds, n.label or n.cls) for n in self.lists
                                         if n.bounds is not None and n.bounds.expand(round(edge)).contains(box)]
         if self.tree is None:
             hosts = [(screen, "screen")]

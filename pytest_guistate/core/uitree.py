@@ -139,7 +139,7 @@ class UITree:
                 continue
             if screen is not None and node.bounds.contains(screen):
                 continue  # the full-screen window says nothing about where the change was
-            if best is None or node.bounds.area < best.bounds.area:  # type: ignore[union-attr]
+            if best is None or best.bounds is None or node.bounds.area < best.bounds.area:
                 best = node
         return best
 

@@ -25,7 +25,7 @@ import ctypes
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -166,11 +166,11 @@ def _interrupt(budget: _Budget) -> None:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(budget.thread_id), ctypes.py_object(exc))
 
 
-def _fixed_message(budget: _Budget):  # type: ignore[no-untyped-def]
+def _fixed_message(budget: _Budget) -> Callable[..., None]:
     """An async exception is raised from its class alone; this gives it the budget's message."""
     text = budget.message("a point with no device call or step (interrupted)")
 
-    def __init__(self, *args: object) -> None:
+    def __init__(self: TestTimeout, *args: object) -> None:
         TestTimeout.__init__(self, text)
 
     return __init__

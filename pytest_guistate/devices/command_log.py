@@ -65,7 +65,7 @@ class CommandLog:
     @classmethod
     def attach(cls, driver: Any) -> CommandLog | None:
         """Log the commands of `driver` (an Appium/Selenium WebDriver); None when it has no executor."""
-        executor = getattr(driver, "command_executor", None)
+        executor: Any = getattr(driver, "command_executor", None)  # None when the driver has none: `execute` below is then no callable
         execute = getattr(executor, "execute", None)
         if not callable(execute):
             return None

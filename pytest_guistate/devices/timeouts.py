@@ -209,7 +209,7 @@ class _BoundedConnection(AppiumConnection):
 
     def __init__(self, url: str, command_timeout_s: float, session_timeout_s: float) -> None:
         config = AppiumClientConfig(
-            url, timeout=command_timeout_s,  # type: ignore[arg-type]  # a float is what urllib3 takes
+            url, timeout=command_timeout_s,  # a float is what urllib3 takes
             init_args_for_pool_manager={"init_args_for_pool_manager": {"retries": False}},
         )
         super().__init__(client_config=config)
@@ -229,7 +229,7 @@ class _BoundedConnection(AppiumConnection):
         budget = watchdog.remaining()
         clipped = budget is not None and budget < limit
         wait = max(0.05, budget) if clipped and budget is not None else limit
-        self._client_config.timeout = wait  # type: ignore[assignment]  # read per request by selenium
+        self._client_config.timeout = wait  # read per request by selenium
         deadline = _Deadline(wait).start()
         try:
             return super().execute(command, params)

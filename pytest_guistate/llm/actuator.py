@@ -5,9 +5,13 @@ the actor is offered (`tools.actor_tools`)."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pytest_guistate.core.observation import Observation
+
+if TYPE_CHECKING:
+    from pytest_guistate.devices.device import Device
+    from pytest_guistate.devices.sim.model import PhoneModel
 
 __all__ = ["Actuator", "as_actuator"]
 
@@ -31,15 +35,32 @@ class Actuator(Protocol):
     def home(self) -> None: ...
 
 
+class _Screen(Protocol):
+    """What `_PhoneActuator` uses of an in-process screen over a `PhoneModel` (the tests' `DirectScreen`)."""
+
+    phone: PhoneModel
+    action_count: int
+
+    def observe(self) -> Observation: ...
+
+    def pull_to_refresh(self) -> object: ...
+
+    def tap(self, x: int, y: int) -> object: ...
+
+    def back(self) -> object: ...
+
+    def home(self) -> object: ...
+
+
 class _DeviceActuator:
     """Over `pytest_guistate.devices.device.Device` (W3C actions, active element)."""
 
-    def __init__(self, device: Any) -> None:
+    def __init__(self, device: Device) -> None:
         self.device = device
         self.platform = str(device.platform)
 
     def observe(self) -> Observation:
-        return self.device.observe()  # type: ignore[no-any-return]
+        return self.device.observe()
 
     def pull_to_refresh(self) -> bool:
         return bool(self.device.pull_to_refresh())
@@ -63,13 +84,13 @@ class _DeviceActuator:
 class _PhoneActuator:
     """Over `DirectScreen` (a `PhoneModel` in process): typing goes to the focused node's key."""
 
-    def __init__(self, screen: Any) -> None:
+    def __init__(self, screen: _Screen) -> None:
         self.screen = screen
         self.phone = screen.phone
         self.platform = str(getattr(screen.phone, "platform", "android"))
 
     def observe(self) -> Observation:
-        return self.screen.observe()  # type: ignore[no-any-return]
+        return self.screen.observe()
 
     def pull_to_refresh(self) -> bool:
         return bool(self.screen.pull_to_refresh())

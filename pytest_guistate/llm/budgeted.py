@@ -68,4 +68,4 @@ def retry_wait(response: Any, attempt: int) -> float:
                 continue
             if 0 <= value <= 60:
                 return value
-    return min(0.5 * 2 ** attempt, 8.0) * (1 - 0.25 * random.random())
+    return min(0.5 * 2.0 ** attempt, 8.0) * (1 - 0.25 * random.random())

@@ -225,7 +225,8 @@ def _parsed(raw: Any, endpoint: str) -> anthropic.types.Message:
     if missing:
         raise UnusableAnswer(f"{where} with JSON of another shape: missing {', '.join(missing)} (body starts "
                              f"{_body_head(raw)!r})")
-    return message
+    checked: anthropic.types.Message = message  # an instance of the SDK's class, checked above
+    return checked
 
 
 def _body_head(raw: Any, limit: int = 80) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -108,7 +109,7 @@ def downscale_png(png: bytes, divisor: float, *, max_width: int | None = None) -
 def _over_limits(png: bytes) -> float:
     """How many times too large `png` is for the API (<= 1: it fits): 8000 px a side, 5 MB of base64."""
     width, height = png_size(png)
-    return max(max(width, height) / MAX_IMAGE_SIDE, (base64_length(len(png)) / MAX_IMAGE_BASE64) ** 0.5)
+    return max(max(width, height) / MAX_IMAGE_SIDE, math.sqrt(base64_length(len(png)) / MAX_IMAGE_BASE64))
 
 
 def fit_png(png: bytes) -> bytes:

@@ -35,6 +35,7 @@ from pytest_guistate.memory.learn import refresh_kept, remember_place
 from pytest_guistate.memory.locator import Locator, function_key
 
 if TYPE_CHECKING:
+    from pytest_guistate.core.task_session import TaskSession
     from pytest_guistate.devices.device import ElementFacts
 
 __all__ = ["MemoryBridge"]
@@ -61,7 +62,7 @@ class _Healed:
 @dataclass
 class MemoryBridge:
     healer: Healer
-    session: Any  # the test's TaskSession
+    session: TaskSession
     nodeid: str
     app_version: str = ""
     heals: list[dict[str, Any]] = field(default_factory=list)  # for the summary and the terminal

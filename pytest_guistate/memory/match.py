@@ -166,7 +166,7 @@ def _flat(integrals: tuple[np.ndarray, np.ndarray], th: int, tw: int, template_s
     n = float(th * tw)
 
     def boxes(integral: np.ndarray) -> np.ndarray:
-        return integral[th:, tw:] - integral[:-th, tw:] - integral[th:, :-tw] + integral[:-th, :-tw]
+        return np.asarray(integral[th:, tw:] - integral[:-th, tw:] - integral[th:, :-tw] + integral[:-th, :-tw])
 
     mean = boxes(summed) / n
     variance = boxes(squared) / n - mean * mean

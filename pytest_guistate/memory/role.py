@@ -94,7 +94,7 @@ def _fill(bgr: np.ndarray, label: tuple[int, int, int, int]) -> np.ndarray:
     if inside.sum() < 8:
         inside[:] = True
         inside[inset:h - inset, inset:w - inset] = False
-    return np.median(bgr[inside], axis=0).astype(np.uint8)
+    return np.asarray(np.median(bgr[inside], axis=0), dtype=np.uint8)
 
 
 def outline_similarity(a_bgr: np.ndarray, b_bgr: np.ndarray) -> float:

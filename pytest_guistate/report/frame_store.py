@@ -165,6 +165,7 @@ class FrameStore:
 
     def boxes_of(self, frame: Any) -> list[Box] | None:
         """The boxes remembered with this very frame (the newest observation of it), or None."""
+        boxes: list[Box]
         for seen, boxes, _ in reversed(self._observed):
             if seen is frame:
                 return boxes

@@ -119,8 +119,9 @@ class Journal:
 
     @property
     def last_state(self) -> dict[str, Any] | None:
-        if self.finish and isinstance(self.finish.get("state"), dict):
-            return self.finish["state"]
+        state = self.finish.get("state") if self.finish else None
+        if isinstance(state, dict):
+            return state
         return self.states[-1]["state"] if self.states else None
 
     def anchor_dicts(self) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+from types import FrameType
 from typing import Any
 
 __all__ = ["test_source_line"]
@@ -18,11 +19,11 @@ def test_source_line(nodeid: str) -> dict[str, Any] | None:
     path = nodeid.split("::", 1)[0].replace("/", os.sep)
     if not path.endswith(".py"):
         return None
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if filename == path or filename.endswith(os.sep + path):
             code = linecache.getline(filename, frame.f_lineno).strip()
             return {"file": nodeid.split("::", 1)[0], "line": frame.f_lineno, "code": code}
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     return None

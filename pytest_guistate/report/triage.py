@@ -92,7 +92,7 @@ class _Facts:
 
     @property
     def failing(self) -> dict[str, Any] | None:
-        for step in reversed(self.steps):
+        for step in self.steps[::-1]:
             if step.get("outcome") == "failed" or step.get("error"):
                 return step
         return self.steps[-1] if self.steps and self.error else None
@@ -241,7 +241,7 @@ def _locator_miss(f: _Facts) -> Triage | None:
     a locator / grounding failure (a renamed label, a case CSS changed, a label moved into a shadow
     root), not a hidden operation. With nothing close on screen the hidden-operation rule decides."""
     failing = f.failing
-    texts = [(failing, _text(failing))] if failing is not None else []
+    texts: list[tuple[dict[str, Any] | None, str]] = [(failing, _text(failing))] if failing is not None else []
     texts.append((None, f.error_lines))
     for step, text in texts:
         miss = _MISS.search(text)

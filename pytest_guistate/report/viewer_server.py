@@ -3,7 +3,8 @@
 report.html is one file, but a big full-tier test links its later frames as files beside it,
 and some browsers refuse `file://` images; a local HTTP server shows everything. Standard
 library only (`http.server`), bound to loopback (never to other hosts: the artifacts are the
-app's screens), read-only (GET/HEAD), until Ctrl-C.
+app's screens), read-only (GET/HEAD), until Ctrl-C; served on a thread by the package's one
+loopback server life cycle (`support.httpserver`).
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+import threading
 from collections.abc import Sequence
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
+
+from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread
 
 __all__ = ["DEFAULT_PORT", "ViewerServer", "show_main"]
 
@@ -34,18 +38,27 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
 
-class ViewerServer(ThreadingHTTPServer):
-    daemon_threads = True
+class ViewerServer:
+    """The files of `root` on `http://127.0.0.1:<port>/`; `start()` binds (an `OSError` when the port
+    is taken), `stop()` ends it."""
 
     def __init__(self, root: Path, port: int = DEFAULT_PORT) -> None:
-        handler = functools.partial(_Handler, directory=str(root))
-        super().__init__((HOST, port), handler)
         self.root = root
+        self._served = ServedThread(self._bind, host=HOST, port=port, name="guistate-show", what="guistate show")
+
+    def _bind(self, address: tuple[str, int]) -> LoopbackHTTPServer:
+        return LoopbackHTTPServer(address, functools.partial(_Handler, directory=str(self.root)))
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host!s}:{port}/"
+        return f"{self._served.url}/"
+
+    def start(self) -> Self:
+        self._served.start()
+        return self
+
+    def stop(self) -> None:
+        self._served.stop()
 
 
 def start_page(root: Path) -> str:
@@ -71,16 +84,18 @@ def show_main(argv: Sequence[str] | None = None) -> int:
     if not 0 <= args.port <= 65535:
         print(f"guistate show: --port {args.port} is not a TCP port (0-65535)", file=sys.stderr)
         return 2
+    server = ViewerServer(root.resolve(), args.port)
     try:
-        server = ViewerServer(root.resolve(), args.port)
+        server.start()
     except OSError as exc:
         print(f"guistate show: cannot listen on {HOST}:{args.port}: {exc.strerror or exc}"
               " (try another --port, or --port 0)", file=sys.stderr)
         return 1
-    with server:
+    try:
         print(f"guistate show: serving {root} at {server.url}{start_page(root)} (Ctrl-C stops)", flush=True)
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            print("guistate show: stopped", flush=True)
+        threading.Event().wait()  # the server runs on its thread; Ctrl-C interrupts this wait
+    except KeyboardInterrupt:
+        print("guistate show: stopped", flush=True)
+    finally:
+        server.stop()
     return 0

@@ -1,21 +1,111 @@
-"""A tiny loopback HTTP server shared by the reference server and the cassette replayer.
+"""The one life cycle of the package's loopback HTTP servers, and the tiny server of the LLM stand-ins.
 
-Both exist so the real `anthropic` SDK makes real HTTP requests in tests and in replay mode
-(never a patched client). Binding is refused for anything but a loopback address.
+`ServedThread` is what the simulated phone's WebDriver server, the mobile-web Feed, `guistate show`,
+the reference Messages API server and the cassette replayer share: refuse a host that is not this
+machine's loopback (their content is app screens, test data and keys), bind (port 0 picks a free
+one; the socket listens before `start()` returns, so a client may connect at once), serve on a daemon
+thread, and on `stop()` stop accepting, join the thread and close the socket. What each one serves
+stays in its own module, over `LoopbackHTTPServer`.
+
+`LoopbackServer` runs a plain `handler(method, path, headers, body) -> HttpReply` function: the
+reference server and the cassette replayer exist so the real `anthropic` SDK makes real HTTP requests
+in tests and in replay mode (never a patched client).
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from socketserver import BaseRequestHandler
+from typing import Any, Generic, Self, TypeVar
 
 from pytest_guistate.support.loopback import is_loopback_host
 
-__all__ = ["HttpReply", "LoopbackServer", "json_reply"]
+__all__ = ["HttpReply", "LoopbackHTTPServer", "LoopbackServer", "ServedThread", "json_reply", "require_loopback"]
+
+
+def require_loopback(host: str, what: str) -> None:
+    """`ValueError` naming the server unless `host` is this machine's loopback (`support.loopback`)."""
+    if not is_loopback_host(host):
+        raise ValueError(f"{what} serves on loopback only; {host!r} is not a loopback address")
+
+
+class LoopbackHTTPServer(ThreadingHTTPServer):
+    """A `ThreadingHTTPServer` on an IPv4 or IPv6 loopback address; connection threads are daemons,
+    so a client that never hangs up cannot keep the test process alive."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: Callable[..., BaseRequestHandler]) -> None:
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        super().__init__(address, handler)
+
+
+S = TypeVar("S", bound=LoopbackHTTPServer)
+
+
+class ServedThread(Generic[S]):
+    """One server's life: `build((host, port))` binds it, a daemon thread named `<name>-<port>` serves it.
+
+    The host and port are checked here, before anything binds; `what` names the server in errors.
+    """
+
+    def __init__(self, build: Callable[[tuple[str, int]], S], *, host: str, port: int, name: str, what: str,
+                 poll_interval: float = 0.5) -> None:
+        require_loopback(host, what)
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(f"port must be in 0..65535, got {port!r}")
+        self._build, self.host, self.requested_port = build, host, port
+        self.name, self.what, self._poll_interval = name, what, poll_interval
+        self.server: S | None = None
+        self._thread: threading.Thread | None = None
+        self.thread_name = name
+
+    @property
+    def running(self) -> bool:
+        return self.server is not None
+
+    @property
+    def port(self) -> int:
+        """The bound port (the free one picked for port 0)."""
+        if self.server is None:
+            raise RuntimeError(f"{self.what} is not running; call start() first")
+        return int(self.server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """`http://host:port` with the host as given (an IPv6 one in brackets), no trailing slash."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> S:
+        """Bind and serve; the socket already listens when this returns."""
+        if self.server is not None:
+            raise RuntimeError(f"{self.what} already started")
+        server = self._build((self.host, self.requested_port))
+        self.server = server
+        self.thread_name = f"{self.name}-{self.port}"
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": self._poll_interval},
+                                        name=self.thread_name, daemon=True)
+        self._thread.start()
+        return server
+
+    def stop(self, timeout: float = 5.0) -> S | None:
+        """Stop accepting, wait for the serving thread, close the socket; the stopped server (None if
+        it was not running), for a caller that still has open connections of its own to end."""
+        server, thread = self.server, self._thread
+        if server is None:
+            return None
+        server.shutdown()
+        if thread is not None:
+            thread.join(timeout)
+        server.server_close()
+        self.server, self._thread = None, None
+        return server
 
 
 @dataclass
@@ -35,33 +125,31 @@ def json_reply(status: int, payload: Any, headers: dict[str, str] | None = None,
 Handler = Callable[[str, str, dict[str, str], bytes], HttpReply]
 
 
-def _require_loopback(host: str) -> None:
-    if not is_loopback_host(host):
-        raise ValueError(f"refusing to bind {host!r}: LLM test servers listen on loopback addresses only")
-
-
 class LoopbackServer:
     """Runs `handler(method, path, headers, body) -> HttpReply` on a thread; `url` once started."""
 
     def __init__(self, handler: Handler, *, host: str = "127.0.0.1", port: int = 0, name: str = "llm") -> None:
-        _require_loopback(host)
         self._handler = handler
-        self._host, self._port, self._name = host, port, name
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._name = name
+        self._served = ServedThread(self._bind, host=host, port=port, name=f"{name}-server", what=f"the {name} server")
         self._stopping = threading.Event()
         self.errors: list[str] = []  # what went wrong while answering (e.g. client hung up)
 
     @property
     def url(self) -> str:
-        if self._httpd is None:
+        httpd = self._served.server
+        if httpd is None:
             raise RuntimeError(f"{self._name} server is not running; call start() first")
-        host, port = self._httpd.server_address[0], self._httpd.server_address[1]
+        host, port = httpd.server_address[0], httpd.server_address[1]
         return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}"
 
     def start(self) -> Self:
-        if self._httpd is not None:
-            return self
+        if not self._served.running:
+            self._stopping.clear()
+            self._served.start()
+        return self
+
+    def _bind(self, address: tuple[str, int]) -> LoopbackHTTPServer:
         outer = self
 
         class _Handler(BaseHTTPRequestHandler):
@@ -95,22 +183,11 @@ class LoopbackServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return  # requests are recorded by the handler itself; stderr stays quiet
 
-        self._stopping.clear()
-        self._httpd = ThreadingHTTPServer((self._host, self._port), _Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name=f"{self._name}-server", daemon=True)
-        self._thread.start()
-        return self
+        return LoopbackHTTPServer(address, _Handler)
 
     def stop(self) -> None:
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self._stopping.set()  # a reply still sleeping out its `delay_s` gives up at once
+        self._served.stop()
 
     def __enter__(self) -> Self:
         return self.start()

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import http.client
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from functools import partial
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
+
+from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread
 
 BAD_ANSWERS = ("cut", "short", "shape", "no_usage", "no_content")
 
@@ -55,21 +57,22 @@ class BadLLM:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="bad-llm", daemon=True)
+        self._served = ServedThread(partial(LoopbackHTTPServer, handler=Handler), host="127.0.0.1", port=0,
+                                    name="bad-llm", what="BadLLM")
+        self._url = ""
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        """The address it serves at; still the one it served at after `stop()` (for messages that name it)."""
+        return self._url or self._served.url  # before start(): the life cycle's "not running" error
 
     def start(self) -> BadLLM:
-        self._thread.start()
+        self._served.start()
+        self._url = self._served.url
         return self
 
     def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self._served.stop()
 
     def _forward(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
         conn = http.client.HTTPConnection(self.upstream.hostname or "127.0.0.1", self.upstream.port, timeout=30)

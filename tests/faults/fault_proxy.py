@@ -16,10 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from functools import partial
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from pytest_guistate.devices.sim.server import SimServer
+from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread
 
 HANG_S = 40.0  # a hung request is let go after this; a case taking that long has failed its bound
 TRICKLE_BYTES = 64  # a trickled answer: this many bytes ...
@@ -122,22 +124,23 @@ class FaultProxy:
 
             do_GET = do_POST = do_DELETE = _handle
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fault-proxy", daemon=True)
+        self._served = ServedThread(partial(LoopbackHTTPServer, handler=Handler), host="127.0.0.1", port=0,
+                                    name="fault-proxy", what="FaultProxy")
+        self._url = ""
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        """The address it serves at; still the one it served at after `stop()` (for messages that name it)."""
+        return self._url or self._served.url  # before start(): the life cycle's "not running" error
 
     def start(self) -> FaultProxy:
-        self._thread.start()
+        self._served.start()
+        self._url = self._served.url
         return self
 
     def stop(self) -> None:
         self._release.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self._served.stop()
         self.sim.stop()
 
     def add(self, *rules: Rule) -> FaultProxy:

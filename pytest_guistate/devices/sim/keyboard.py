@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices.sim.apps.base import WHITE, Metrics, Style, View
@@ -74,7 +75,7 @@ def keyboard_window(m: Metrics, handlers: KeyHandlers, point: float, shifted: bo
         for i, letter in enumerate(letters):
             shown = letter.upper() if shifted else letter
             plane.add(key(letter, shown, start + i * key_w, start + (i + 1) * key_w, row,
-                          lambda c=letter: handlers.type_char(c.upper() if shifted else c)))
+                          partial(handlers.type_char, shown)))
     plane.add(key("shift", "^", 0, 1.3 * key_w, 2, handlers.shift, special=True))
     plane.add(key("delete", "<", width - 1.3 * key_w, width, 2, handlers.delete, special=True))
     plane.add(key("more", "123", 0, 2.5 * key_w, 3, lambda: None, special=True))

@@ -25,6 +25,7 @@ from pytest_guistate.devices.sim import mobile_reset  # noqa: F401  (clearApp fi
 from pytest_guistate.devices.sim.apps import INSTALLED
 from pytest_guistate.devices.sim.errors import W3CError, arg_str, invalid_argument
 from pytest_guistate.devices.sim.ios.mobile import IOS_MOBILE_COMMANDS
+from pytest_guistate.devices.sim.ios.translate import IosNode
 from pytest_guistate.devices.sim.keyboard import KEYBOARD_PACKAGE
 from pytest_guistate.devices.sim.mobile import MOBILE_COMMANDS
 from pytest_guistate.devices.sim.model import AppState
@@ -43,7 +44,7 @@ def required(params: dict[str, Any], *names: str) -> list[str]:
 
 
 def _url(params: dict[str, Any]) -> str:
-    url = arg_str(params, "url")
+    url: str = arg_str(params, "url")
     if not urlsplit(url).scheme:
         raise invalid_argument(f"'url' must be a URL with a scheme (myapp://path), got {url!r}")
     return url
@@ -113,7 +114,7 @@ def _android_app(command: str) -> Any:
 # -- XCUITest -------------------------------------------------------------------------------------
 
 def _ios_keyboard_shown(session: SimSession, params: dict[str, Any]) -> bool:
-    return session.phone.inner.keyboard_field() is not None
+    return session.phone.keyboard_field() is not None
 
 
 def _ios_hide_keyboard(session: SimSession, params: dict[str, Any]) -> None:
@@ -123,9 +124,9 @@ def _ios_hide_keyboard(session: SimSession, params: dict[str, Any]) -> None:
         raise invalid_argument("'keys' must be a list of key names")
     names = keys if "done" in keys else [*keys, "done"]
     phone = session.phone
-    if phone.inner.keyboard_field() is None:
+    if phone.keyboard_field() is None:
         return  # no keyboard: nothing to dismiss
-    matched = [n for n in phone.root().walk() if n.package == KEYBOARD_PACKAGE
+    matched = [n for n in phone.root().walk() if isinstance(n, IosNode) and n.package == KEYBOARD_PACKAGE
                and n.cls in ("XCUIElementTypeKey", "XCUIElementTypeButton")
                and any(name in (n.name, n.label) for name in names)]
     if not matched:
@@ -133,7 +134,7 @@ def _ios_hide_keyboard(session: SimSession, params: dict[str, Any]) -> None:
                                         "supported by your application under test.")
     for key in matched:  # WDA taps each matching key until the keyboard is gone
         phone.tap(*key.bounds.center)
-        if phone.inner.keyboard_field() is None:
+        if phone.keyboard_field() is None:
             return
     raise W3CError("unknown error", f"The keyboard was not dismissed by the keys {names}")
 
@@ -156,12 +157,12 @@ def _ios_deep_link(session: SimSession, params: dict[str, Any]) -> None:
 
 def _ios_remove(session: SimSession, params: dict[str, Any]) -> bool:
     (bundle,) = required(params, "bundleId")
-    return session.phone.inner.remove_app(bundle)
+    return session.phone.remove_app(bundle)
 
 
 def _ios_install(session: SimSession, params: dict[str, Any]) -> None:
     (app,) = required(params, "app")
-    session.phone.inner.install_app(app)
+    session.phone.install_app(app)
 
 
 def _ios_installed(session: SimSession, params: dict[str, Any]) -> bool:

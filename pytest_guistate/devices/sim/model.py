@@ -145,6 +145,21 @@ class PhoneModel(Protocol):
 
     def current_package(self) -> str: ...
 
+    def current_activity(self) -> str:
+        """`getCurrentActivity` (UiAutomator2); refused by a persona that has no activities."""
+
+    def remove_app(self, package: str) -> bool:
+        """`mobile: removeApp`: False when the app was not installed."""
+
+    def install_app(self, package: str) -> None:
+        """`mobile: installApp` of one of the sim's own apps."""
+
+    def keyboard_field(self) -> str | None:
+        """The key of the field the soft keyboard is up for, or None (`mobile: isKeyboardShown`)."""
+
+    def hide_keyboard(self) -> bool:
+        """`mobile: hideKeyboard`: False when no keyboard was up."""
+
     def set_faults(self, faults: dict[str, Any]) -> None:
         """Change fault injection at run time (same keys as the `guistate:faults` capability)."""
 

@@ -27,7 +27,8 @@ import warnings
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from functools import partial
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
 from urllib.parse import urlsplit
 
@@ -42,7 +43,7 @@ from pytest_guistate.devices.sim.latency import LatencyBook, LatencyError, comma
 from pytest_guistate.devices.sim.model import PhoneModel, SimError
 from pytest_guistate.devices.sim.routes import Request, match_route
 from pytest_guistate.devices.sim.webdriver_session import PhoneFactory, SessionStore
-from pytest_guistate.support.loopback import is_loopback_host
+from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread
 
 __all__ = ["RequestRecord", "SimServer", "default_phone_factory"]
 
@@ -252,14 +253,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
-class _HTTPServer(ThreadingHTTPServer):
+class _HTTPServer(LoopbackHTTPServer):
     """Tracks its connection threads and sockets so `stop()` can end kept-alive connections."""
 
-    daemon_threads = True
     block_on_close = False
 
-    def __init__(self, address: tuple[str, int], sim: SimServer, family: socket.AddressFamily) -> None:
-        self.address_family = family
+    def __init__(self, address: tuple[str, int], sim: SimServer) -> None:
         self.sim = sim
         self.connections: dict[threading.Thread, socket.socket] = {}
         self.connections_lock = threading.Lock()
@@ -307,54 +306,44 @@ class SimServer:
         max_body_bytes: int = MAX_BODY_BYTES,
         request_log_size: int = 500,
     ) -> None:
-        if not is_loopback_host(host):
-            raise ValueError(f"the simulated phone serves on loopback only; {host!r} is not a loopback address")
-        if not 0 <= port <= 65535:
-            raise ValueError(f"port must be in 0..65535, got {port}")
+        self._served = ServedThread(partial(_HTTPServer, sim=self), host=host, port=port, name="guistate-sim",
+                                    what="SimServer", poll_interval=0.1)
         self.host = host
-        self._requested_port = port
         self.max_body_bytes = max_body_bytes
         self.store = SessionStore(phone_factory or default_phone_factory, default_caps or {}, max_sessions)
         self.latency = LatencyBook()  # per-session latency profiles (guistate:latency)
         self._log: deque[RequestRecord] = deque(maxlen=request_log_size)
         self._log_lock = threading.Lock()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self.thread_name = "guistate-sim"
+
+    @property
+    def thread_name(self) -> str:
+        """The serving thread's name (`guistate-sim-<port>`); its connection threads add `-conn`."""
+        return self._served.thread_name
 
     @property
     def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("SimServer is not running; call start() first")
-        return int(self._httpd.server_address[1])
+        return self._served.port
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return self._served.url
 
     def start(self) -> Self:
-        if self._httpd is not None:
+        """Serve; a second start is an error (`RuntimeError`), as each start means new phones."""
+        if self._served.running:
             raise RuntimeError("SimServer already started")
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         self.store.stopping.clear()
-        self._httpd = _HTTPServer((self.host, self._requested_port), self, family)
-        self.thread_name = f"guistate-sim-{self.port}"
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1}, name=self.thread_name, daemon=True
-        )
-        self._thread.start()
+        self._served.start()
         return self
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop accepting, end open connections, close every phone. Safe to call twice."""
-        httpd, thread = self._httpd, self._thread
-        if httpd is None or thread is None:
+        if not self._served.running:
             return
         self.store.stopping.set()
-        httpd.shutdown()
-        thread.join(timeout)
-        httpd.server_close()
+        httpd = self._served.stop(timeout)
+        if httpd is None:  # stopped by another thread meanwhile
+            return
         with httpd.connections_lock:
             connections = dict(httpd.connections)
         for sock in connections.values():
@@ -365,7 +354,6 @@ class SimServer:
             conn_thread.join(max(0.0, deadline - time.monotonic()))
         stuck = [t.name for t in connections if t.is_alive()]
         errors = self.store.close_all()
-        self._httpd = self._thread = None
         if stuck or errors:
             warnings.warn(
                 f"SimServer.stop: {len(stuck)} connection thread(s) still busy; phone close errors: {errors}",

@@ -41,7 +41,7 @@ class PageSource:
         for index, child in enumerate(root.children):
             self._add(doc, child, index)
         self._doc = doc
-        body = etree.tostring(doc, encoding="unicode", pretty_print=True)
+        body: str = etree.tostring(doc, encoding="unicode", pretty_print=True)
         self.xml = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\n" + body
 
     def _add(self, parent: etree._Element, node: SimNode, index: int) -> None:

@@ -2,17 +2,18 @@
 
 Only the files of `static/` are served (a fixed allow-list: no directory listing, no path
 traversal), with `no-store` caching so every session loads the app fresh. It binds 127.0.0.1 on
-an ephemeral port and runs in a daemon thread, so a test session can start one in a fixture.
+an ephemeral port and runs in a daemon thread (`support.httpserver`), so a test session can start one in a fixture.
 """
 
 from __future__ import annotations
 
-import threading
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Self
 from urllib.parse import urlencode, urlsplit
+
+from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread
 
 __all__ = ["STATIC_DIR", "FeedServer"]
 
@@ -58,9 +59,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Silent: requests are kept in `FeedServer.hits()` instead of stderr noise."""
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class _Server(LoopbackHTTPServer):
     def __init__(self, address: tuple[str, int], files: dict[str, tuple[bytes, str]]) -> None:
         self.files = files
         self.hits: list[str] = []
@@ -71,28 +70,19 @@ class FeedServer:
     """Serves the web Feed on `http://127.0.0.1:<port>/`; use as a context manager or start/stop."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, static_dir: Path = STATIC_DIR) -> None:
-        if host not in ("127.0.0.1", "localhost"):
-            raise ValueError(f"FeedServer serves on loopback only, not {host!r}")
-        self._address = (host, port)
+        self._served = ServedThread(self._bind, host=host, port=port, name="web-feed", what="FeedServer")
         self._files = _load_files(static_dir)
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+
+    def _bind(self, address: tuple[str, int]) -> _Server:
+        return _Server(address, self._files)
 
     def start(self) -> Self:
-        if self._server is None:
-            self._server = _Server(self._address, self._files)
-            self._thread = threading.Thread(target=self._server.serve_forever, name="web-feed", daemon=True)
-            self._thread.start()
+        if not self._served.running:
+            self._served.start()
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self._served.stop()
 
     def __enter__(self) -> Self:
         return self.start()
@@ -102,9 +92,9 @@ class FeedServer:
 
     @property
     def url(self) -> str:
-        if self._server is None:
+        if not self._served.running:
             raise RuntimeError("FeedServer is not started")
-        return f"http://{self._address[0]}:{self._server.server_port}/"
+        return f"{self._served.url}/"
 
     def page_url(self, *, delay_ms: int = 0, refresh_ms: int = 600, toast_ms: int = 1500,
                  scrim_dialog: bool = False) -> str:
@@ -120,4 +110,5 @@ class FeedServer:
 
     def hits(self) -> list[str]:
         """Requests served so far, e.g. `['200 /index.html?delay=0', ...]`."""
-        return list(self._server.hits) if self._server is not None else []
+        server = self._served.server
+        return list(server.hits) if server is not None else []

@@ -358,7 +358,7 @@ def load_cache(path: Path, *, platform: str | None = None) -> ActionCache:
         checks.append(CachedCheck(_need(item, "claim", str, at, path), _need(item, "screen", dict, at, path),
                                   _need(item, "evidence", list, at, path), str(item.get("explanation") or ""),
                                   {str(k): bool(v) for k, v in words.items()}))
-    recorded = data.get("recorded") if isinstance(data.get("recorded"), dict) else {}
+    recorded = data["recorded"] if isinstance(data.get("recorded"), dict) else {}
     return ActionCache(str(data.get("test") or path.stem), recorded_on, runs, checks, recorded)
 
 

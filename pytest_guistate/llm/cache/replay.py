@@ -21,13 +21,16 @@ lookalikes (`identity.pick_lookalike`). No heal is tried under a dialog the cach
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_guistate.core.checks import CheckResult, all_of
+from pytest_guistate.core.checks import Check, CheckResult, CheckSpec, all_of
 from pytest_guistate.core.detect import refreshable_list
 from pytest_guistate.core.errors import StepFailed
+from pytest_guistate.core.observation import Observation
+from pytest_guistate.core.uitree import UINode, UITree
 from pytest_guistate.llm.actor import expect_check, swipe_points
 from pytest_guistate.llm.actuator import Actuator
 from pytest_guistate.llm.cache.cachefile import (
@@ -42,10 +45,13 @@ from pytest_guistate.llm.cache.cachefile import (
     screen_similarity,
 )
 from pytest_guistate.llm.cache.identity import differs, identity, pick_lookalike
-from pytest_guistate.llm.cache.memory_heal import ElementMemory, memory_key
+from pytest_guistate.llm.cache.memory_heal import ElementMemory, HealedLook, memory_key
 from pytest_guistate.llm.cache.record import CacheRecorder, screen_of
 from pytest_guistate.llm.cache.secrets import fill
 from pytest_guistate.report.redact import REDACTED
+
+if TYPE_CHECKING:
+    from pytest_guistate.core.task_session import TaskSession
 
 __all__ = ["CacheMiss", "CacheThresholds", "Miss", "ReplayOutcome", "StepStatus", "held_milestones", "replay_check",
            "replay_run", "settled_milestones", "unmet_milestones"]
@@ -94,7 +100,7 @@ class Miss:
     run_index: int = 0
     memory: str = ""  # why the cross-run memory could not heal the target, when it was asked
 
-    def message(self, path: Any) -> str:
+    def message(self, path: object) -> str:
         what = f"step {self.step.n} '{self.step.summary()}'" if self.step is not None else "the run's end"
         near = f" (closest {self.nearest})" if self.nearest else ""
         healing = f"; memory: {self.memory}" if self.memory else ""
@@ -115,11 +121,11 @@ class ReplayOutcome:
         return self.miss is None
 
 
-def _next_screen_check(cached: dict[str, Any], threshold: float) -> Any:
+def _next_screen_check(cached: dict[str, Any], threshold: float) -> Callable[[Observation], CheckResult]:
     """A check: the screen after the action is like the one the cached step led to."""
     title = str(cached.get("title") or "the cached next screen")
 
-    def check(observation: Any) -> CheckResult:
+    def check(observation: Observation) -> CheckResult:
         similarity = screen_similarity(cached, screen_of(observation))
         return CheckResult(similarity >= threshold, f"screen like {title!r} (similarity {similarity:.2f})")
 
@@ -127,7 +133,7 @@ def _next_screen_check(cached: dict[str, Any], threshold: float) -> Any:
     return check
 
 
-def _foreign_dialog(tree: Any, cached_screen: dict[str, Any]) -> tuple[Any, str]:
+def _foreign_dialog(tree: UITree | None, cached_screen: dict[str, Any]) -> tuple[UINode | None, str]:
     """The dialog on screen that the cached screen did not show, and its label; (None, '') if none."""
     modal = tree.modal() if tree is not None else None
     if modal is None or modal.bounds is None:
@@ -136,15 +142,15 @@ def _foreign_dialog(tree: Any, cached_screen: dict[str, Any]) -> tuple[Any, str]
     return (None, "") if title in (cached_screen.get("labels") or []) else (modal, title)
 
 
-def _under_dialog(tree: Any, node: Any, cached_screen: dict[str, Any]) -> str:
+def _under_dialog(tree: UITree | None, node: UINode | None, cached_screen: dict[str, Any]) -> str:
     """The label of a dialog covering `node` that the cached screen did not show, else ''."""
     modal, title = _foreign_dialog(tree, cached_screen)
-    if modal is None or node is None or node.bounds is None or modal.bounds.contains(node.bounds):
+    if modal is None or modal.bounds is None or node is None or node.bounds is None or modal.bounds.contains(node.bounds):
         return ""
     return title
 
 
-def _target(tree: Any, step: CachedStep, thresholds: CacheThresholds) -> tuple[TargetMatch, str]:
+def _target(tree: UITree, step: CachedStep, thresholds: CacheThresholds) -> tuple[TargetMatch, str]:
     """The element to act on, or why it cannot be trusted. Only an element with the cached target's
     identity (`identity.py`) is a candidate: the same id, kind and place with other words (the
     switch of the row that replaced "Dark mode") is a miss naming both."""
@@ -167,8 +173,9 @@ def _target(tree: Any, step: CachedStep, thresholds: CacheThresholds) -> tuple[T
     return match, ""
 
 
-def _action(step: CachedStep, actuator: Actuator, session: Any, tree: Any, match: TargetMatch | None,
-            device: tuple[int, int], heal: _Heal | None = None, args: dict[str, Any] | None = None) -> Any:
+def _action(step: CachedStep, actuator: Actuator, session: TaskSession, tree: UITree | None, match: TargetMatch | None,
+            device: tuple[int, int], heal: _Heal | None = None,
+            args: dict[str, Any] | None = None) -> Callable[[], object]:
     """The callable `perform` runs for a cached step (the same verbs as the live actor); with `heal`,
     a tap or typing goes to the healed point, and the memory is told the step acts on its heal.
     `args`: the step's arguments with its secret placeholders filled (`cache.secrets.fill`)."""
@@ -203,7 +210,7 @@ def _action(step: CachedStep, actuator: Actuator, session: Any, tree: Any, match
     return actuator.pull_to_refresh  # refresh
 
 
-def _shown(tree: Any, value: Any) -> bool:
+def _shown(tree: UITree | None, value: object) -> bool:
     """A remembered value (a price) is on the screen: some label contains it."""
     text = str(value).strip()
     return bool(text) and tree is not None and any(text in label for label in screen_labels(tree))
@@ -213,14 +220,14 @@ def _shown(tree: Any, value: Any) -> bool:
 class _Look:
     """The current screen judged against a cached step's conditions (`problem` empty: all hold)."""
 
-    observation: Any
+    observation: Observation
     match: TargetMatch | None
     problem: str = ""
     nearest: str = ""
     healable: bool = False  # the problem is the target alone (gone or ambiguous), no foreign dialog on screen
 
     @classmethod
-    def take(cls, session: Any, step: CachedStep, thresholds: CacheThresholds, *, settled: bool) -> _Look:
+    def take(cls, session: TaskSession, step: CachedStep, thresholds: CacheThresholds, *, settled: bool) -> _Look:
         """Judge the current screen; `settled`: wait first until the conditions hold (a price that
         loads late) or the screen has settled, whichever comes first."""
         if step.tool == "type_text" and REDACTED in str(step.args.get("text", "")):
@@ -231,7 +238,7 @@ class _Look:
             return cls.judge(session.observe(), step, thresholds)
         latest: list[_Look] = []  # each polled screen is judged once: the settled one was the last
 
-        def holds(seen: Any) -> bool:
+        def holds(seen: Observation) -> bool:
             latest[:] = [cls.judge(seen, step, thresholds)]
             return not latest[0].problem
 
@@ -241,14 +248,14 @@ class _Look:
         return cls.judge(observation, step, thresholds)
 
     @classmethod
-    def judge(cls, observation: Any, step: CachedStep, thresholds: CacheThresholds) -> _Look:
+    def judge(cls, observation: Observation, step: CachedStep, thresholds: CacheThresholds) -> _Look:
         current = screen_of(observation)
         tree = observation.tree
         similarity = screen_similarity(step.screen, current)
         if similarity < thresholds.screen:
             return cls(observation, None, f"the screen is not the one the step acted on (similarity {similarity:.2f} "
                                           f"< {thresholds.screen:.2f}; now on '{current['title']}')")
-        remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
+        remembered = step.args["remember"] if isinstance(step.args.get("remember"), dict) else {}
         # Only a value read off the cached screen (a price) must be read off this one too; a note the model kept
         # for itself (a policy's "goal 1: delete Erin=confirmed") was never on a screen and is replayed as it is.
         cached_labels = step.screen.get("labels", []) if isinstance(step.screen, dict) else []
@@ -270,22 +277,22 @@ class _Heal:
     """A target the memory found by its remembered look, for one replayed step."""
 
     memory: ElementMemory
-    session: Any
-    result: Any  # memory.heal.HealResult
-    before: Any  # the observation healed on
+    session: TaskSession
+    result: HealedLook  # memory.heal.HealResult
+    before: Observation  # the observation healed on
     wanted: str
 
     @property
     def point(self) -> tuple[int, int]:
         assert self.result.point is not None
-        return self.result.point  # type: ignore[no-any-return]
+        return self.result.point
 
     def status(self) -> str:
         """The hit's reason, as the journal, the terminal, Allure and the summary show it."""
         how = "by its remembered look" if getattr(self.result, "cue", "looks") == "looks" else "as the only text field"
         return f"healed: {self.wanted!r} found {how} at {self.point}, score {float(self.result.score):.2f}"
 
-    def acting(self, act: Any) -> Any:
+    def acting(self, act: Callable[[], object]) -> Callable[[], None]:
         """`act`, run as the current step's action on this heal (the memory settles it when the step ends)."""
         def run() -> None:
             self.memory.acting_on(self.result, self.before)
@@ -296,7 +303,7 @@ class _Heal:
         return run
 
 
-def _heal(memory: ElementMemory, session: Any, look: _Look, step: CachedStep, has_effect: bool) -> _Heal | str:
+def _heal(memory: ElementMemory, session: TaskSession, look: _Look, step: CachedStep, has_effect: bool) -> _Heal | str:
     """Ask the memory for the target on the judged screen: the heal, or why there is none."""
     target = step.target or {}
     key = memory_key(target.get("fingerprint") or {}, target.get("locators") or [])
@@ -327,7 +334,7 @@ def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index:
     return outcome
 
 
-def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: CacheRecorder, *,
+def replay_run(session: TaskSession, actuator: Actuator, cached: CachedRun, recorder: CacheRecorder, *,
                thresholds: CacheThresholds = CacheThresholds(), run_index: int = 0,
                memory: ElementMemory | None = None, secrets: dict[str, str] | None = None) -> ReplayOutcome:
     """Replay `cached` until its end or the first miss (which is returned, not raised); `memory`:
@@ -344,7 +351,7 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
         look = _Look.take(session, step, thresholds, settled=False)
         if look.problem:
             look = _Look.take(session, step, thresholds, settled=True)
-        expect = expect_check(step.effect.get("expect"))
+        expect: CheckSpec | None = expect_check(step.effect.get("expect"))
         next_screen = step.effect.get("next_screen") or {}
         if expect is None and next_screen.get("labels"):
             expect = _next_screen_check(next_screen, thresholds.next_screen)
@@ -360,8 +367,8 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
         elif look.problem:
             return miss(look.problem, look.nearest)
         observation, tree, match = look.observation, look.observation.tree, look.match
-        remembered = step.args.get("remember") if isinstance(step.args.get("remember"), dict) else {}
-        size = (tree.width, tree.height) if tree is not None and tree.width else observation.frame.size
+        remembered = step.args["remember"] if isinstance(step.args.get("remember"), dict) else {}
+        size = (tree.width, tree.height) if tree is not None and tree.width and tree.height else observation.frame.size
         completed_before = list(session.state.completed)
         name = f"{step.summary().split(' (in ')[0]} [cache]"
         for key, value in remembered.items():  # read off this screen, as the model did when it was cached
@@ -393,14 +400,14 @@ def replay_run(session: Any, actuator: Actuator, cached: CachedRun, recorder: Ca
     return outcome
 
 
-def _acted_node(match: TargetMatch | None, heal: _Heal | None) -> Any:
+def _acted_node(match: TargetMatch | None, heal: _Heal | None) -> UINode | None:
     """The element the step acted on: the healed one, else the fingerprint's match."""
     if heal is not None:
         return getattr(heal.result, "node", None)
     return match.node if match is not None else None
 
 
-def _milestone_check(session: Any, name: str | None) -> Any:
+def _milestone_check(session: TaskSession, name: str | None) -> Check | None:
     """The check of the declared milestone a cached step completed, if it is still to be reached."""
     state = session.state
     milestone = state.milestone(name) if name else None
@@ -409,7 +416,7 @@ def _milestone_check(session: Any, name: str | None) -> Any:
     return milestone.check
 
 
-def held_milestones(session: Any) -> list[str]:
+def held_milestones(session: TaskSession) -> list[str]:
     """Milestones still to reach whose checks already hold on the current screen, before the run
     acts: a `gone("Bob")` that holds because Bob's post is below the first screen. Such a
     milestone is no proof that a later action reached it."""
@@ -418,7 +425,7 @@ def held_milestones(session: Any) -> list[str]:
             and m.check(observation).ok]
 
 
-def settled_milestones(session: Any, actuator: Actuator) -> list[str]:
+def settled_milestones(session: TaskSession, actuator: Actuator) -> list[str]:
     """Unmet milestones at a replayed run's end, judged like a live step's effect: fresh, then
     settled, then (a list on screen) after a pull-to-refresh run as a step of its own, so a late
     redraw is not a miss and the fallback never pays the model for what a refresh fixes."""
@@ -434,7 +441,7 @@ def settled_milestones(session: Any, actuator: Actuator) -> list[str]:
     return _unmet(session, session.observe())
 
 
-def unmet_milestones(session: Any) -> list[str]:
+def unmet_milestones(session: TaskSession) -> list[str]:
     """Declared milestones whose checks do not hold on the current screen (the actor's `done` rule).
 
     Judged first on the screen the last replayed step just verified; only when something is unmet is
@@ -444,13 +451,13 @@ def unmet_milestones(session: Any) -> list[str]:
     return _unmet(session, session.observe(settled=True)) if unmet else unmet
 
 
-def _unmet(session: Any, observation: Any) -> list[str]:
+def _unmet(session: TaskSession, observation: Observation) -> list[str]:
     state = session.state
     return [m.name for m in state.plan if m.name in state.remaining and m.check is not None
             and not m.check(observation).ok]
 
 
-def replay_check(session: Any, cached: CachedCheck | None, claim: str,
+def replay_check(session: TaskSession, cached: CachedCheck | None, claim: str,
                  thresholds: CacheThresholds = CacheThresholds()) -> tuple[bool, str]:
     """Re-verify a cached AI check on the current screen: (holds, reason when not). As for the
     milestones, the screen is settled and judged again only when the fresh one does not hold."""
@@ -462,7 +469,7 @@ def replay_check(session: Any, cached: CachedCheck | None, claim: str,
     return _judge_check(session.observe(settled=True), cached, claim, thresholds)
 
 
-def _judge_check(observation: Any, cached: CachedCheck, claim: str, thresholds: CacheThresholds) -> tuple[bool, str]:
+def _judge_check(observation: Observation, cached: CachedCheck, claim: str, thresholds: CacheThresholds) -> tuple[bool, str]:
     similarity = screen_similarity(cached.screen, screen_of(observation))
     if similarity < thresholds.screen:
         return False, (f"the screen is not the one the check judged (similarity {similarity:.2f}; "

@@ -412,5 +412,5 @@ def parse_goal(goal: str) -> list[Intent] | OutsideGrammar:
     # a later clause that names no app works where the previous one did ("in ShopB, add X ... and check out")
     for i, item in enumerate(plan):
         if isinstance(item, Checkout) and item.app is None and i and getattr(plan[i - 1], "app", None):
-            plan[i] = Checkout(plan[i - 1].app)  # type: ignore[union-attr]
+            plan[i] = Checkout(plan[i - 1].app)
     return plan

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pytest_guistate.llm.prompt import parse_elements, parse_sections
 from pytest_guistate.llm.reference.goals import (
@@ -128,13 +129,17 @@ def _act(name: str, **args: Any) -> Act:
     return Act(*_call(name, **args))
 
 
+I_co = TypeVar("I_co", bound=Intent, covariant=True)
+
+
 @dataclass(frozen=True)
-class PlanStep:
+class PlanStep(Generic[I_co]):
     """One intent of the plan and its progress marker, kept in the task state's facts (the policy has
-    no memory of its own: what it did earlier is what it remembered through `remember`)."""
+    no memory of its own: what it did earlier is what it remembered through `remember`). Typed by its
+    intent, so each decider reads its own intent's fields (`_DECIDERS` picks it by that type)."""
 
     index: int
-    intent: Intent
+    intent: I_co
     marker: str = ""
 
     @property
@@ -285,8 +290,8 @@ def _login_form(v: PromptView) -> bool:
     return any(e.get("edit") for e in v.elements) and _password_field(v) is not None
 
 
-def _decide_toggle(v: PromptView, s: PlanStep) -> Decision:
-    it: Toggle = s.intent  # type: ignore[assignment]
+def _decide_toggle(v: PromptView, s: PlanStep[Toggle]) -> Decision:
+    it = s.intent
     word = "on" if it.on else "off"
     switch = _switch(v, it.setting)
     if switch is None:
@@ -316,8 +321,8 @@ def _user_field(v: PromptView) -> Element | None:
     return next(iter(named or fields), None)
 
 
-def _decide_sign_in(v: PromptView, s: PlanStep) -> Decision:
-    it: SignIn = s.intent  # type: ignore[assignment]
+def _decide_sign_in(v: PromptView, s: PlanStep[SignIn]) -> Decision:
+    it = s.intent
     if _shows(v, rf"(signed in|logged in|welcome).*{re.escape(it.user)}"):
         return Satisfied(f"signed in as {it.user}")
     if (refused := _shows(v, r"invalid|incorrect|wrong (password|credentials)|try again")) is not None:
@@ -359,8 +364,8 @@ def _field_named(v: PromptView, name: str) -> Element | None:
     return None
 
 
-def _decide_type(v: PromptView, s: PlanStep) -> Decision:
-    it: TypeInto = s.intent  # type: ignore[assignment]
+def _decide_type(v: PromptView, s: PlanStep[TypeInto]) -> Decision:
+    it = s.intent
     field_ = _field_named(v, it.field)
     if field_ is None:
         if (move := _goto(v, it.app, f"to type into {it.field}")) is not None:
@@ -393,7 +398,7 @@ def _shop_app(v: PromptView, app: str | None, what: str) -> Decision | None:
     return None
 
 
-def _decide_search(v: PromptView, s: PlanStep, query: str, opened: bool, app: str | None) -> Decision:
+def _decide_search(v: PromptView, s: PlanStep[Intent], query: str, opened: bool, app: str | None) -> Decision:
     if opened and _item_page(v, query):
         return Satisfied(f"{query} is open")
     if not opened and _result_row(v, query) is not None and s.marker == "searched":
@@ -421,8 +426,8 @@ def _decide_search(v: PromptView, s: PlanStep, query: str, opened: bool, app: st
     return _scroll_for(v, query, limit=4)
 
 
-def _decide_search_item(v: PromptView, s: PlanStep) -> Decision:
-    it: SearchItem = s.intent  # type: ignore[assignment]
+def _decide_search_item(v: PromptView, s: PlanStep[SearchItem]) -> Decision:
+    it = s.intent
     return _decide_search(v, s, it.query, it.open, it.app)
 
 
@@ -434,8 +439,8 @@ def _cart_count(v: PromptView) -> int | None:
     return None
 
 
-def _decide_add(v: PromptView, s: PlanStep) -> Decision:
-    it: AddToCart = s.intent  # type: ignore[assignment]
+def _decide_add(v: PromptView, s: PlanStep[AddToCart]) -> Decision:
+    it = s.intent
     if s.marker == "added":
         if _shows(v, r"added to (cart|bag)") or _last_verdict(v) == "changed" or (_cart_count(v) or 0) > 0:
             return Satisfied(f"{it.item} is in the cart")
@@ -464,8 +469,8 @@ def _row_add_button(v: PromptView, item: str) -> Element | None:
     return next((e for e in adds if exact.search(str(e.get("in") or ""))), adds[0] if adds else None)
 
 
-def _decide_checkout(v: PromptView, s: PlanStep) -> Decision:
-    it: Checkout = s.intent  # type: ignore[assignment]
+def _decide_checkout(v: PromptView, s: PlanStep[Checkout]) -> Decision:
+    it = s.intent
     if s.marker == "checked out":
         if _shows(v, r"order placed|thank you|cart is empty|bag is empty") or _last_verdict(v) == "changed":
             return Satisfied("checked out")
@@ -502,8 +507,8 @@ def _item_gone(v: PromptView, label: str) -> bool:
     return not _delete_buttons(v, label) and not any(_mentions(e.get("text"), label) for e in v.elements)
 
 
-def _decide_delete(v: PromptView, s: PlanStep) -> Decision:
-    it: DeleteItem = s.intent  # type: ignore[assignment]
+def _decide_delete(v: PromptView, s: PlanStep[DeleteItem]) -> Decision:
+    it = s.intent
     question = _question(v, it.label)
     if question is not None and s.marker != "confirmed":
         text = v.label(question)
@@ -536,8 +541,8 @@ def _asks(button: Element, label: str) -> dict[str, str] | None:
     return None
 
 
-def _decide_cancel(v: PromptView, s: PlanStep) -> Decision:
-    it: CancelDelete = s.intent  # type: ignore[assignment]
+def _decide_cancel(v: PromptView, s: PlanStep[CancelDelete]) -> Decision:
+    it = s.intent
     question = _question(v, it.label)
     if question is not None:
         cancel = _button(v, r"cancel|no|keep|not now", context=v.label(question))
@@ -565,8 +570,8 @@ def _photo(v: PromptView, label: str) -> Element | None:
                  and re.match(rf"{re.escape(label)}\b", _names(e).strip(), re.IGNORECASE)), None)
 
 
-def _decide_move(v: PromptView, s: PlanStep) -> Decision:
-    it: MovePhotos = s.intent  # type: ignore[assignment]
+def _decide_move(v: PromptView, s: PlanStep[MovePhotos]) -> Decision:
+    it = s.intent
     if s.marker == "moved":
         if _shows(v, rf"moved .*{re.escape(it.album)}") or _last_verdict(v) == "changed":
             return Satisfied(f"moved {', '.join(it.labels)} to {it.album}")
@@ -597,8 +602,8 @@ def _decide_move(v: PromptView, s: PlanStep) -> Decision:
     return _act("tap", element_id=button["id"], reason=f"open the album picker for {it.album}")
 
 
-def _decide_navigate(v: PromptView, s: PlanStep) -> Decision:
-    it: Navigate = s.intent  # type: ignore[assignment]
+def _decide_navigate(v: PromptView, s: PlanStep[Navigate]) -> Decision:
+    it = s.intent
     if it.where == "back":
         return _act("back", remember=s.mark("done"), reason="go back, as asked")
     if _at_home(v):
@@ -610,16 +615,16 @@ def _decide_navigate(v: PromptView, s: PlanStep) -> Decision:
     return _act("back", reason="go back toward the home screen (this device has no home tool)")
 
 
-def _decide_open(v: PromptView, s: PlanStep) -> Decision:
-    it: OpenApp = s.intent  # type: ignore[assignment]
+def _decide_open(v: PromptView, s: PlanStep[OpenApp]) -> Decision:
+    it = s.intent
     if _in_app(v, it.app):
         return Satisfied(f"{it.app} is open")
     move = _goto(v, it.app, "as asked")
     return move if move is not None else Satisfied(f"{it.app} is open")
 
 
-def _decide_find(v: PromptView, s: PlanStep) -> Decision:
-    it: FindItem = s.intent  # type: ignore[assignment]
+def _decide_find(v: PromptView, s: PlanStep[FindItem]) -> Decision:
+    it = s.intent
     seen = next((e for e in v.elements if _mentions(e.get("text"), it.label) or _mentions(e.get("desc"), it.label)), None)
     if seen is not None:
         return Satisfied(f"{it.label} is on screen ({seen['id']})")
@@ -628,8 +633,8 @@ def _decide_find(v: PromptView, s: PlanStep) -> Decision:
     return _scroll_for(v, it.label, limit=8)
 
 
-def _decide_compare(v: PromptView, s: PlanStep) -> Decision:
-    it: ComparePrices = s.intent  # type: ignore[assignment]
+def _decide_compare(v: PromptView, s: PlanStep[ComparePrices]) -> Decision:
+    it = s.intent
     return _compare(v, it.item, list(it.shops))
 
 
@@ -637,11 +642,12 @@ def _decide_compare(v: PromptView, s: PlanStep) -> Decision:
 _DISMISS = (r"not now|no,? thanks|maybe later|remind me later|later|dismiss|skip|got it|reject all|decline|"
             r"not interested|close")
 
-_DECIDERS: dict[type, Any] = {Toggle: _decide_toggle, SignIn: _decide_sign_in, TypeInto: _decide_type,
-                              SearchItem: _decide_search_item, AddToCart: _decide_add, Checkout: _decide_checkout,
-                              DeleteItem: _decide_delete, CancelDelete: _decide_cancel, MovePhotos: _decide_move,
-                              Navigate: _decide_navigate, OpenApp: _decide_open, FindItem: _decide_find,
-                              ComparePrices: _decide_compare}
+_DECIDERS: dict[type, Callable[[PromptView, PlanStep[Any]], Decision]] = {
+    Toggle: _decide_toggle, SignIn: _decide_sign_in, TypeInto: _decide_type,
+    SearchItem: _decide_search_item, AddToCart: _decide_add, Checkout: _decide_checkout,
+    DeleteItem: _decide_delete, CancelDelete: _decide_cancel, MovePhotos: _decide_move,
+    Navigate: _decide_navigate, OpenApp: _decide_open, FindItem: _decide_find,
+    ComparePrices: _decide_compare}
 
 
 def actor_answer(v: PromptView) -> Answer:

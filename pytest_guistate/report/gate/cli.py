@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from pytest_guistate.report.gate.baseline import CHECKS
 from pytest_guistate.report.gate.cache import add_cache_options
@@ -29,7 +29,7 @@ class GateUsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise GateUsageError(f"{message} (see guistate gate --help)")
 
 

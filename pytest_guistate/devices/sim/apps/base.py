@@ -9,9 +9,9 @@ accessibility tree are both derived from the same `View`s, pixels and tree canno
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_guistate.core.geometry import Box
 
@@ -115,7 +115,7 @@ class View:
     def is_clickable(self) -> bool:
         return self.on_tap is not None if self.clickable is None else self.clickable
 
-    def walk(self) -> Any:
+    def walk(self) -> Iterator[View]:
         yield self
         for child in self.children:
             yield from child.walk()

@@ -98,4 +98,5 @@ def toast_window(m: Metrics, package: str, text: str) -> View:
 
 def _tint(color: RGB) -> RGB:
     """A light tonal background for dialog buttons (so they are visible in pixels, not only text)."""
-    return tuple(int(255 - (255 - c) * 0.18) for c in color)  # type: ignore[return-value]
+    red, green, blue = (int(255 - (255 - c) * 0.18) for c in color)
+    return red, green, blue

@@ -152,7 +152,8 @@ def _drag(session: SimSession, params: dict[str, Any]) -> None:
     if not 0.5 <= seconds <= 60:
         raise invalid_argument(f"'duration' must be within 0.5..60 seconds, got {seconds!r}")
     points = [arg_number(params, name) for name in ("fromX", "fromY", "toX", "toY")]
-    session.phone.swipe(*(round(v) for v in points), round(seconds * 1000))  # type: ignore[call-arg]
+    x1, y1, x2, y2 = (round(v) for v in points)
+    session.phone.swipe(x1, y1, x2, y2, round(seconds * 1000))
 
 
 # -- alerts ------------------------------------------------------------------------------------

@@ -176,6 +176,22 @@ class IosPhone:
         package = self.inner.current_package()
         return SPRINGBOARD if package == LAUNCHER else package
 
+    def current_activity(self) -> str:
+        raise SimError("unsupported operation", "an iOS session has no activities (getCurrentActivity is Android's)")
+
+    def remove_app(self, package: str) -> bool:
+        return self.inner.remove_app(package)
+
+    def install_app(self, package: str) -> None:
+        self.inner.install_app(package)
+
+    # -- the keyboard (drawn by the inner phone, keys in its tree) ------------------------
+    def keyboard_field(self) -> str | None:
+        return self.inner.keyboard_field()
+
+    def hide_keyboard(self) -> bool:
+        return self.inner.hide_keyboard()
+
     # -- faults and ground truth (shared with the Android persona; truth in screenshot pixels) ---
     def set_faults(self, faults: dict[str, Any]) -> None:
         self.inner.set_faults(faults)

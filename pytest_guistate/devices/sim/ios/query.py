@@ -84,8 +84,9 @@ class _Parser:
 
     def parse(self) -> Predicate:
         predicate = self.disjunction()
-        if self.peek() is not None:
-            raise _invalid(self.expression, f"unexpected {self.peek()[1]!r}")  # type: ignore[index]
+        left = self.peek()
+        if left is not None:
+            raise _invalid(self.expression, f"unexpected {left[1]!r}")
         return predicate
 
     def disjunction(self) -> Predicate:
@@ -143,7 +144,8 @@ class _Parser:
         op = op.upper()
         if kind not in ("op", "word") or (kind == "word" and op not in _WORD_OPS):
             raise _invalid(self.expression, f"expected an operator after {attr!r}, got {op!r}")
-        modifier = self.take()[1] if self.peek() is not None and self.peek()[0] == "mod" else ""  # type: ignore[index]
+        ahead = self.peek()
+        modifier = self.take()[1] if ahead is not None and ahead[0] == "mod" else ""
         expected = self.value()
         return _compare(plain, op, modifier, expected, self.expression)
 

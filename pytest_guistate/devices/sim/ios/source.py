@@ -29,7 +29,7 @@ class IosSource:
         self._doc = self._add(None, root)
         self._aut = {element for element, node in self._nodes.items() if node.cls == AUT}
         body = etree.tostring(self._doc, encoding="unicode", pretty_print=True)
-        self.xml = '<?xml version="1.0" encoding="UTF-8"?>\n' + body
+        self.xml: str = '<?xml version="1.0" encoding="UTF-8"?>\n' + body
 
     def _add(self, parent: etree._Element | None, node: IosNode) -> etree._Element:
         tag = node.cls if re.fullmatch(r"[A-Za-z_][\w.\-]*", node.cls) else "XCUIElementTypeOther"
