@@ -21,9 +21,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pytest_guistate.report.html import render_report
+from pytest_guistate.report.html import frames_carried, render_page
 from pytest_guistate.report.images import image_size
-from pytest_guistate.report.journal import read_journal
 from pytest_guistate.report.recorder import ArtifactRecorder
 from pytest_guistate.report.side_by_side import side_by_side
 
@@ -216,9 +215,9 @@ class AllureAdapter:
                                        parent_uuid=test.uuid)
 
         report: Path | None = finished.report
-        if report is not None and report.is_file():
+        if report is not None and report.is_file() and finished.report_model is not None:
             # Allure stores an attachment alone, away from frames/: this copy carries its frames
-            page = render_report(read_journal(report.parent), inline_frames=True)
+            page = render_page(frames_carried(finished.report_model, report.parent))
             attach(page.encode("utf-8"), "guistate report.html", AttachmentType.HTML)
         attach(finished.timeline_svg.encode("utf-8"), "guistate timeline", AttachmentType.SVG)
         attach(finished.progress_text.encode("utf-8"), "guistate progress", AttachmentType.TEXT)

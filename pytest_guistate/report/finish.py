@@ -42,6 +42,7 @@ class FinishedTest:
     anchors_json: str
     progress_text: str
     write_error: ArtifactWriteError | None = None  # a refused write not yet raised in the test: raise it now
+    report_model: dict[str, Any] | None = None  # what report.html was rendered from, for a copy elsewhere (Allure)
 
 
 class _Writes:
@@ -123,4 +124,4 @@ def finalize(
     else:
         discard_folder(folder, root)
     return FinishedTest(summary, label, folder if keep else None, report, svg, anchors_json, _progress_text(state),
-                        writes.error)
+                        writes.error, model if report is not None else None)

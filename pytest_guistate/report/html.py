@@ -35,7 +35,9 @@ from pytest_guistate.report.triage import triage
 from pytest_guistate.report.viewer_model import step_extras, tree_defs, unplaced_exchanges
 
 __all__ = [
+    "frames_carried",
     "rebuild_report",
+    "render_page",
     "render_report",
     "render_timeline_svg",
     "report_main",
@@ -54,7 +56,6 @@ class _Embedder:
     regions on top."""
 
     images: PageImages
-    inline_frames: bool = False  # a copy that travels alone (the Allure attachment) carries its frames
     frames: dict[str, dict[str, Any]] = field(default_factory=dict)  # frame file -> {id, src, full}
     crop_ids: dict[str, None] = field(default_factory=dict)  # display copies of crops, in page order
 
@@ -78,11 +79,9 @@ class _Embedder:
         (issue 38: one stored copy of each image; frames are content-addressed under frames/, so
         one file is one image). None for a missing file."""
         if rel not in self.frames:
-            data = self.images.read(rel)  # records it as missing
-            if data is None:
+            if self.images.read(rel) is None:  # records it as missing
                 return None
-            src = data_uri(data) if self.inline_frames else rel
-            self.frames[rel] = {"id": f"frame-{len(self.frames)}", "src": src, "full": rel}
+            self.frames[rel] = {"id": f"frame-{len(self.frames)}", "src": rel, "full": rel}
         return str(self.frames[rel]["id"])
 
 
@@ -90,11 +89,10 @@ def _json_pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
 
 
-def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET, inline_frames: bool = False) -> dict[str, Any]:
-    """Everything the template shows, as plain data (text stays unescaped here; Jinja escapes).
-    `inline_frames` carries the frames in the page (for a copy read away from its folder)."""
+def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[str, Any]:
+    """Everything the template shows, as plain data (text stays unescaped here; Jinja escapes)."""
     del frame_budget  # display copies are small: every frame is inlined (issue 23)
-    embed = _Embedder(PageImages(journal.folder), inline_frames=inline_frames)
+    embed = _Embedder(PageImages(journal.folder))
     meta, finish = journal.meta, journal.finish or {}
     state = journal.last_state or {}
     tracker = state.get("tracker") or {}
@@ -238,12 +236,24 @@ def render_timeline_svg(model: dict[str, Any]) -> str:
     return environment().get_template("timeline.svg.j2").render(t=layout, title=model["nodeid"])
 
 
-def render_report(journal: Journal, *, frame_budget: int = FRAME_BUDGET, model: dict[str, Any] | None = None,
-                  inline_frames: bool = False) -> str:
-    """The page. On disk it draws its frames from `frames/` beside it (one stored copy each, issue 38);
-    with `inline_frames` it carries them, for a copy that leaves the folder (the Allure attachment)."""
-    model = model if model is not None else report_model(journal, frame_budget=frame_budget,
-                                                         inline_frames=inline_frames)
+def render_report(journal: Journal, *, frame_budget: int = FRAME_BUDGET, model: dict[str, Any] | None = None) -> str:
+    """The page. On disk it draws its frames from `frames/` beside it (one stored copy each, issue 38)."""
+    return render_page(model if model is not None else report_model(journal, frame_budget=frame_budget))
+
+
+def frames_carried(model: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """The same model for a copy of the page that leaves its folder (the Allure attachment): its
+    frames carried as data URIs instead of drawn from `frames/`. Crops are already carried."""
+    defs = []
+    for frame in model["frame_defs"]:
+        try:
+            defs.append({**frame, "src": data_uri((folder / frame["src"]).read_bytes())})
+        except OSError:  # gone since the page was written: drawn as missing, like the page on disk
+            defs.append(frame)
+    return {**model, "frame_defs": defs}
+
+
+def render_page(model: dict[str, Any]) -> str:
     svg = Markup(render_timeline_svg(model))  # already escaped by its own autoescaping template
     page = environment().get_template("report.html.j2").render(m=model, timeline_svg=svg)
     # indentation between tags is a few % of a 100-step page; text never holds a raw "<" (escaped)
