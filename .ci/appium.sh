@@ -21,6 +21,8 @@ LOG_FILE="$HOME_DIR/server.log"
 
 say() { echo "appium.sh: $*" >&2; }
 die() { say "error: $*"; exit 1; }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 need_apt() {
   local missing=()
@@ -111,18 +113,7 @@ start() {
 }
 
 stop() {
-  [ -f "$PID_FILE" ] || return 0
-  local pid
-  pid="$(cat "$PID_FILE")"
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then
-      say "server $pid ignored SIGTERM for 5 s: SIGKILL"
-      kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-    fi
-  fi
-  rm -f "$PID_FILE"
+  end_process_group server "$PID_FILE"
 }
 
 case "${1:-}" in

@@ -30,6 +30,8 @@ TIMEOUT="${GRID_START_TIMEOUT:-90}"
 
 say() { echo "grid.sh: $*" >&2; }
 die() { say "error: $*"; exit 1; }
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 jar() {
   local found
@@ -123,19 +125,9 @@ start() {
 }
 
 stop() {
-  local name pid
+  local name
   for name in node1 node2 hub appium1 appium2; do
-    [ -f "$STATE/$name.pid" ] || continue
-    pid="$(cat "$STATE/$name.pid")"
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      if kill -0 "$pid" 2>/dev/null; then
-        say "$name ($pid) ignored SIGTERM for 5 s: SIGKILL"
-        kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-      fi
-    fi
-    rm -f "$STATE/$name.pid"
+    end_process_group "$name" "$STATE/$name.pid"
   done
 }
 
