@@ -186,7 +186,12 @@ def _take_out_if_every_node_failed(pool: DevicePool, spec: DeviceSpec, capabilit
             down[node.uri] = health.detail if health.state == "down" else f"the hub says {node.availability}"
     failed, nodes = max(len(failures), len(down)), max(1, len(matching))
     if failed >= nodes:
-        reasons = "; ".join(f"{node}: {why}" for node, why in sorted({**failures, **down}.items()))
+        # the states name nodes, the failures name the Appium services behind them: said apart, so a
+        # node and its service are never read as two of the matching nodes
+        said_down = "; ".join(f"{node}: {why}" for node, why in sorted(down.items()))
+        said_failed = "; ".join(f"service {service}: {why}" for service, why in sorted(failures.items()))
+        reasons = " | ".join(part for part in (said_down and f"nodes not up: {said_down}",
+                                                said_failed and f"session starts that failed: {said_failed}") if part)
         pool.mark_dead(spec, f"every node behind the hub that matches the capabilities failed ({failed} of {nodes}): "
                              f"{reasons}")
         raise HubOut(f"hub {spec.label}: every matching node failed")
