@@ -208,7 +208,11 @@ class VisualOracle:
         gain = dim_gain(small_before, small_after, masks.strict, exclude)
         if gain is None:
             return None
-        residual = change_masks(compensate(small_before, gain), small_after, self.config, after.size,
+        # compared at the darker frame's brightness: brightening the dimmed frame would clip a white
+        # dialog to the white of the page behind it, leaving only its text as change (its box lost)
+        darker = (compensate(small_before, gain), small_after) if gain < 1 else (
+            small_before, compensate(small_after, 1.0 / gain))
+        residual = change_masks(*darker, self.config, after.size,
                                 ignored if by_pixels or overlay is None else [*ignored, overlay.box])
         kept = self._keep(find_regions(residual, self.config), residual, *unstable, [])
         if by_pixels:  # the dialog is the largest area that does not follow the scrim's gain

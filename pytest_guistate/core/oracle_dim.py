@@ -33,6 +33,7 @@ DIM_FRACTION = 0.5  # a change covering at least this much of the screen may be 
 _MIN_GAIN_STEP = 0.15  # |log gain| below log(1.15) is no scrim (a theme tint, a fade)
 _UNIFORM = 0.7  # share of changed pixels that must follow the one gain
 _RATIO_SPREAD = 0.2  # how far a pixel's ratio may stray from the gain and still follow it
+_GAIN_SAMPLES = 1 << 15  # changed pixels the gain is read from (an even sample of them)
 _DIALOG_HINTS = ("Dialog", "AlertDialog", "BottomSheet", "PopupWindow")
 _DIALOG_IDS = (":id/parentPanel", ":id/dialog", "dialog")
 _LAYER = 0.8  # a dialog node covering this much of the screen is a dim layer, not the dialog's box
@@ -145,16 +146,20 @@ def _grey(pixels: np.ndarray) -> np.ndarray:
 def dim_gain(small_before: np.ndarray, small_after: np.ndarray, strict: np.ndarray,
              exclude: tuple[int, int, int, int] | None = None) -> float | None:
     """The one brightness ratio after/before the changed pixels share (outside `exclude`, the dialog,
-    at reduced scale), or None when the change is not a uniform dim / undim."""
+    at reduced scale), or None when the change is not a uniform dim / undim. A scrim changes most of
+    the screen, so the ratio is read from an even sample of at most `_GAIN_SAMPLES` changed pixels:
+    the median and the share that follows it are the same to well under 1% (the full count cost
+    ~6 ms of a ~25 ms dimmed step on a phone-sized frame)."""
     mask = strict > 0
     if exclude is not None:
         x0, y0, x1, y1 = exclude
-        mask = mask.copy()
         mask[y0:y1, x0:x1] = False
-    if int(mask.sum()) < 64:
+    changed = np.flatnonzero(mask)
+    if changed.size < 64:
         return None
-    before = _grey(small_before)[mask].astype(np.float32) + 1.0
-    after = _grey(small_after)[mask].astype(np.float32) + 1.0
+    changed = changed[:: -(-changed.size // _GAIN_SAMPLES)]
+    before = _grey(small_before).reshape(-1)[changed].astype(np.float32) + 1.0
+    after = _grey(small_after).reshape(-1)[changed].astype(np.float32) + 1.0
     ratio = after / before
     gain = float(np.median(ratio))
     if abs(np.log(gain)) < np.log1p(_MIN_GAIN_STEP):
@@ -163,7 +168,9 @@ def dim_gain(small_before: np.ndarray, small_after: np.ndarray, strict: np.ndarr
     return gain if float(following.mean()) >= _UNIFORM else None
 
 
-def compensate(small_before: np.ndarray, gain: float) -> np.ndarray:
-    """The before-frame as it would look under the after-frame's brightness."""
-    scaled = small_before.astype(np.float32) * gain
-    return np.asarray(np.clip(scaled + 0.5, 0, 255), dtype=np.uint8)
+def compensate(small: np.ndarray, gain: float) -> np.ndarray:
+    """A frame as it would look under `gain` times its brightness (the other frame's): each level
+    times `gain`, rounded and clipped, through a 256-entry table (a float copy of the frame cost ~13 ms)."""
+    levels = np.arange(256, dtype=np.float32) * np.float32(gain)
+    table = np.asarray(np.clip(levels + 0.5, 0, 255), dtype=np.uint8)
+    return np.asarray(cv2.LUT(small, table))

@@ -201,6 +201,20 @@ def test_closing_a_dimmed_dialog_snaps_to_the_dialog_not_the_whole_frame() -> No
     assert any("global undim" in note for note in result.notes)
 
 
+def test_a_white_dialog_closing_over_a_white_page_is_found_from_the_pixels_with_no_tree() -> None:
+    """Light on the web reads no tree: the closed dialog is the box that did not follow the scrim.
+    Brightening the dimmed frame would clip the white dialog to the page's white behind it and leave
+    only its words as change (the region became the whole screen); dimming the bright frame keeps it."""
+    rows = ROWS[:2]  # nothing but the page's background under the dialog
+    before, after = dimmed_with_dialog(feed(rows)), feed(rows)
+    for tree in (None, parse_page_source(feed_tree(rows, dialog=False))):
+        result = oracle.compare(Frame.from_array(before), Frame.from_array(after), tree)
+        found = result.regions[0]
+        assert found.container == "dialog (from the pixels) vanished", result.notes
+        assert found.box.intersection(DIALOG).area >= 0.9 * DIALOG.area and found.box.area <= 1.2 * DIALOG.area
+        assert all(r.box.area < 0.5 * W * H for r in result.regions), result.regions
+
+
 def test_a_dialog_no_tree_names_is_found_from_the_pixels_and_named_a_dialog() -> None:
     """Issue 34: a div dialog over a scrim (no role="dialog", no dialog node in either tree) is the
     box that kept its brightness: that box is the region, named a dialog, and the crop is it."""
