@@ -124,7 +124,7 @@ def _inside_ios_modal(driver: Any, predicate: str) -> bool:
     return False
 
 
-_TREE_TAIL = "return new XMLSerializer().serializeToString(out);"
+_TREE_TAIL = 'top.setAttribute("moving", String(pageMoving()));\nreturn new XMLSerializer().serializeToString(out);'
 _MATCH_TAIL = r"""
 const q = arguments[0];
 for (const key of ["text", "desc"]) if (q[key] !== null) q[key] = norm(q[key]);
@@ -136,13 +136,15 @@ for (const node of top.getElementsByTagName("node")) {
   if (q.text !== null && !(shown || (q.desc === null && same(desc, q.text)))) continue;
   if (q.desc !== null && !same(desc, q.desc)) continue;
   if (q.id !== null && !(rid === q.id || rid.slice(rid.lastIndexOf("/") + 1) === q.id)) continue;
-  return {label: text || desc || node.getAttribute("hint") || rid || node.getAttribute("class"),
-          kind: node.getAttribute("class").split(".").pop(), bounds: node.getAttribute("bounds")};
+  return {moving: pageMoving(), match: {label: text || desc || node.getAttribute("hint") || rid ||
+          node.getAttribute("class"), kind: node.getAttribute("class").split(".").pop(),
+          bounds: node.getAttribute("bounds")}};
 }
-return null;
+return {moving: pageMoving(), match: null};
 """
 if _TREE_TAIL not in web.TREE_JS:  # pragma: no cover - the tree script changed its last line
-    raise ImportError("web.TREE_JS no longer ends by serialising its document: update check_finding.FIND_JS")
+    raise ImportError("web.TREE_JS no longer ends by noting motion and serialising its document: "
+                      "update check_finding.FIND_JS")
 FIND_JS = web.TREE_JS.replace(_TREE_TAIL, _MATCH_TAIL)
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 
@@ -153,13 +155,15 @@ def _web_answer(device: Any, query: NodeQuery) -> FindAnswer | None:
                                                         "exact": query.exact})
     except WebDriverException:
         return None  # a context that runs no script: the tree route says why
-    if found is None:
-        return FindAnswer((), "find (DOM walk)")
-    if not isinstance(found, dict):
+    if not isinstance(found, dict) or not isinstance(found.get("moving"), bool):
         return None
-    corners = _BOUNDS.fullmatch(str(found.get("bounds", "")))
+    device.saw_motion(found["moving"])  # the step loop's motion question, answered by this same request
+    match = found.get("match")
+    if not isinstance(match, dict):
+        return FindAnswer((), "find (DOM walk)")
+    corners = _BOUNDS.fullmatch(str(match.get("bounds", "")))
     box = Box(*(int(v) for v in corners.groups())) if corners else None
-    return FindAnswer((FoundNode(str(found.get("label", "")), str(found.get("kind", "element")), box),),
+    return FindAnswer((FoundNode(str(match.get("label", "")), str(match.get("kind", "element")), box),),
                       "find (DOM walk)")
 
 

@@ -166,6 +166,7 @@ class Device:
         self._waited = False  # the last find() polled: its element appeared after the newest screenshot
         self._typed_secret = False  # a password was typed in this session: any screen may show it
         self._newest: tuple[Observation, int, int] | None = None  # with the shot and input counts it was taken at
+        self._motion: tuple[int, int, bool] | None = None  # (shots, inputs, moving) a script last said (web)
 
     @property
     def is_web(self) -> bool:
@@ -301,7 +302,10 @@ class Device:
 
     def _web_tree(self) -> UITree:
         self.page_source_calls += 1
-        return web.script_tree(self.driver, self.url)
+        tree, moving = web.script_tree(self.driver, self.url)
+        if moving is not None:
+            self.saw_motion(moving)
+        return tree
 
     def observe(self) -> Observation:
         frame = self.screenshot()
@@ -333,10 +337,17 @@ class Device:
         once a step's expectation held, to keep the after-frame from the middle of a fade."""
         if not self.is_web:
             return None
+        if self._motion is not None and self._motion[:2] == (self._shots, self.action_count):
+            return self._motion[2]  # the check's find or the tree walk on this screen said it: no request
         try:
             return bool(self.driver.execute_script(web.MOTION_JS))
         except WebDriverException:
             return None  # a context that runs no script cannot tell
+
+    def saw_motion(self, moving: bool) -> None:
+        """A script on the current screen (the web tree walk, a check's find) also said whether the
+        page was animating: `in_motion` answers from it until the next screenshot or input."""
+        self._motion = (self._shots, self.action_count, moving)
 
     def _remember_screen(self, frame: Frame, tree: UITree) -> UITree:
         """Keep the tree read for a screenshot, keyed by its bytes: a later screenshot with the very
@@ -440,20 +451,20 @@ class Device:
         if self.is_web:
             located = web.locate(self.driver, kind, value)
             return (None, "") if located is None else (located.element, located.why)
-        narrowed = self._enabled_query(kind, value, by, query) if self.check_enabled else None
-        if narrowed is None:
+        if not self.check_enabled:
             return self.driver.find_element(by, query), ""
-        enabled = self.driver.find_elements(*narrowed)
+        enabled = self.driver.find_elements(*self._enabled_query(kind, value, by, query))
         if enabled:
             return enabled[0], ""
         return self.driver.find_element(by, query), "disabled"  # raises NoSuchElementException when absent
 
-    def _enabled_query(self, kind: str, value: str, by: str, query: str) -> tuple[str, str] | None:
+    def _enabled_query(self, kind: str, value: str, by: str, query: str) -> tuple[str, str]:
         """The phone locator narrowed to enabled elements, so a ready element costs the one find it
-        always cost (an `is_enabled` request would add 40-60 ms a tap under the latency profiles);
-        None for XPath, whose expression is the user's own."""
+        always cost (an `is_enabled` request would add 40-60 ms a tap under the latency profiles).
+        An XPath is the user's own expression, narrowed by XPath itself: its matches in order, those
+        not marked `enabled="false"` (a node with no such attribute is not called disabled)."""
         if kind == "xpath":
-            return None
+            return AppiumBy.XPATH, f"({query})[not(@enabled='false')]"
         if self.platform == "ios":
             found = f"name == {ios.predicate_literal(value)}" if by == AppiumBy.ACCESSIBILITY_ID else query
             return AppiumBy.IOS_PREDICATE, f"({found}) AND enabled == 1"

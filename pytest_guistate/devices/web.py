@@ -28,6 +28,7 @@ __all__ = [
     "GEOMETRY_JS",
     "LOCATE_JS",
     "MOTION_JS",
+    "MOVING_JS",
     "TREE_JS",
     "Located",
     "closed_components",
@@ -36,13 +37,21 @@ __all__ = [
     "looks_like_html",
     "script_tree",
     "tree_from_script",
+    "tree_moving",
 ]
+
+# The page's motion, as the step loop asks it (`Device.in_motion`): a finite animation or transition
+# running or about to start (an endless spinner never stops, so it is no motion to wait for).
+MOVING_JS = r"""
+const pageMoving = () => document.getAnimations().some((a) => (a.pending || a.playState === "running") &&
+  a.effect && a.effect.getComputedTiming().endTime !== Infinity);
+"""
 
 # What the tree walk and the locators share (issue 34): the composed tree (a shadow host's rendered
 # children are its open shadow root's, a slot's are what is assigned to it), text as the user sees it
 # (CSS text-transform applied) and as the page wrote it, and which custom element wraps one native
 # control. Closed shadow roots are invisible to page scripts: nothing inside them is seen.
-COMPOSED_JS = r"""
+COMPOSED_JS = MOVING_JS + r"""
 const SKIP = new Set(["SCRIPT", "STYLE", "HEAD", "META", "LINK", "TEMPLATE", "NOSCRIPT", "TITLE", "IFRAME"]);
 const BAD = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 const norm = (s) => (s || "").replace(/\s+/g, " ").trim().replace(BAD, "?");
@@ -238,6 +247,7 @@ visit(document.documentElement, top, [0, 0, vw, vh]);
 for (const node of top.getElementsByTagName("node")) {
   node.setAttribute("index", String(Array.prototype.indexOf.call(node.parentNode.children, node)));
 }
+top.setAttribute("moving", String(pageMoving()));
 return new XMLSerializer().serializeToString(out);
 """
 
@@ -378,11 +388,9 @@ return Array.from(new Set(out)).slice(0, 5);
 
 # Whether the page is animating right now: a running animation or transition of finite length (an
 # endless spinner never stops, so it is not motion to wait for). Animations in shadow trees count.
-MOTION_JS = r"""
-const moving = (a) => (a.pending || a.playState === "running") && a.effect &&
-  a.effect.getComputedTiming().endTime !== Infinity;
-return document.getAnimations().some(moving);
-"""
+# The tree walk and the check's find answer it too (`moving` on the tree's root, beside the match), so
+# a step whose expectation held asks no question of its own (issue 34).
+MOTION_JS = MOVING_JS + "return pageMoving();"
 
 GEOMETRY_JS = "return [window.innerWidth, window.innerHeight, window.devicePixelRatio || 1];"
 
@@ -400,8 +408,15 @@ def tree_from_script(result: object, url: str) -> UITree:
     return parse_page_source(result)
 
 
-def script_tree(driver: Any, url: str) -> UITree:
-    """The tree of the page open in `driver`, bounds in screenshot pixels."""
+def tree_moving(result: str) -> bool | None:
+    """What TREE_JS said of the page's motion (`moving` on its root), None if it did not say."""
+    head = result[: result.find(">") + 1]
+    return True if 'moving="true"' in head else False if 'moving="false"' in head else None
+
+
+def script_tree(driver: Any, url: str) -> tuple[UITree, bool | None]:
+    """The tree of the page open in `driver`, bounds in screenshot pixels, and whether the page was
+    animating as it was walked (`tree_moving`)."""
     try:
         result = driver.execute_script(TREE_JS)
     except WebDriverException as exc:
@@ -409,7 +424,8 @@ def script_tree(driver: Any, url: str) -> UITree:
             f"{url} returned HTML page source and its context runs no script for the tree: "
             f"{(exc.msg or str(exc)).strip()}"
         ) from exc
-    return tree_from_script(result, url)
+    tree = tree_from_script(result, url)
+    return tree, tree_moving(result)
 
 
 @dataclass(frozen=True)

@@ -75,3 +75,37 @@ def test_find_and_tree_agree_on_what_css_shows(device: Device, dialog: bool) -> 
     assert not verdicts["text 'Clipped away' (substring) visible"] and verdicts["text 'Top line' (substring) visible"]
     assert verdicts["text 'Row 1' visible"] and not verdicts["text 'Row 79' visible"]  # below the fold
     assert verdicts["text 'Discard changes?' (substring) visible"] == dialog
+
+
+SLIDING = """<!doctype html><html><head><meta name="viewport" content="width=device-width"><style>
+@keyframes slide { from { transform: translateY(40px); opacity: 0.2 } to { transform: none; opacity: 1 } }
+.sheet { animation: slide {seconds}s linear }</style></head>
+<body><h1>Drafts</h1><div class="sheet"><p>Saved</p></div></body></html>"""
+
+
+@pytest.mark.parametrize("seconds", [0, 30], ids=["still", "sliding"])
+def test_the_check_and_the_tree_say_whether_the_page_moves_so_the_step_asks_nothing_more(
+        device: Device, monkeypatch: pytest.MonkeyPatch, seconds: int) -> None:
+    """Evidence after the motion needs to know whether the page animates once the expectation held:
+    the check's find and the tree walk on that screen say it in the same request, so `in_motion()`
+    sends none of its own until the next screenshot or input."""
+    html = SLIDING.replace("{seconds}", str(seconds))
+    device.open_url("data:text/html;base64," + base64.b64encode(html.encode()).decode())
+    device.find(text="Drafts")  # the page is drawn
+    scripts: list[str] = []
+    run = device.driver.execute_script
+
+    def counted(script: str, *args: object) -> object:
+        scripts.append(script)
+        return run(script, *args)
+
+    monkeypatch.setattr(device.driver, "execute_script", counted)
+    by_find = device.observe()
+    assert visible("Saved")(by_find).ok and by_find.finds == 1
+    assert device.in_motion() is bool(seconds)
+    assert len(scripts) == 1, "the check's find answered the motion question"
+    by_tree = device.observe()
+    assert by_tree.tree is not None and device.in_motion() is bool(seconds)
+    assert len(scripts) == 2, "the tree walk answered it"
+    device.action_count += 1  # an input since: the page may have changed, so it is asked again
+    assert device.in_motion() is bool(seconds) and len(scripts) == 4

@@ -30,7 +30,7 @@ def run(pytester: pytest.Pytester, version: int, expect: str, memory: Path, *ext
     pytester.makepyfile(test_shop=TEST.format(expect=expect, version=version))
     return pytester.runpytest_inprocess(
         "-p", "no:cacheprovider", "--guistate=standard", f"--guistate-memory={memory}",
-        "--guistate-summary=summary.json", *extra,
+        "--guistate-summary=summary.json", "-o", "guistate_locator_timeout=0", *extra,  # v2 misses the v1 id
     )
 
 

@@ -59,7 +59,8 @@ def triaged(pytester: pytest.Pytester) -> Iterator[InnerRun]:
     """Run one failing inner test in-process on the sim; return its row of summary.json."""
 
     def run(source: str, *, conftest: str | None = None) -> dict[str, Any]:
-        pytester.makeini("[pytest]\nguistate_settle_timeout = 1.0\n")
+        # each inner test fails on purpose, some on a locator that finds nothing: no default 5 s wait for it
+        pytester.makeini("[pytest]\nguistate_settle_timeout = 1.0\nguistate_locator_timeout = 0\n")
         pytester.makepyfile(sim_helpers=HELPERS)
         if conftest is not None:
             pytester.makeconftest(conftest)

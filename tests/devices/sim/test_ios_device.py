@@ -49,7 +49,7 @@ def test_text_desc_and_id_locators(open_device: Any) -> None:
     assert device.find(id="product_price").text.startswith("$")
     assert device.exists(desc="Cart, 0 items")
     with pytest.raises(ElementNotFound, match="Android resource id"):
-        device.find(id="com.guistate.shopa:id/add_to_cart")
+        device.find(id="com.guistate.shopa:id/add_to_cart", timeout=0)  # a miss: no default wait
     device.tap(id="add_to_cart")
     assert log(device, "add_to_cart")[0]["product"] == "Phone Case"
 

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from pytest_guistate.devices.device import ElementNotFound, ElementNotReady
+from pytest_guistate.devices.sim import SimServer
 from pytest_guistate.devices.timeouts import LOCATOR_TIMEOUT_S
 
 SHOP = "com.guistate.shopa"
@@ -45,3 +46,23 @@ def test_a_missing_element_fails_after_the_wait_naming_it(open_device: Any) -> N
         device.tap("Nowhere")
     with pytest.raises(ValueError, match="timeout must be >= 0"):
         device.find("Nowhere", timeout=-1)
+
+
+XPATHS = {"android": "//*[@resource-id='com.guistate.shopa:id/{}']", "ios": "//*[@name='{}']"}
+
+
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_an_xpath_waits_for_an_enabled_element_and_a_ready_one_costs_one_find(
+        open_device: Any, server: SimServer, platform: str) -> None:
+    """An `xpath=` locator is narrowed to enabled matches by XPath itself, as `text=`/`desc=`/`id=` are
+    by their strategies: a disabled button is never tapped, and a ready one costs the find it always did."""
+    device = open_device(caps(platform))
+    device.tap(id="cart")
+    with pytest.raises(ElementNotReady, match=r"found after waiting 0.3 s but not ready to act on: disabled"):
+        device.tap(xpath=XPATHS[platform].format("checkout"), timeout=0.3)
+    assert [e for e in device.action_log() if e.get("action") == "checkout"] == []
+    sid = device.driver.session_id
+    before = len(server.request_log())
+    device.find(xpath=XPATHS[platform].format("cart"))
+    finds = [r.path for r in server.request_log()[before:] if r.path.startswith(f"/session/{sid}/element")]
+    assert finds == [f"/session/{sid}/elements"], finds

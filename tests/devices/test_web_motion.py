@@ -1,0 +1,59 @@
+"""The step loop's motion question on the web is answered by the request that checked the screen
+(issue 34): the check's find and the tree walk say whether the page animates, so `in_motion()` sends
+nothing of its own while that screen is current. Real Chromium: tests/appium/test_check_finding_real.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_guistate.core.finding import NodeQuery
+from pytest_guistate.devices import check_finding, web
+from pytest_guistate.devices.device import Device
+
+
+class ScriptedBrowser:
+    """A browser session that answers scripts from a table and remembers which it ran."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.capabilities = {"browserName": "chrome"}
+        self.answers = answers
+        self.ran: list[str] = []
+
+    def execute_script(self, script: str, *args: Any) -> Any:
+        self.ran.append(script)
+        return self.answers[script]
+
+
+def web_device(answers: dict[str, Any]) -> tuple[Device, ScriptedBrowser]:
+    browser = ScriptedBrowser(answers)
+    return Device(browser, url="http://127.0.0.1:1/fake"), browser  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("moving", [True, False])
+def test_a_checks_find_answers_the_motion_question_until_the_next_input(moving: bool) -> None:
+    device, browser = web_device({check_finding.FIND_JS: {"moving": moving, "match": None},
+                                  web.MOTION_JS: not moving})  # a later question gets the other answer
+    answer = check_finding.answer(device, NodeQuery(text="Saved"))
+    assert answer is not None and list(answer.found) == []
+    assert device.in_motion() is moving and browser.ran == [check_finding.FIND_JS]
+    device.action_count += 1  # an input since: the page may have changed, so it is asked
+    assert device.in_motion() is (not moving) and browser.ran == [check_finding.FIND_JS, web.MOTION_JS]
+
+
+def test_a_find_that_says_nothing_of_motion_is_no_answer() -> None:
+    """An answer without the motion flag is not the script's: the check reads the tree instead."""
+    device, browser = web_device({check_finding.FIND_JS: {"label": "Saved"}, web.MOTION_JS: False})
+    assert check_finding.answer(device, NodeQuery(text="Saved")) is None
+    assert device.in_motion() is False and browser.ran[-1] == web.MOTION_JS
+
+
+@pytest.mark.parametrize(("xml", "moving"), [
+    ('<hierarchy width="1" height="1" moving="true"><node moving="false"/></hierarchy>', True),
+    ('<hierarchy width="1" height="1" moving="false"/>', False),
+    ('<hierarchy width="1" height="1"><node moving="true"/></hierarchy>', None),  # only the root says it
+])
+def test_the_tree_walk_says_motion_on_its_root(xml: str, moving: bool | None) -> None:
+    assert web.tree_moving(xml) is moving
+    assert 'top.setAttribute("moving", String(pageMoving()));' in web.TREE_JS
