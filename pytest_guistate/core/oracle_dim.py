@@ -145,7 +145,7 @@ _GREY = np.array([0.114, 0.587, 0.299], dtype=np.float32)  # BGR weights of Open
 def _grey_at(pixels: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """Grey levels (float) of the pixels at flat `positions`: only the sampled pixels are converted."""
     if pixels.ndim == 2:
-        return pixels.reshape(-1)[positions].astype(np.float32)
+        return np.asarray(pixels.reshape(-1)[positions], dtype=np.float32)
     return np.asarray(pixels.reshape(-1, pixels.shape[2])[positions, :3].astype(np.float32) @ _GREY)
 
 

@@ -334,7 +334,8 @@ class Device:
     def in_motion(self) -> bool | None:
         """Whether the screen is animating now (web: a finite animation or transition runs), None
         where the platform cannot tell (the phones' trees carry no motion). The step loop asks it
-        once a step's expectation held, to keep the after-frame from the middle of a fade."""
+        once a step's expectation held, to keep the after-frame from the middle of a fade; the check's
+        find or the tree walk on this screen has usually said it already (`saw_motion`): no request."""
         if not self.is_web:
             return None
         if self._motion is not None and self._motion[:2] == (self._shots, self.action_count):
