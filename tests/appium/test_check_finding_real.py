@@ -13,6 +13,7 @@ import pytest
 
 from pytest_guistate.core.checks import Check, gone, visible
 from pytest_guistate.core.observation import Observation
+from pytest_guistate.devices import web
 from pytest_guistate.devices.device import Device
 
 pytestmark = pytest.mark.appium
@@ -108,4 +109,4 @@ def test_the_check_and_the_tree_say_whether_the_page_moves_so_the_step_asks_noth
     assert by_tree.tree is not None and device.in_motion() is bool(seconds)
     assert len(scripts) == 2, "the tree walk answered it"
     device.action_count += 1  # an input since: the page may have changed, so it is asked again
-    assert device.in_motion() is bool(seconds) and len(scripts) == 4
+    assert device.in_motion() is bool(seconds) and scripts[2:] == [web.MOTION_JS]
