@@ -177,9 +177,10 @@ class Device:
         self._context: str | None = None
         self._inner_switch = False  # the device's own round trip to NATIVE_APP (not the test's switch)
         self._how = "driver"  # who is switching: "switch_context" while that method runs
-        # Called after the context changed: (before, after, how: "switch_context" | "driver"); the plugin's
-        # session records it as a step
-        self.on_context: Callable[[str, str, str], None] | None = None
+        # Called after the context changed: (before, after, how: "switch_context" | "driver", the contexts
+        # listed when switch_context asked, else []); the plugin's session records it as a step
+        self.on_context: Callable[[str, str, str, list[str]], None] | None = None
+        self._listed: list[str] = []
         self.context_reads = 0  # GET /context requests: only where a switch may have gone unseen
         self._follow_switches()
 
@@ -230,11 +231,11 @@ class Device:
             raise ContextUnavailable(f"switch_context({name!r}) on {self.url}: no such context; the session "
                                      f"lists {listed} (a web view context appears once its page is debuggable "
                                      "and shown: wait for it, or check the app enables WebView debugging)")
-        self._how = "switch_context"
+        self._how, self._listed = "switch_context", listed
         try:
             self._call(f"switch to context {name}", lambda: self.driver.switch_to.context(name))
         finally:
-            self._how = "driver"
+            self._how, self._listed = "driver", []
 
     def _read_context(self) -> str:
         """Ask the driver (where a switch may have gone unseen: another client on this session)."""
@@ -265,7 +266,7 @@ class Device:
         self._context = name
         self.action_count += 1  # a tree read after the switch must not pass for an earlier frame's
         if self.on_context is not None:
-            self.on_context(before, name, self._how)
+            self.on_context(before, name, self._how, self._listed)
 
     def _in_native(self, fn: Callable[[], Any]) -> Any:
         """`fn` run in NATIVE_APP, the web view context restored after: the native half of a hybrid

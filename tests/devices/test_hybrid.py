@@ -191,7 +191,7 @@ class HybridDriver:
 def _device(driver: HybridDriver) -> tuple[Device, list[tuple[str, str, str]]]:
     device = Device(driver, url="http://hybrid.test")  # type: ignore[arg-type]  # scripted, duck-typed
     seen: list[tuple[str, str, str]] = []
-    device.on_context = lambda before, after, how: seen.append((before, after, how))
+    device.on_context = lambda before, after, how, listed: seen.append((before, after, how))
     return device, seen
 
 
