@@ -305,3 +305,15 @@ def test_a_native_tree_parses_the_web_view_node() -> None:
     tree = parse_page_source(NATIVE)
     node = hybrid.webview_node(tree)
     assert node is not None and node.bounds == Box(0, 200, 1080, 2200)
+
+
+def test_uiautomator2_sessions_ask_for_native_screenshots_in_web_views() -> None:
+    from pytest_guistate.devices.capabilities import uiautomator2, with_native_web_screenshot
+
+    asked = with_native_web_screenshot({"platformName": "Android", "appium:automationName": "UiAutomator2"})
+    assert asked["appium:nativeWebScreenshot"] is True
+    kept = {"appium:automationName": "UiAutomator2", "appium:nativeWebScreenshot": False}
+    assert with_native_web_screenshot(kept) == kept  # the project's own value wins
+    for other in ({"appium:automationName": "XCUITest"}, {"browserName": "chrome", "appium:automationName": "Chromium"}):
+        assert "appium:nativeWebScreenshot" not in with_native_web_screenshot(other)
+    assert uiautomator2(app_package="com.example")["appium:nativeWebScreenshot"] is True
