@@ -317,3 +317,12 @@ def test_uiautomator2_sessions_ask_for_native_screenshots_in_web_views() -> None
     for other in ({"appium:automationName": "XCUITest"}, {"browserName": "chrome", "appium:automationName": "Chromium"}):
         assert "appium:nativeWebScreenshot" not in with_native_web_screenshot(other)
     assert uiautomator2(app_package="com.example")["appium:nativeWebScreenshot"] is True
+
+
+def test_the_reference_grammar_reads_a_tap_on_a_named_control() -> None:
+    from pytest_guistate.llm.reference.goals import SignIn, TapItem, parse_goal
+
+    plan = parse_goal("tap on Help in the toolbar, then sign in with qa@example.com and password correct-horse")
+    assert plan == [TapItem("Help"), SignIn("qa@example.com", "correct-horse")]
+    assert parse_goal("press the Close button") == [TapItem("Close")]
+    assert parse_goal("tap Help in Hybrid") == [TapItem("Help", "Hybrid")]

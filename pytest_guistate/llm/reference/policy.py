@@ -36,6 +36,7 @@ from pytest_guistate.llm.reference.goals import (
     OutsideGrammar,
     SearchItem,
     SignIn,
+    TapItem,
     Toggle,
     TypeInto,
     parse_goal,
@@ -633,6 +634,19 @@ def _decide_find(v: PromptView, s: PlanStep[FindItem]) -> Decision:
     return _scroll_for(v, it.label, limit=8)
 
 
+def _decide_tap(v: PromptView, s: PlanStep[TapItem]) -> Decision:
+    it = s.intent
+    if s.marker == "tapped":
+        return Satisfied(f"tapped {it.label}")
+    target = _button(v, re.escape(it.label)) or next(
+        (e for e in _tappable(v) if not e.get("edit") and _mentions(e.get("desc"), it.label)), None)
+    if target is None:
+        if (move := _goto(v, it.app, f"to tap {it.label}")) is not None:
+            return move
+        return GiveUp(f"no {it.label!r} control on this screen")
+    return _act("tap", element_id=target["id"], remember=s.mark("tapped"), reason=f"tap {it.label}, as asked")
+
+
 def _decide_compare(v: PromptView, s: PlanStep[ComparePrices]) -> Decision:
     it = s.intent
     return _compare(v, it.item, list(it.shops))
@@ -647,7 +661,7 @@ _DECIDERS: dict[type, Callable[[PromptView, PlanStep[Any]], Decision]] = {
     SearchItem: _decide_search_item, AddToCart: _decide_add, Checkout: _decide_checkout,
     DeleteItem: _decide_delete, CancelDelete: _decide_cancel, MovePhotos: _decide_move,
     Navigate: _decide_navigate, OpenApp: _decide_open, FindItem: _decide_find,
-    ComparePrices: _decide_compare}
+    ComparePrices: _decide_compare, TapItem: _decide_tap}
 
 
 def actor_answer(v: PromptView) -> Answer:
