@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import cv2
 import numpy as np
 
 from pytest_guistate.core.geometry import Box
@@ -31,6 +32,7 @@ from pytest_guistate.devices.sim.apps import (
 )
 from pytest_guistate.devices.sim.apps.base import TEXT, Metrics, View
 from pytest_guistate.devices.sim.apps.drift import DRIFTS, is_app_version
+from pytest_guistate.devices.sim.apps.hybrid import WEBVIEW_CLASS, WEBVIEW_PLACEHOLDER
 from pytest_guistate.devices.sim.apps.system import (
     STATUS_BG,
     alert,
@@ -39,10 +41,11 @@ from pytest_guistate.devices.sim.apps.system import (
 )
 from pytest_guistate.devices.sim.faults import Faults
 from pytest_guistate.devices.sim.keyboard import KeyHandlers, keyboard_window
-from pytest_guistate.devices.sim.model import AppState, SimError, SimNode
+from pytest_guistate.devices.sim.model import AppState, SimError, SimNode, WebViewState
 from pytest_guistate.devices.sim.phone_views import find_view, hit, scroll_target, to_simnodes
 from pytest_guistate.devices.sim.render import Overlay, Renderer, cursor_box
 from pytest_guistate.devices.sim.truth import Snapshot, changed_regions, snapshot
+from pytest_guistate.devices.sim.webview import WebViewBrowser, WebViewGone
 from pytest_guistate.devices.sim.xml import PageSource
 
 __all__ = ["ManualClock", "Phone"]
@@ -151,7 +154,7 @@ class Phone:
                           log=lambda action, **fields: self._record(package, action, **fields),
                           toast=lambda text, start=None: self._show_toast(package, text, start),
                           faults=lambda: self._faults, launch=self._open, app_version=self.app_version,
-                          platform=self.platform)
+                          platform=self.platform, density=lambda: self.density)
 
     def _record(self, package: str, action: str, **fields: Any) -> None:
         self._log.append({"t": round(self.now() - self._t0, 3), "app": package, "action": action, **fields})
@@ -175,6 +178,12 @@ class Phone:
             self._transition = None
         if changed:
             self._version += 1
+
+    @property
+    def density(self) -> float:
+        """Device pixels per CSS pixel of a web view: the iOS persona's points scale, on Android 3 at
+        the 1080-wide reference screen (a 360 CSS px wide web view, as on most 1080p phones)."""
+        return self.point_px if self.platform == "ios" else 3.0 * self.m.scale
 
     def clock_text(self) -> str:
         if self.frozen:
@@ -318,18 +327,37 @@ class Phone:
             progress = (now - self._transition[0]) / max(1e-9, self._faults.animation_ms / 1000)
             step = min(ANIM_STEPS - 1, int(progress * ANIM_STEPS))
         key = (self._version, tuple(overlays), step)
-        cached = self._png_cache.get(key)
+        web_box = self._apps[self._foreground].web_view_box() if step is None else None
+        cached = self._png_cache.get(key) if web_box is None else None  # a page changes on its own
         if cached is not None:
             return cached
         base = self._renderer.base(root)
         if step is not None and self._transition is not None:
             base = self._slide(self._renderer.base(self._transition[1]), base, step / ANIM_STEPS)
             overlays = [o for o in overlays if o.kind == "clock"]
-        png = self._renderer.encode(self._renderer.compose(base, overlays))
+        frame = self._renderer.compose(base, overlays)
+        if web_box is not None:
+            self._composite_web_view(frame, web_box)
+            return self._renderer.encode(frame)
+        png = self._renderer.encode(frame)
         if len(self._png_cache) >= 4:
             self._png_cache.pop(next(iter(self._png_cache)))
         self._png_cache[key] = png
         return png
+
+    def _composite_web_view(self, frame: np.ndarray, box: Box) -> None:
+        """The web view's current pixels (Chromium's viewport) into its bounds, wherever no window
+        above it (a toast, a dialog) covers it: the base layer still shows the placeholder there."""
+        png = self._apps[self._foreground].web_browser().screenshot_png()
+        page = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+        if page is None:
+            raise SimError("unable to capture screen", "the web view's screenshot is not a decodable image")
+        area = box.clamp(self.width, self.height)
+        if page.shape[:2] != (area.height, area.width):  # a fractional pixel ratio may round one px off
+            page = cv2.resize(page, (area.width, area.height), interpolation=cv2.INTER_AREA)
+        region = frame[area.top:area.bottom, area.left:area.right]
+        uncovered = np.all(region == np.array(WEBVIEW_PLACEHOLDER[::-1], np.uint8), axis=2)
+        region[uncovered] = page[uncovered]
 
     def _slide(self, old: np.ndarray, new: np.ndarray, progress: float) -> np.ndarray:
         """An intermediate transition frame: the new screen slides in from the right."""
@@ -383,6 +411,8 @@ class Phone:
             self._keyboard_hidden = None  # a tap on a field brings its keyboard (back) up
         if target is not None and target.enabled and target.on_tap is not None:
             target.on_tap()
+        elif target is not None and target.cls == WEBVIEW_CLASS:
+            self._apps[self._foreground].web_tap(x - target.box.left, y - target.box.top)
         self._end()
 
     def long_press(self, x: int, y: int, duration_ms: int) -> None:
@@ -477,6 +507,24 @@ class Phone:
             self._foreground = LAUNCHER
         self._end()
 
+    # -- the web view (hybrid apps) ---------------------------------------------------------
+    def web_view_state(self) -> WebViewState | None:
+        """The web view on screen, None when the foreground app shows none."""
+        self._sync()
+        app = self._apps[self._foreground]
+        box = app.web_view_box()
+        return None if box is None else WebViewState(app.package, getattr(app, "generation", 1), box)
+
+    def web_browser(self, generation: int | None = None) -> WebViewBrowser:
+        """The started browser of the web view on screen (`WebViewGone` without one, or when
+        `generation` names a web view that has since been replaced)."""
+        state = self.web_view_state()
+        if state is None:
+            raise WebViewGone(f"no web view on screen (foreground: {self._foreground})")
+        if generation is not None and generation != state.generation:
+            raise WebViewGone(f"the web view was replaced by a new one ({state.package} showed it anew)")
+        return self._apps[self._foreground].web_browser()
+
     # -- PhoneModel: apps, faults, logs --------------------------------------------------
     def _check_installed(self, package: str) -> None:
         if package != LAUNCHER and (package not in INSTALLED or package in self._removed):
@@ -529,7 +577,7 @@ class Phone:
         if package == LAUNCHER or package not in self._apps:
             return False
         self._begin()
-        del self._apps[package]
+        self._apps.pop(package).close()
         if self._foreground == package:
             self._foreground = LAUNCHER
         self._record(package, "terminate_app")
@@ -570,8 +618,16 @@ class Phone:
 
     def close(self) -> None:
         self._closed = True
+        errors = []
+        for app in self._apps.values():
+            try:
+                app.close()
+            except Exception as exc:  # noqa: BLE001 - close the other apps too, then report it
+                errors.append(f"{app.package}: {exc!r}")
         self._png_cache.clear()
         self._windows_cache = self._root_cache = self._source_cache = None
+        if errors:
+            raise SimError("unknown error", f"closing the phone's apps failed: {'; '.join(errors)}")
 
     # -- action bracketing ---------------------------------------------------------------
     def _begin(self) -> None:
@@ -595,6 +651,6 @@ class Phone:
         package, self._popup_for = self._popup_for, None
         self._record(package or "android", "anr_close_app")
         if package is not None and package != LAUNCHER and package in self._apps:
-            del self._apps[package]
+            self._apps.pop(package).close()
             if self._foreground == package:
                 self._foreground = LAUNCHER

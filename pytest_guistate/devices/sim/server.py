@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 from pytest_guistate.devices.sim import (  # noqa: F401  (they register routes and mobile: commands)
     mobile_apps,
     mobile_reset,
+    routes_context,
     routes_element,
     routes_input,
 )
@@ -201,6 +202,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _call(self, path: str) -> Any:
         body = self._read_body()
+        handled, value = routes_context.proxied(self.server.sim.store, self.command, path, body)
+        if handled:  # a web view context's command, answered by its chromedriver
+            return value
         route, params = match_route(self.command, path)
         store = self.server.sim.store
         req = Request(store, params, body)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pytest_guistate.devices.sim.apps.base import RGB, App, AppContext
 from pytest_guistate.devices.sim.apps.feed import FeedApp
 from pytest_guistate.devices.sim.apps.gallery import GalleryApp
+from pytest_guistate.devices.sim.apps.hybrid import HybridApp
 from pytest_guistate.devices.sim.apps.launcher import LAUNCHER, LauncherApp
 from pytest_guistate.devices.sim.apps.settings import SettingsApp
 from pytest_guistate.devices.sim.apps.shop import ShopApp
@@ -36,5 +37,6 @@ INSTALLED: dict[str, InstalledApp] = {
         _shop("A"),
         _shop("B"),
         InstalledApp(SettingsApp.package, SettingsApp.label, SettingsApp.primary, SettingsApp),
+        InstalledApp(HybridApp.package, HybridApp.label, HybridApp.primary, HybridApp),
     ]
 }

@@ -14,12 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_guistate.devices.sim.apps import INSTALLED, LAUNCHER
+from pytest_guistate.devices.sim.faults import Faults
 from pytest_guistate.devices.sim.ios.persona import IosScreen
 from pytest_guistate.devices.sim.ios.query import class_chain, compile_predicate
 from pytest_guistate.devices.sim.ios.source import IosSource
 from pytest_guistate.devices.sim.ios.translate import AUT, SPRINGBOARD, IosNode, kids, nodes_of, translate
-from pytest_guistate.devices.sim.model import AppState, SimError
+from pytest_guistate.devices.sim.model import AppState, SimError, WebViewState
 from pytest_guistate.devices.sim.phone import Phone
+from pytest_guistate.devices.sim.webview import WebViewBrowser
 
 __all__ = ["EDGE_PT", "STRATEGIES", "IosPhone"]
 
@@ -185,6 +187,13 @@ class IosPhone:
     def install_app(self, package: str) -> None:
         self.inner.install_app(package)
 
+    # -- the web view (a hybrid app's; its CSS pixels are points at the screen's scale) ----
+    def web_view_state(self) -> WebViewState | None:
+        return self.inner.web_view_state()
+
+    def web_browser(self, generation: int | None = None) -> WebViewBrowser:
+        return self.inner.web_browser(generation)
+
     # -- the keyboard (drawn by the inner phone, keys in its tree) ------------------------
     def keyboard_field(self) -> str | None:
         return self.inner.keyboard_field()
@@ -195,6 +204,10 @@ class IosPhone:
     # -- faults and ground truth (shared with the Android persona; truth in screenshot pixels) ---
     def set_faults(self, faults: dict[str, Any]) -> None:
         self.inner.set_faults(faults)
+
+    @property
+    def faults(self) -> Faults:
+        return self.inner.faults
 
     def action_log(self) -> list[dict[str, Any]]:
         return self.inner.action_log()
