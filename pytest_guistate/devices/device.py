@@ -38,6 +38,7 @@ from appium.webdriver.webelement import WebElement
 from selenium.common.exceptions import (
     InvalidSelectorException,
     NoSuchElementException,
+    TimeoutException,
     WebDriverException,
 )
 from selenium.webdriver.common.actions import interaction
@@ -278,9 +279,19 @@ class Device:
             try:
                 return fn()
             finally:
-                self._call(f"switch back to context {back_to}", lambda: self.driver.switch_to.context(back_to))
+                self._switch_back(back_to)
         finally:
             self._inner_switch = False
+
+    def _switch_back(self, name: str) -> None:
+        """The end of a round trip to NATIVE_APP; a web view gone meanwhile is `WebViewGone` (the driver
+        stays in NATIVE_APP, the device keeps naming the lost context until the test switches)."""
+        try:
+            self._call(f"switch back to context {name}", lambda: self.driver.switch_to.context(name))
+        except DeviceError as failed:
+            self._inner_switch = False
+            self._check_webview(f"switch back to context {name}", failed)
+            raise
 
     @property
     def platform(self) -> str:
@@ -330,18 +341,22 @@ class Device:
             return driver_call(what, self.url, fn)
         except DeviceTimeout as hung:
             if self.in_webview and not self._inner_switch:
-                raise DeviceTimeout(f"{hung} (in web view context {self.context}, whose commands the driver "
-                                    "proxies to the page's browser engine; a screenshot there needs "
-                                    "appium:nativeWebScreenshot: true on UiAutomator2)") from hung
+                raise DeviceTimeout(self._proxied(hung)) from hung
             raise
         except DeviceError as failed:
             self._check_webview(what, failed)
+            if self.in_webview and isinstance(failed.__cause__, TimeoutException):
+                raise DeviceTimeout(self._proxied(failed)) from failed
             raise
 
     def _act(self, what: str, fn: Any) -> Any:
         """An input: counted first, so a tree read afterwards cannot pass for the earlier frame's."""
         self.action_count += 1
         return self._call(what, fn)
+
+    def _proxied(self, error: Exception) -> str:
+        return (f"{error} (in web view context {self.context}, whose commands the driver proxies to the page's "
+                "browser engine; a screenshot there needs appium:nativeWebScreenshot: true on UiAutomator2)")
 
     def _native_call(self, what: str, fn: Any) -> Any:
         """A call whose answer is the native screen's (a window rect): from NATIVE_APP in a web view."""

@@ -656,6 +656,13 @@ def _decide_compare(v: PromptView, s: PlanStep[ComparePrices]) -> Decision:
 _DISMISS = (r"not now|no,? thanks|maybe later|remind me later|later|dismiss|skip|got it|reject all|decline|"
             r"not interested|close")
 
+def _in_app_bar(v: PromptView, e: Element) -> bool:
+    """A control in the screen's top bar (its top eighth) is the app's own (a hybrid app's toolbar Close,
+    issue 37), never the way out of a prompt the goal did not ask for: those are dialogs and sheets below."""
+    at, bottoms = e.get("at"), [x["at"][3] for x in v.elements if isinstance(x.get("at"), list)]
+    return isinstance(at, list) and bool(bottoms) and at[3] <= max(bottoms) / 8
+
+
 _DECIDERS: dict[type, Callable[[PromptView, PlanStep[Any]], Decision]] = {
     Toggle: _decide_toggle, SignIn: _decide_sign_in, TypeInto: _decide_type,
     SearchItem: _decide_search_item, AddToCart: _decide_add, Checkout: _decide_checkout,
@@ -672,7 +679,7 @@ def actor_answer(v: PromptView) -> Answer:
     plan = parse_goal(v.instruction)
     if isinstance(plan, OutsideGrammar):
         return _call("done", success=False, summary=plan.reason)
-    if (nag := _button(v, _DISMISS)) is not None:
+    if (nag := _button(v, _DISMISS)) is not None and not _in_app_bar(v, nag):
         return _call("tap", element_id=nag["id"], reason=f"dismiss {str(nag.get('in') or 'a prompt')!r}: not part "
                                                           "of the goal")
     facts = v.facts
