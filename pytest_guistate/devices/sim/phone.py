@@ -356,8 +356,12 @@ class Phone:
         if page.shape[:2] != (area.height, area.width):  # a fractional pixel ratio may round one px off
             page = cv2.resize(page, (area.width, area.height), interpolation=cv2.INTER_AREA)
         region = frame[area.top:area.bottom, area.left:area.right]
-        uncovered = np.all(region == np.array(WEBVIEW_PLACEHOLDER[::-1], np.uint8), axis=2)
-        region[uncovered] = page[uncovered]
+        colour = np.array(WEBVIEW_PLACEHOLDER[::-1], np.uint8)
+        uncovered = cv2.inRange(region, colour, colour)
+        if cv2.countNonZero(uncovered) == uncovered.size:
+            region[...] = page  # nothing above the web view: the common case, one copy
+        else:
+            np.copyto(region, page, where=uncovered.astype(bool)[:, :, None])
 
     def _slide(self, old: np.ndarray, new: np.ndarray, progress: float) -> np.ndarray:
         """An intermediate transition frame: the new screen slides in from the right."""

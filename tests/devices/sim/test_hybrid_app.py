@@ -245,3 +245,45 @@ def test_without_chromium_the_hybrid_app_names_the_install_command(open_driver: 
     with pytest.raises(WebDriverException, match="sudo apt-get install chromium chromium-driver"):
         driver.switch_to.context(ANDROID_WEBVIEW)
     assert driver.current_context == "NATIVE_APP"
+
+
+def notes_shown(driver: webdriver.Remote) -> list[str]:
+    return [e.text for e in driver.find_elements(AppiumBy.CSS_SELECTOR, "[data-testid=note_title]")]
+
+
+def deleted_notes(driver: webdriver.Remote) -> list[str]:
+    log = driver.execute_script("mobile: guistateActionLog", {})
+    return [entry["title"] for entry in log if entry["action"] == "delete_note"]
+
+
+def test_a_delete_in_the_page_redraws_late_and_a_stale_tap_deletes_the_next_note(open_driver: Any) -> None:
+    driver = open_driver(**{"guistate:faults": {"refresh_delay": 600.0}})
+    driver.switch_to.context(ANDROID_WEBVIEW)
+    sign_in(driver)
+    first = notes_shown(driver)[0]
+    driver.find_elements(AppiumBy.CSS_SELECTOR, "[data-testid=delete]")[0].click()
+    wait_until(lambda: deleted_notes(driver) == [first], "the backend deleted the first note")
+    assert notes_shown(driver)[0] == first  # the list has not redrawn: the deleted row is still drawn
+    driver.find_elements(AppiumBy.CSS_SELECTOR, "[data-testid=delete]")[0].click()  # a blind re-tap
+    wait_until(lambda: len(deleted_notes(driver)) == 2, "the stale row's delete reached the backend")
+    assert deleted_notes(driver) == [first, "Call the plumber"]  # it deleted the NEXT note
+    driver.execute_script("mobile: guistateFaults", {"refresh_delay": 0.0})
+    driver.refresh()  # a reload draws the backend's list
+    wait_until(lambda: len(notes_shown(driver)) == 4, "the reloaded page lists the 4 notes left")
+
+
+def test_a_toast_over_the_web_view_stays_on_top_in_the_native_frame(open_driver: Any) -> None:
+    driver = open_driver()
+    box = web_view_box(driver)
+    driver.switch_to.context(ANDROID_WEBVIEW)
+    page = image(driver.get_screenshot_as_png())
+    driver.switch_to.context("NATIVE_APP")
+    driver.find_element(AppiumBy.ID, f"{HYBRID}:id/help").click()
+    toast = Box.from_bounds(driver.find_element(AppiumBy.CLASS_NAME, "android.widget.Toast").get_attribute("bounds"))
+    assert box.contains(toast)
+    frame = image(driver.get_screenshot_as_png())
+    inside = frame[box.top:box.bottom, box.left:box.right].astype(int) - page.astype(int)
+    local = Box(toast.left - box.left, toast.top - box.top, toast.right - box.left, toast.bottom - box.top)
+    assert np.abs(inside[local.top:local.bottom, local.left:local.right]).mean() > 20  # the toast, not the page
+    inside[local.top:local.bottom, local.left:local.right] = 0
+    assert np.abs(inside).mean() < 1.0  # the page around it
