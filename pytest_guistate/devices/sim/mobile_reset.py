@@ -51,6 +51,7 @@ def _guistate_reset(session: SimSession, params: dict[str, Any]) -> dict[str, An
     old.close()
     session._id_by_key.clear()  # ids of the old phone's views are stale now, as after a relaunch
     session._key_by_id.clear()
+    session.context, session.web_generation = "NATIVE_APP", 0  # a relaunched app starts native
     session.capabilities = response_capabilities(caps, phone.width, phone.height)
     return {"package": phone.current_package()}
 

@@ -287,3 +287,14 @@ def test_a_toast_over_the_web_view_stays_on_top_in_the_native_frame(open_driver:
     assert np.abs(inside[local.top:local.bottom, local.left:local.right]).mean() > 20  # the toast, not the page
     inside[local.top:local.bottom, local.left:local.right] = 0
     assert np.abs(inside).mean() < 1.0  # the page around it
+
+
+def test_the_sims_reset_between_tests_starts_native_with_a_fresh_page(open_driver: Any) -> None:
+    driver = open_driver()
+    driver.switch_to.context(ANDROID_WEBVIEW)
+    sign_in(driver)
+    driver.execute_script("mobile: guistateReset", {})  # what session reuse runs between two tests
+    assert driver.current_context == "NATIVE_APP"
+    driver.switch_to.context(ANDROID_WEBVIEW)
+    assert driver.find_element(AppiumBy.CSS_SELECTOR, "#email").is_displayed()  # signed out: a new app
+    assert notes_shown(driver) == []
