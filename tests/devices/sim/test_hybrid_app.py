@@ -7,6 +7,7 @@ they fail naming the command that installs them, never skip.
 
 from __future__ import annotations
 
+import contextlib
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,7 +18,12 @@ import pytest
 from appium import webdriver
 from appium.options.common import AppiumOptions
 from appium.webdriver.common.appiumby import AppiumBy
-from selenium.common.exceptions import NoSuchWindowException, TimeoutException, WebDriverException
+from selenium.common.exceptions import (
+    InvalidSessionIdException,
+    NoSuchWindowException,
+    TimeoutException,
+    WebDriverException,
+)
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices.sim import SimServer
@@ -54,7 +60,8 @@ def open_driver(server: SimServer) -> Iterator[Callable[..., webdriver.Remote]]:
 
     yield make
     for driver in opened:
-        driver.quit()
+        with contextlib.suppress(InvalidSessionIdException):  # a test may have quit it already
+            driver.quit()
 
 
 def image(png: bytes) -> np.ndarray:
@@ -169,6 +176,7 @@ def test_native_web_screenshot_decides_what_a_web_context_screenshot_is(open_dri
     proxied.switch_to.context(ANDROID_WEBVIEW)
     box = web_view_box_in_native(proxied)
     assert image(proxied.get_screenshot_as_png()).shape[:2] == (box.height, box.width)
+    proxied.quit()  # (its browser goes back to the server's pool for the next session)
     native = open_driver(**{"appium:nativeWebScreenshot": True})
     native.switch_to.context(ANDROID_WEBVIEW)
     assert image(native.get_screenshot_as_png()).shape[:2] == (2400, 1080)
@@ -237,14 +245,19 @@ def test_a_hung_web_view_screenshot_answers_at_the_deadline(open_driver: Any) ->
     assert image(driver.get_screenshot_as_png()).shape[:2] == (2160, 1080)  # a short hang still answers
 
 
-def test_without_chromium_the_hybrid_app_names_the_install_command(open_driver: Any,
-                                                                   monkeypatch: pytest.MonkeyPatch,
+def test_without_chromium_the_hybrid_app_names_the_install_command(monkeypatch: pytest.MonkeyPatch,
                                                                    tmp_path: Any) -> None:
-    driver = open_driver()
-    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on PATH: no Chromium, no chromedriver
-    with pytest.raises(WebDriverException, match="sudo apt-get install chromium chromium-driver"):
-        driver.switch_to.context(ANDROID_WEBVIEW)
-    assert driver.current_context == "NATIVE_APP"
+    with SimServer() as srv:  # a server of its own: no browser started in its pool yet
+        options = AppiumOptions().load_capabilities({"appium:appPackage": HYBRID, "guistate:clock": "frozen"})
+        driver = webdriver.Remote(srv.url, options=options)
+        monkeypatch.setenv("PATH", str(tmp_path))  # nothing on PATH: no Chromium, no chromedriver
+        with pytest.raises(WebDriverException, match="sudo apt-get install chromium chromium-driver"):
+            driver.switch_to.context(ANDROID_WEBVIEW)
+        with pytest.raises(WebDriverException, match="Chromium .*chromedriver .*is not on PATH"):
+            driver.get_screenshot_as_png()  # the native frame needs the web view's pixels too
+        assert driver.current_context == "NATIVE_APP"
+        assert driver.find_element(AppiumBy.ID, f"{HYBRID}:id/help").text == "Help"  # the native side works
+        driver.quit()
 
 
 def notes_shown(driver: webdriver.Remote) -> list[str]:
@@ -298,3 +311,22 @@ def test_the_sims_reset_between_tests_starts_native_with_a_fresh_page(open_drive
     driver.switch_to.context(ANDROID_WEBVIEW)
     assert driver.find_element(AppiumBy.CSS_SELECTOR, "#email").is_displayed()  # signed out: a new app
     assert notes_shown(driver) == []
+
+
+def test_the_server_reuses_a_closed_sessions_browser_clean_and_stops_them_all() -> None:
+    with SimServer() as srv:
+        options = AppiumOptions().load_capabilities({"appium:appPackage": HYBRID, "guistate:clock": "frozen"})
+        first = webdriver.Remote(srv.url, options=options)
+        first.switch_to.context(ANDROID_WEBVIEW)
+        sign_in(first)  # leaves an implicit wait of 5 s in chromedriver
+        browser = srv.store.get(first.session_id).phone.web_browser()
+        first.quit()
+        assert browser.started and srv.browsers.acquire(360, 720, 3.0) is browser  # given back, kept
+        srv.browsers.release(browser)
+        second = webdriver.Remote(srv.url, options=options)
+        second.switch_to.context(ANDROID_WEBVIEW)
+        assert srv.store.get(second.session_id).phone.web_browser() is browser  # no second Chromium start
+        assert second.find_element(AppiumBy.CSS_SELECTOR, "#email").is_displayed()  # the new app's page
+        assert second.timeouts.implicit_wait == 0  # nothing of the last session's left in chromedriver
+        second.quit()
+    assert not browser.started  # stopped with the server
