@@ -45,7 +45,7 @@ from pytest_guistate.devices.sim.model import AppState, SimError, SimNode, WebVi
 from pytest_guistate.devices.sim.phone_views import find_view, hit, scroll_target, to_simnodes
 from pytest_guistate.devices.sim.render import Overlay, Renderer, cursor_box
 from pytest_guistate.devices.sim.truth import Snapshot, changed_regions, snapshot
-from pytest_guistate.devices.sim.webview import WebViewBrowser, WebViewGone
+from pytest_guistate.devices.sim.webview import BrowserPool, WebViewBrowser, WebViewGone
 from pytest_guistate.devices.sim.xml import PageSource
 
 __all__ = ["ManualClock", "Phone"]
@@ -74,13 +74,16 @@ class Phone:
 
     def __init__(self, *, width: int = 1080, height: int = 2400, seed: int = 0, app_package: str | None = None,
                  faults: dict[str, Any] | None = None, clock: Callable[[], float] | None = None, frozen: bool = False,
-                 app_version: int | str = 1, wall_start: float | None = None, platform: str = "android") -> None:
+                 app_version: int | str = 1, wall_start: float | None = None, platform: str = "android",
+                 browsers: BrowserPool | None = None) -> None:
         for name, value in (("width", width), ("height", height)):
             if isinstance(value, bool) or not isinstance(value, int) or not 240 <= value <= 8000:
                 raise SimError("invalid argument", f"screen {name} must be an integer in 240..8000, got {value!r}")
         self.width, self.height, self.seed, self.frozen = width, height, seed, frozen
         self.app_version = app_version
         self.platform = platform  # "ios": apps draw navigation bars (the iOS persona wraps this phone)
+        self._owns_browsers = browsers is None  # a server's pool outlives the phone; its own does not
+        self.browsers = browsers if browsers is not None else BrowserPool(keep=0)
         self.m = Metrics(width, height)
         self._clock = clock or time.monotonic
         self._t0 = self._clock()
@@ -89,8 +92,10 @@ class Phone:
         self._drop_rng = random.Random(self._faults.seed if self._faults.seed is not None else seed)
         self._renderer = Renderer(self.m)
         self._apps: dict[str, App] = {}
+        self._removed: set[str] = set()  # apps `remove_app` took off this phone
         self._apps[LAUNCHER] = LauncherApp(self._context(LAUNCHER),
-                                           [(a.package, a.label, a.color) for a in INSTALLED.values()])
+                                           [(a.package, a.label, a.color) for a in INSTALLED.values()],
+                                           lambda package: package not in self._removed)
         self._foreground = LAUNCHER
         self._toast: tuple[str, str, float] | None = None  # text, package, end time
         self._popup_for: str | None = None  # package whose "isn't responding" dialog is up
@@ -109,14 +114,14 @@ class Phone:
         self._keyboard_hidden: str | None = None  # the field whose keyboard was hidden (it keeps the focus)
         self._keyboard_shift = False
         self.point_px = 1.0  # pixels per point: the iOS persona sets its scale (the keyboard's size)
-        self._removed: set[str] = set()  # apps `remove_app` took off this phone
         self._keyboard_field: str | None = None  # set by `_windows()`: the field the keyboard types into
         if app_package is not None:
             self._check_installed(app_package)
             self._open(app_package)
 
     @classmethod
-    def from_capabilities(cls, caps: dict[str, Any], clock: Callable[[], float] | None = None) -> Phone:
+    def from_capabilities(cls, caps: dict[str, Any], clock: Callable[[], float] | None = None,
+                          browsers: BrowserPool | None = None) -> Phone:
         options = cls.options_from_capabilities(caps)
         screen = caps.get("guistate:screen", {"width": 1080, "height": 2400})
         if not isinstance(screen, dict) or set(screen) - {"width", "height"}:
@@ -125,7 +130,7 @@ class Phone:
         if package is not None and not isinstance(package, str):
             raise SimError("invalid argument", f"appium:appPackage must be a string, got {package!r}")
         return cls(width=screen.get("width", 1080), height=screen.get("height", 2400), app_package=package,
-                   clock=clock, **options)
+                   clock=clock, browsers=browsers, **options)
 
     @staticmethod
     def options_from_capabilities(caps: dict[str, Any]) -> dict[str, Any]:
@@ -154,7 +159,7 @@ class Phone:
                           log=lambda action, **fields: self._record(package, action, **fields),
                           toast=lambda text, start=None: self._show_toast(package, text, start),
                           faults=lambda: self._faults, launch=self._open, app_version=self.app_version,
-                          platform=self.platform, density=lambda: self.density)
+                          platform=self.platform, density=lambda: self.density, browsers=self.browsers)
 
     def _record(self, package: str, action: str, **fields: Any) -> None:
         self._log.append({"t": round(self.now() - self._t0, 3), "app": package, "action": action, **fields})
@@ -356,8 +361,12 @@ class Phone:
         if page.shape[:2] != (area.height, area.width):  # a fractional pixel ratio may round one px off
             page = cv2.resize(page, (area.width, area.height), interpolation=cv2.INTER_AREA)
         region = frame[area.top:area.bottom, area.left:area.right]
-        uncovered = np.all(region == np.array(WEBVIEW_PLACEHOLDER[::-1], np.uint8), axis=2)
-        region[uncovered] = page[uncovered]
+        colour = np.array(WEBVIEW_PLACEHOLDER[::-1], np.uint8)
+        uncovered = cv2.inRange(region, colour, colour)
+        if cv2.countNonZero(uncovered) == uncovered.size:
+            region[...] = page  # nothing above the web view: the common case, one copy
+        else:
+            np.copyto(region, page, where=uncovered.astype(bool)[:, :, None])
 
     def _slide(self, old: np.ndarray, new: np.ndarray, progress: float) -> np.ndarray:
         """An intermediate transition frame: the new screen slides in from the right."""
@@ -624,6 +633,8 @@ class Phone:
                 app.close()
             except Exception as exc:  # noqa: BLE001 - close the other apps too, then report it
                 errors.append(f"{app.package}: {exc!r}")
+        if self._owns_browsers:
+            self.browsers.close()
         self._png_cache.clear()
         self._windows_cache = self._root_cache = self._source_cache = None
         if errors:

@@ -7,9 +7,12 @@ the app's WebView; the sim does the same with a chromedriver session whose windo
 the web view's CSS size and the phone's device pixel ratio, so chromedriver's screenshot is the
 web view in the phone's pixels and can be composited into the native frame.
 
-chromedriver is started lazily (the first time the web view's pixels or its context are needed)
-and stopped with the app, the phone or the session. Without Chromium or chromedriver on PATH the
-error names what is missing and the command that installs it.
+chromedriver is started lazily (the first time the web view's pixels or its context are needed).
+A `BrowserPool` owns them: a `SimServer`'s pool hands a browser that a closed session gave back,
+reset to a blank page, to the next session whose web view has the same size (a Chromium start
+costs a second or two), and stops them all with the server; a phone made without a server has a
+pool of its own that stops with the phone. Without Chromium or chromedriver on PATH the error
+names what is missing and the command that installs it.
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from typing import Any
 
 from pytest_guistate.devices.capabilities import CHROME_NAMES, CHROMEDRIVER_NAMES, CHROMIUM_ARGS, find_chromium
 from pytest_guistate.devices.driver_ports import free_local_port
-from pytest_guistate.devices.sim.model import ProxyReply, SimError, WebViewState
+from pytest_guistate.devices.sim.model import ProxyReply, SimError
 
-__all__ = ["INSTALL_HINT", "ProxyReply", "WebViewBrowser", "WebViewGone", "WebViewState", "locate_chromium"]
+__all__ = ["INSTALL_HINT", "BrowserPool", "WebViewBrowser", "WebViewGone", "locate_chromium"]
 
 INSTALL_HINT = "Debian/Ubuntu: sudo apt-get install chromium chromium-driver"
 START_TIMEOUT_S = 20.0  # chromedriver listening and Chromium's session started, on a loaded machine
@@ -84,9 +87,10 @@ class WebViewBrowser:
         return self.session_id is not None
 
     def start(self, url: str) -> None:
-        """Start chromedriver and its Chromium session on `url` (nothing if already started)."""
+        """Start chromedriver and its Chromium session on `url`; a started one just loads `url`."""
         with self._lock:
             if self.session_id is not None:
+                self.navigate(url)
                 return
             browser, driver = locate_chromium()
             self._port = free_local_port()
@@ -204,3 +208,50 @@ class WebViewBrowser:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(5.0)
+
+
+class BrowserPool:
+    """Web view browsers handed out by size and taken back for the next session (see the module
+    docstring). `keep` idle browsers at most; a browser whose reset fails is stopped, never reused."""
+
+    def __init__(self, keep: int = 2) -> None:
+        self.keep = keep
+        self._idle: list[WebViewBrowser] = []
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def acquire(self, css_width: int, css_height: int, pixel_ratio: float) -> WebViewBrowser:
+        """An idle browser of that size (already started, on a blank page) or a new, unstarted one."""
+        with self._lock:
+            for browser in self._idle:
+                if (browser.css_width, browser.css_height, browser.pixel_ratio) == (css_width, css_height,
+                                                                                     pixel_ratio):
+                    self._idle.remove(browser)
+                    return browser
+        return WebViewBrowser(css_width, css_height, pixel_ratio)
+
+    def release(self, browser: WebViewBrowser) -> None:
+        """Take a browser back: blank page, no cookies, default timeouts; else stop it."""
+        if not browser.started or self.closed or self.keep <= 0:
+            browser.close()
+            return
+        try:
+            browser.value("POST", "/url", {"url": "about:blank"})
+            browser.value("DELETE", "/cookie")
+            browser.value("POST", "/timeouts", {"implicit": 0, "pageLoad": 300_000, "script": 30_000})
+        except SimError:
+            browser.close()  # an alert, a hung page, a dead chromedriver: not worth keeping
+            return
+        with self._lock:
+            if not self.closed and len(self._idle) < self.keep:
+                self._idle.append(browser)
+                return
+        browser.close()
+
+    def close(self) -> None:
+        """Stop every idle browser; later releases stop theirs at once."""
+        with self._lock:
+            self.closed = True
+            idle, self._idle = self._idle, []
+        for browser in idle:
+            browser.close()

@@ -7,6 +7,7 @@ they fail naming the command that installs them, never skip.
 
 from __future__ import annotations
 
+import contextlib
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,7 +18,12 @@ import pytest
 from appium import webdriver
 from appium.options.common import AppiumOptions
 from appium.webdriver.common.appiumby import AppiumBy
-from selenium.common.exceptions import NoSuchWindowException, TimeoutException, WebDriverException
+from selenium.common.exceptions import (
+    InvalidSessionIdException,
+    NoSuchWindowException,
+    TimeoutException,
+    WebDriverException,
+)
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices.sim import SimServer
@@ -54,7 +60,8 @@ def open_driver(server: SimServer) -> Iterator[Callable[..., webdriver.Remote]]:
 
     yield make
     for driver in opened:
-        driver.quit()
+        with contextlib.suppress(InvalidSessionIdException):  # a test may have quit it already
+            driver.quit()
 
 
 def image(png: bytes) -> np.ndarray:
@@ -169,6 +176,7 @@ def test_native_web_screenshot_decides_what_a_web_context_screenshot_is(open_dri
     proxied.switch_to.context(ANDROID_WEBVIEW)
     box = web_view_box_in_native(proxied)
     assert image(proxied.get_screenshot_as_png()).shape[:2] == (box.height, box.width)
+    proxied.quit()  # (its browser goes back to the server's pool for the next session)
     native = open_driver(**{"appium:nativeWebScreenshot": True})
     native.switch_to.context(ANDROID_WEBVIEW)
     assert image(native.get_screenshot_as_png()).shape[:2] == (2400, 1080)
@@ -237,11 +245,88 @@ def test_a_hung_web_view_screenshot_answers_at_the_deadline(open_driver: Any) ->
     assert image(driver.get_screenshot_as_png()).shape[:2] == (2160, 1080)  # a short hang still answers
 
 
-def test_without_chromium_the_hybrid_app_names_the_install_command(open_driver: Any,
-                                                                   monkeypatch: pytest.MonkeyPatch,
+def test_without_chromium_the_hybrid_app_names_the_install_command(monkeypatch: pytest.MonkeyPatch,
                                                                    tmp_path: Any) -> None:
+    with SimServer() as srv:  # a server of its own: no browser started in its pool yet
+        options = AppiumOptions().load_capabilities({"appium:appPackage": HYBRID, "guistate:clock": "frozen"})
+        driver = webdriver.Remote(srv.url, options=options)
+        monkeypatch.setenv("PATH", str(tmp_path))  # nothing on PATH: no Chromium, no chromedriver
+        with pytest.raises(WebDriverException, match="sudo apt-get install chromium chromium-driver"):
+            driver.switch_to.context(ANDROID_WEBVIEW)
+        with pytest.raises(WebDriverException, match="Chromium .*chromedriver .*is not on PATH"):
+            driver.get_screenshot_as_png()  # the native frame needs the web view's pixels too
+        assert driver.current_context == "NATIVE_APP"
+        assert driver.find_element(AppiumBy.ID, f"{HYBRID}:id/help").text == "Help"  # the native side works
+        driver.quit()
+
+
+def notes_shown(driver: webdriver.Remote) -> list[str]:
+    return [e.text for e in driver.find_elements(AppiumBy.CSS_SELECTOR, "[data-testid=note_title]")]
+
+
+def deleted_notes(driver: webdriver.Remote) -> list[str]:
+    log = driver.execute_script("mobile: guistateActionLog", {})
+    return [entry["title"] for entry in log if entry["action"] == "delete_note"]
+
+
+def test_a_delete_in_the_page_redraws_late_and_a_stale_tap_deletes_the_next_note(open_driver: Any) -> None:
+    driver = open_driver(**{"guistate:faults": {"refresh_delay": 600.0}})
+    driver.switch_to.context(ANDROID_WEBVIEW)
+    sign_in(driver)
+    first = notes_shown(driver)[0]
+    driver.find_elements(AppiumBy.CSS_SELECTOR, "[data-testid=delete]")[0].click()
+    wait_until(lambda: deleted_notes(driver) == [first], "the backend deleted the first note")
+    assert notes_shown(driver)[0] == first  # the list has not redrawn: the deleted row is still drawn
+    driver.find_elements(AppiumBy.CSS_SELECTOR, "[data-testid=delete]")[0].click()  # a blind re-tap
+    wait_until(lambda: len(deleted_notes(driver)) == 2, "the stale row's delete reached the backend")
+    assert deleted_notes(driver) == [first, "Call the plumber"]  # it deleted the NEXT note
+    driver.execute_script("mobile: guistateFaults", {"refresh_delay": 0.0})
+    driver.refresh()  # a reload draws the backend's list
+    wait_until(lambda: len(notes_shown(driver)) == 4, "the reloaded page lists the 4 notes left")
+
+
+def test_a_toast_over_the_web_view_stays_on_top_in_the_native_frame(open_driver: Any) -> None:
     driver = open_driver()
-    monkeypatch.setenv("PATH", str(tmp_path))  # nothing on PATH: no Chromium, no chromedriver
-    with pytest.raises(WebDriverException, match="sudo apt-get install chromium chromium-driver"):
-        driver.switch_to.context(ANDROID_WEBVIEW)
+    box = web_view_box(driver)
+    driver.switch_to.context(ANDROID_WEBVIEW)
+    page = image(driver.get_screenshot_as_png())
+    driver.switch_to.context("NATIVE_APP")
+    driver.find_element(AppiumBy.ID, f"{HYBRID}:id/help").click()
+    toast = Box.from_bounds(driver.find_element(AppiumBy.CLASS_NAME, "android.widget.Toast").get_attribute("bounds"))
+    assert box.contains(toast)
+    frame = image(driver.get_screenshot_as_png())
+    inside = frame[box.top:box.bottom, box.left:box.right].astype(int) - page.astype(int)
+    local = Box(toast.left - box.left, toast.top - box.top, toast.right - box.left, toast.bottom - box.top)
+    assert np.abs(inside[local.top:local.bottom, local.left:local.right]).mean() > 20  # the toast, not the page
+    inside[local.top:local.bottom, local.left:local.right] = 0
+    assert np.abs(inside).mean() < 1.0  # the page around it
+
+
+def test_the_sims_reset_between_tests_starts_native_with_a_fresh_page(open_driver: Any) -> None:
+    driver = open_driver()
+    driver.switch_to.context(ANDROID_WEBVIEW)
+    sign_in(driver)
+    driver.execute_script("mobile: guistateReset", {})  # what session reuse runs between two tests
     assert driver.current_context == "NATIVE_APP"
+    driver.switch_to.context(ANDROID_WEBVIEW)
+    assert driver.find_element(AppiumBy.CSS_SELECTOR, "#email").is_displayed()  # signed out: a new app
+    assert notes_shown(driver) == []
+
+
+def test_the_server_reuses_a_closed_sessions_browser_clean_and_stops_them_all() -> None:
+    with SimServer() as srv:
+        options = AppiumOptions().load_capabilities({"appium:appPackage": HYBRID, "guistate:clock": "frozen"})
+        first = webdriver.Remote(srv.url, options=options)
+        first.switch_to.context(ANDROID_WEBVIEW)
+        sign_in(first)  # leaves an implicit wait of 5 s in chromedriver
+        browser = srv.store.get(first.session_id).phone.web_browser()
+        first.quit()
+        assert browser.started and srv.browsers.acquire(360, 720, 3.0) is browser  # given back, kept
+        srv.browsers.release(browser)
+        second = webdriver.Remote(srv.url, options=options)
+        second.switch_to.context(ANDROID_WEBVIEW)
+        assert srv.store.get(second.session_id).phone.web_browser() is browser  # no second Chromium start
+        assert second.find_element(AppiumBy.CSS_SELECTOR, "#email").is_displayed()  # the new app's page
+        assert second.timeouts.implicit_wait == 0  # nothing of the last session's left in chromedriver
+        second.quit()
+    assert not browser.started  # stopped with the server

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.devices.sim.webview import WebViewBrowser, WebViewGone
+from pytest_guistate.devices.sim.webview import BrowserPool, WebViewBrowser, WebViewGone
 
 if TYPE_CHECKING:
     from pytest_guistate.devices.sim.faults import Faults
@@ -136,6 +136,7 @@ class AppContext:
     app_version: int | str = 1  # guistate:appVersion: 1, 2 (restyle) or a drift name (`drift.py`)
     platform: str = "android"  # "ios": the app bar is drawn as a navigation bar with a back button (issue 11)
     density: Callable[[], float] = lambda: 3.0  # device pixels per CSS px / point (a web view's pixel ratio)
+    browsers: BrowserPool = field(default_factory=lambda: BrowserPool(keep=0))  # web views' browsers (the phone's)
 
     @property
     def drift(self) -> str:

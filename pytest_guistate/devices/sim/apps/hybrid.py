@@ -127,12 +127,10 @@ class HybridApp(App):
             self._page = HybridPageServer(self.ctx.log, lambda: self.ctx.faults().refresh_delay).start()
         ratio = self.ctx.density()
         if self._browser is None:
-            self._browser = WebViewBrowser(round(box.width / ratio), round(box.height / ratio), ratio)
-        if not self._browser.started:
-            self._browser.start(self._page.url)
-            self._loaded = self.generation
-        elif self._loaded != self.generation:
-            self._browser.navigate(self._page.url)
+            self._browser = self.ctx.browsers.acquire(round(box.width / ratio), round(box.height / ratio), ratio)
+            self._loaded = 0
+        if self._loaded != self.generation:
+            self._browser.start(self._page.url)  # a pooled browser is started already: it loads the page
             self._loaded = self.generation
         return self._browser
 
@@ -144,6 +142,6 @@ class HybridApp(App):
     def close(self) -> None:
         browser, page, self._browser, self._page = self._browser, self._page, None, None
         if browser is not None:
-            browser.close()
+            self.ctx.browsers.release(browser)
         if page is not None:
             page.stop()

@@ -21,7 +21,7 @@ from pytest_guistate.devices.sim.ios.source import IosSource
 from pytest_guistate.devices.sim.ios.translate import AUT, SPRINGBOARD, IosNode, kids, nodes_of, translate
 from pytest_guistate.devices.sim.model import AppState, SimError, WebViewState
 from pytest_guistate.devices.sim.phone import Phone
-from pytest_guistate.devices.sim.webview import WebViewBrowser
+from pytest_guistate.devices.sim.webview import BrowserPool, WebViewBrowser
 
 __all__ = ["EDGE_PT", "STRATEGIES", "IosPhone"]
 
@@ -43,7 +43,8 @@ class IosPhone:
         self._cache: tuple[tuple[Any, ...], IosNode, IosSource | None] | None = None
 
     @classmethod
-    def from_capabilities(cls, caps: dict[str, Any], clock: Callable[[], float] | None = None) -> IosPhone:
+    def from_capabilities(cls, caps: dict[str, Any], clock: Callable[[], float] | None = None,
+                          browsers: BrowserPool | None = None) -> IosPhone:
         options = Phone.options_from_capabilities(caps)
         screen = IosScreen.from_capabilities(caps)
         bundle = caps.get("appium:bundleId")
@@ -52,7 +53,7 @@ class IosPhone:
         if bundle == SPRINGBOARD:
             bundle = None
         inner = Phone(width=screen.width_px, height=screen.height_px, app_package=bundle, clock=clock,
-                      platform="ios", **options)
+                      platform="ios", browsers=browsers, **options)
         return cls(inner, screen)
 
     # -- observation ---------------------------------------------------------------------
@@ -188,6 +189,10 @@ class IosPhone:
         self.inner.install_app(package)
 
     # -- the web view (a hybrid app's; its CSS pixels are points at the screen's scale) ----
+    @property
+    def browsers(self) -> BrowserPool:
+        return self.inner.browsers
+
     def web_view_state(self) -> WebViewState | None:
         return self.inner.web_view_state()
 
