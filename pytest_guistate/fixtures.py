@@ -190,7 +190,7 @@ def device(
         driver, spec, caps = _open_driver(request, lease, guistate_capabilities)
         dev = Device(driver, url=spec.display_url, is_sim=settings.uses_sim)
         kind = driver_kind(caps, is_sim=settings.uses_sim)
-        start_url = _start_url(dev) if mode is SessionMode.WORKER and dev.is_web else ""
+        start_url = _start_url(dev) if mode is SessionMode.WORKER and dev.browser else ""
         held = HeldSession(dev, spec, caps, kind, start_url)
         info = SessionInfo(mode.value, "new", reason=why, session_id=str(driver.session_id))
     request.node.stash[APPIUM_SESSION_KEY] = info

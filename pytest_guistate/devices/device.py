@@ -8,7 +8,10 @@ loop needs.
 Every coordinate `Device` takes or returns is in *screenshot pixels*, whatever the driver's own
 unit (issue 6): UiAutomator2 and the sim use pixels, XCUITest uses points (screenshots are 2-3x),
 and a web context (the chromium driver) uses CSS pixels (screenshots are x devicePixelRatio).
-`scale` converts; web contexts get their tree and locators from `devices/web.py`.
+`scale` converts; web contexts get their tree and locators from `devices/web.py`. A native app's web
+view context (issue 37) keeps the phone's pixels: its tree is the native tree with the page's DOM
+mapped in, DOM boxes go through `devices/hybrid.py`, and taps by point are sent from NATIVE_APP; the
+device follows the current context through every switch its driver sends (`context`, `switch_context`).
 
 The class reads top to bottom as one session: what kind of screen it drives (its scale and size),
 the calls, then observing (screenshots, trees, `observe`: a screenshot decoded ahead, and the tree

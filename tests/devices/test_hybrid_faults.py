@@ -15,19 +15,15 @@ from appium.options.common import AppiumOptions
 
 from pytest_guistate.devices.device import ContextUnavailable, Device
 from pytest_guistate.devices.sim import SimServer
-from pytest_guistate.devices.sim.model import SimError
-from pytest_guistate.devices.sim.webview import locate_chromium
 from pytest_guistate.devices.timeouts import DeviceTimeout
+from tests.helpers.chromium import require_chromium
 
 HYBRID = "com.guistate.hybrid"
 
 
 @pytest.fixture(scope="module", autouse=True)
 def chromium_installed() -> None:
-    try:
-        locate_chromium()
-    except SimError as exc:
-        pytest.fail(f"the hybrid app's tests need Chromium: {exc.message}")
+    require_chromium()
 
 
 @pytest.fixture(scope="module")

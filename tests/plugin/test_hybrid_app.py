@@ -17,9 +17,8 @@ from typing import Any
 
 import pytest
 
-from pytest_guistate.devices.sim.model import SimError
-from pytest_guistate.devices.sim.webview import locate_chromium
 from pytest_guistate.llm.reference.server import ReferenceServer
+from tests.helpers.chromium import require_chromium
 
 PASSWORD = "correct-horse"
 
@@ -115,11 +114,7 @@ def test_llm_goal(device, guistate):
 
 @pytest.fixture(scope="module", autouse=True)
 def chromium_installed() -> None:
-    """Fail (never skip) where Chromium is missing: the error names the install command."""
-    try:
-        locate_chromium()
-    except SimError as exc:
-        pytest.fail(f"the hybrid app's tests need Chromium: {exc.message}")
+    require_chromium()
 
 
 @pytest.fixture
