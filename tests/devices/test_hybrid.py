@@ -326,3 +326,16 @@ def test_the_reference_grammar_reads_a_tap_on_a_named_control() -> None:
     assert plan == [TapItem("Help"), SignIn("qa@example.com", "correct-horse")]
     assert parse_goal("press the Close button") == [TapItem("Close")]
     assert parse_goal("tap Help in Hybrid") == [TapItem("Help", "Hybrid")]
+
+
+def test_the_allure_step_names_the_context_it_acted_in() -> None:
+    from pytest_guistate.core.records import StepRecord
+    from pytest_guistate.report.allure_adapter import step_title
+
+    record = StepRecord(4, "sign in", "step", None, True, outcome="ok", context=WEBVIEW)
+    assert step_title(record) == f"[guistate 4 @{WEBVIEW}] sign in"
+    assert step_title(StepRecord(4, "sign in", "step", None, True, outcome="ok")) == "[guistate 4] sign in"
+    switch = StepRecord(5, f"switch context NATIVE_APP -> {WEBVIEW}", "context", None, True, outcome="ok",
+                        context="NATIVE_APP")
+    assert step_title(switch) == f"[guistate 5] switch context NATIVE_APP -> {WEBVIEW}"
+    assert record.to_dict()["context"] == WEBVIEW and "context" not in StepRecord(1, "x", "step", None, True).to_dict()

@@ -158,6 +158,8 @@ def test_a_hybrid_app_through_the_plugin(pytester: pytest.Pytester, inner: Calla
     assert [s["kind"] for s in signed] == ["context", "step"]
     assert signed[1]["context"].startswith(web) and signed[1]["outcome"] == "ok"
     assert [e["action"] for e in _log(root, "test_sign_in")] == ["open_app", "login"]
+    report = next(p for p in out.rglob("report.html") if p.parent.name.endswith("-test_sign_in"))
+    assert f"context <code>{signed[1]['context']}</code>" in report.read_text(encoding="utf-8")
 
     toolbar = _steps(out, "test_toolbar_button")
     assert [(s["name"], s["outcome"]) for s in toolbar if s["kind"] == "step"] == [
