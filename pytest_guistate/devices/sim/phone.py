@@ -447,8 +447,12 @@ class Phone:
         target = scroll_target(self._windows_now(), x1, y1)
         self._record(self._foreground, "swipe", x1=x1, y1=y1, x2=x2, y2=y2,
                      target=target.key if target else None, duration_ms=duration_ms)
+        web = self._apps[self._foreground].web_view_box()
         if target is not None and abs(y2 - y1) > abs(x2 - x1):
             self._scroll(target, y1 - y2)
+        elif target is None and web is not None and web.contains_point(x1, y1):  # the page scrolls itself
+            self._apps[self._foreground].web_swipe((x1 - web.left, y1 - web.top), (x2 - web.left, y2 - web.top),
+                                                   duration_ms)
         self._end()
 
     def _scroll(self, target: View, delta: int) -> None:

@@ -176,12 +176,22 @@ class WebViewBrowser:
 
     def tap(self, x_css: float, y_css: float) -> None:
         """A touch at viewport CSS pixels (a native tap that landed on the web view)."""
-        actions = {"actions": [{"type": "pointer", "id": "finger", "parameters": {"pointerType": "touch"},
-                                "actions": [{"type": "pointerMove", "duration": 0, "x": round(x_css),
-                                             "y": round(y_css), "origin": "viewport"},
-                                            {"type": "pointerDown", "button": 0},
-                                            {"type": "pointerUp", "button": 0}]}]}
-        self.value("POST", "/actions", actions)
+        self._touch([{"type": "pointerMove", "duration": 0, "x": round(x_css), "y": round(y_css),
+                      "origin": "viewport"},
+                     {"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}])
+
+    def swipe(self, start: tuple[float, float], end: tuple[float, float], duration_ms: int) -> None:
+        """A touch drag between viewport CSS points: the page scrolls as under a finger."""
+        self._touch([{"type": "pointerMove", "duration": 0, "x": round(start[0]), "y": round(start[1]),
+                      "origin": "viewport"},
+                     {"type": "pointerDown", "button": 0},
+                     {"type": "pointerMove", "duration": max(0, int(duration_ms)), "x": round(end[0]),
+                      "y": round(end[1]), "origin": "viewport"},
+                     {"type": "pointerUp", "button": 0}])
+
+    def _touch(self, steps: list[dict[str, Any]]) -> None:
+        self.value("POST", "/actions", {"actions": [{"type": "pointer", "id": "finger",
+                                                     "parameters": {"pointerType": "touch"}, "actions": steps}]})
 
     def navigate(self, url: str) -> None:
         self.value("POST", "/url", {"url": url})

@@ -34,7 +34,8 @@ __all__ = ["NATIVE_SCREENS", "NOTES", "STATIC_DIR", "HybridPageServer", "PageSta
 
 STATIC_DIR = Path(__file__).with_name("hybrid_web")
 NOTES = ("Buy milk", "Call the plumber", "Book flights to Lisbon", "Renew passport", "Water the plants",
-         "Send the invoice")
+         "Send the invoice", "Pick up the dry cleaning", "Plan the team offsite", "Fix the bike light",
+         "Back up the laptop", "Order birthday flowers", "Cancel the gym trial")  # longer than one screen: it scrolls
 NATIVE_SCREENS = ("settings",)  # `/native/<screen>` links the page may follow out of the web view
 MAX_BODY = 64 << 10
 
