@@ -353,7 +353,7 @@ class Phone:
     def _composite_web_view(self, frame: np.ndarray, box: Box) -> None:
         """The web view's current pixels (Chromium's viewport) into its bounds, wherever no window
         above it (a toast, a dialog) covers it: the base layer still shows the placeholder there."""
-        png = self._apps[self._foreground].web_browser().screenshot_png()
+        png = self._apps[self._foreground].web_browser().frame_png()
         page = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
         if page is None:
             raise SimError("unable to capture screen", "the web view's screenshot is not a decodable image")

@@ -170,9 +170,16 @@ class WebViewBrowser:
             raise SimError(str(error.get("error", "unknown error")), str(error.get("message", reply.body)))
         return reply.value
 
-    def screenshot_png(self) -> bytes:
-        """The viewport as chromedriver shows it: CSS size times the pixel ratio."""
-        return base64.b64decode(self.value("GET", "/screenshot"))
+    def frame_png(self) -> bytes:
+        """The viewport's pixels for the native frame (CSS size times the pixel ratio): DevTools'
+        `Page.captureScreenshot` with `optimizeForSpeed` through chromedriver, quicker to make and to
+        decode than its W3C screenshot (see `devices/devtools_capture.py`); a client's screenshot in
+        the web view context stays the W3C one, proxied."""
+        reply = self.value("POST", "/goog/cdp/execute",
+                           {"cmd": "Page.captureScreenshot", "params": {"format": "png", "optimizeForSpeed": True}})
+        if not isinstance(reply, dict) or not isinstance(reply.get("data"), str):
+            raise SimError("unable to capture screen", f"chromedriver's capture of the web view gave {reply!r:.200}")
+        return base64.b64decode(reply["data"])
 
     def tap(self, x_css: float, y_css: float) -> None:
         """A touch at viewport CSS pixels (a native tap that landed on the web view)."""

@@ -93,6 +93,12 @@ def sign_in(driver: webdriver.Remote) -> None:
     assert len(driver.find_elements(AppiumBy.CSS_SELECTOR, "[data-testid=note]")) == len(NOTES)
 
 
+def toggles(driver: webdriver.Remote) -> list[bool]:
+    """The toggle's values the page's backend logged, in order."""
+    log = driver.execute_script("mobile: guistateActionLog", {})
+    return [entry["value"] for entry in log if entry["action"] == "toggle" and entry["setting"] == "sync_wifi_only"]
+
+
 def test_android_lists_and_switches_contexts_and_the_web_context_is_the_page(open_driver: Any) -> None:
     driver = open_driver()
     assert driver.contexts == ["NATIVE_APP", ANDROID_WEBVIEW]
@@ -154,8 +160,7 @@ def test_a_click_through_the_proxy_shows_in_the_native_frame_at_the_web_views_bo
                    box.top + int((rect["y"] + rect["height"]) * ratio) + 1)
     grown = Box(expected.left - 6, expected.top - 6, expected.right + 6, expected.bottom + 6)
     assert grown.contains(changed), (changed, expected)  # the change lies where the page shows it
-    log = driver.execute_script("mobile: guistateActionLog", {})
-    assert {"setting": "sync_wifi_only", "value": True}.items() <= log[-1].items()
+    wait_until(lambda: toggles(driver) == [True], "the page sent the toggle to its backend")  # (a fetch)
 
 
 def test_a_native_tap_on_the_web_view_reaches_the_page_at_its_point(open_driver: Any) -> None:
@@ -168,8 +173,7 @@ def test_a_native_tap_on_the_web_view_reaches_the_page_at_its_point(open_driver:
     x = box.left + round((rect["x"] + rect["width"] / 2) * 3)
     y = box.top + round((rect["y"] + rect["height"] / 2) * 3)
     driver.tap([(x, y)])
-    log = driver.execute_script("mobile: guistateActionLog", {})
-    assert [e for e in log if e["action"] == "toggle"][-1]["value"] is True
+    wait_until(lambda: toggles(driver) == [True], "the page sent the toggle to its backend")  # (a fetch)
 
 
 def test_a_native_swipe_on_the_web_view_scrolls_the_page(open_driver: Any) -> None:
@@ -222,6 +226,8 @@ def test_ios_names_the_web_view_by_page_and_its_source_has_a_web_view(open_drive
     driver.switch_to.context(contexts[1])
     sign_in(driver)
     driver.find_element(AppiumBy.CSS_SELECTOR, "#open-settings").click()  # the page links to a native screen
+    wait_until(lambda: any(e["action"] == "open_native" for e in driver.execute_script("mobile: guistateActionLog", {})),
+               "the page followed the link")
     with pytest.raises(NoSuchWindowException, match="web view not found"):
         driver.find_element(AppiumBy.CSS_SELECTOR, "#account")
     driver.switch_to.context("NATIVE_APP")
