@@ -353,7 +353,7 @@ class Phone:
     def _composite_web_view(self, frame: np.ndarray, box: Box) -> None:
         """The web view's current pixels (Chromium's viewport) into its bounds, wherever no window
         above it (a toast, a dialog) covers it: the base layer still shows the placeholder there."""
-        png = self._apps[self._foreground].web_browser().screenshot_png()
+        png = self._apps[self._foreground].web_browser().frame_png()
         page = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
         if page is None:
             raise SimError("unable to capture screen", "the web view's screenshot is not a decodable image")
@@ -447,8 +447,12 @@ class Phone:
         target = scroll_target(self._windows_now(), x1, y1)
         self._record(self._foreground, "swipe", x1=x1, y1=y1, x2=x2, y2=y2,
                      target=target.key if target else None, duration_ms=duration_ms)
+        web = self._apps[self._foreground].web_view_box()
         if target is not None and abs(y2 - y1) > abs(x2 - x1):
             self._scroll(target, y1 - y2)
+        elif target is None and web is not None and web.contains_point(x1, y1):  # the page scrolls itself
+            self._apps[self._foreground].web_swipe((x1 - web.left, y1 - web.top), (x2 - web.left, y2 - web.top),
+                                                   duration_ms)
         self._end()
 
     def _scroll(self, target: View, delta: int) -> None:

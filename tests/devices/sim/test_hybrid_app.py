@@ -27,6 +27,7 @@ from selenium.common.exceptions import (
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.devices.sim import SimServer
+from pytest_guistate.devices.sim.apps.hybrid_page import NOTES
 from pytest_guistate.devices.sim.model import SimError
 from pytest_guistate.devices.sim.webview import locate_chromium
 from tests.devices.sim.sim_server_helpers import wait_until
@@ -89,7 +90,13 @@ def sign_in(driver: webdriver.Remote) -> None:
     driver.find_element(AppiumBy.CSS_SELECTOR, "#email").send_keys("qa@example.com")
     driver.find_element(AppiumBy.XPATH, "//input[@type='password']").send_keys("correct-horse")
     driver.find_element(AppiumBy.CSS_SELECTOR, "[data-testid=signin_button]").click()
-    assert len(driver.find_elements(AppiumBy.CSS_SELECTOR, "[data-testid=note]")) == 6
+    assert len(driver.find_elements(AppiumBy.CSS_SELECTOR, "[data-testid=note]")) == len(NOTES)
+
+
+def toggles(driver: webdriver.Remote) -> list[bool]:
+    """The toggle's values the page's backend logged, in order."""
+    log = driver.execute_script("mobile: guistateActionLog", {})
+    return [entry["value"] for entry in log if entry["action"] == "toggle" and entry["setting"] == "sync_wifi_only"]
 
 
 def test_android_lists_and_switches_contexts_and_the_web_context_is_the_page(open_driver: Any) -> None:
@@ -153,8 +160,7 @@ def test_a_click_through_the_proxy_shows_in_the_native_frame_at_the_web_views_bo
                    box.top + int((rect["y"] + rect["height"]) * ratio) + 1)
     grown = Box(expected.left - 6, expected.top - 6, expected.right + 6, expected.bottom + 6)
     assert grown.contains(changed), (changed, expected)  # the change lies where the page shows it
-    log = driver.execute_script("mobile: guistateActionLog", {})
-    assert {"setting": "sync_wifi_only", "value": True}.items() <= log[-1].items()
+    wait_until(lambda: toggles(driver) == [True], "the page sent the toggle to its backend")  # (a fetch)
 
 
 def test_a_native_tap_on_the_web_view_reaches_the_page_at_its_point(open_driver: Any) -> None:
@@ -167,8 +173,23 @@ def test_a_native_tap_on_the_web_view_reaches_the_page_at_its_point(open_driver:
     x = box.left + round((rect["x"] + rect["width"] / 2) * 3)
     y = box.top + round((rect["y"] + rect["height"] / 2) * 3)
     driver.tap([(x, y)])
-    log = driver.execute_script("mobile: guistateActionLog", {})
-    assert [e for e in log if e["action"] == "toggle"][-1]["value"] is True
+    wait_until(lambda: toggles(driver) == [True], "the page sent the toggle to its backend")  # (a fetch)
+
+
+def test_a_native_swipe_on_the_web_view_scrolls_the_page(open_driver: Any) -> None:
+    driver = open_driver()
+    box = web_view_box(driver)
+    driver.switch_to.context(ANDROID_WEBVIEW)
+    sign_in(driver)  # the notes are longer than the web view: the page scrolls
+    driver.switch_to.context("NATIVE_APP")
+    before = image(driver.get_screenshot_as_png())
+    x = box.left + box.width // 2
+    driver.swipe(x, box.bottom - 300, x, box.top + 300, 400)
+    driver.switch_to.context(ANDROID_WEBVIEW)
+    wait_until(lambda: driver.execute_script("return scrollY") > 100, "the page scrolled under the drag")
+    driver.switch_to.context("NATIVE_APP")
+    changed = diff_box(before, image(driver.get_screenshot_as_png()))
+    assert changed is not None and box.contains(changed)  # the page moved, the toolbar did not
 
 
 def test_native_web_screenshot_decides_what_a_web_context_screenshot_is(open_driver: Any) -> None:
@@ -205,6 +226,8 @@ def test_ios_names_the_web_view_by_page_and_its_source_has_a_web_view(open_drive
     driver.switch_to.context(contexts[1])
     sign_in(driver)
     driver.find_element(AppiumBy.CSS_SELECTOR, "#open-settings").click()  # the page links to a native screen
+    wait_until(lambda: any(e["action"] == "open_native" for e in driver.execute_script("mobile: guistateActionLog", {})),
+               "the page followed the link")
     with pytest.raises(NoSuchWindowException, match="web view not found"):
         driver.find_element(AppiumBy.CSS_SELECTOR, "#account")
     driver.switch_to.context("NATIVE_APP")
@@ -282,7 +305,7 @@ def test_a_delete_in_the_page_redraws_late_and_a_stale_tap_deletes_the_next_note
     assert deleted_notes(driver) == [first, "Call the plumber"]  # it deleted the NEXT note
     driver.execute_script("mobile: guistateFaults", {"refresh_delay": 0.0})
     driver.refresh()  # a reload draws the backend's list
-    wait_until(lambda: len(notes_shown(driver)) == 4, "the reloaded page lists the 4 notes left")
+    wait_until(lambda: len(notes_shown(driver)) == len(NOTES) - 2, "the reloaded page lists the notes left")
 
 
 def test_a_toast_over_the_web_view_stays_on_top_in_the_native_frame(open_driver: Any) -> None:

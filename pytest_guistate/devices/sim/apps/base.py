@@ -213,6 +213,9 @@ class App:
     def web_tap(self, x: int, y: int) -> None:
         """A native touch at (x, y) px relative to the web view's bounds (apps with a web view)."""
 
+    def web_swipe(self, start: tuple[int, int], end: tuple[int, int], duration_ms: int) -> None:
+        """A native drag from `start` to `end`, px relative to the web view's bounds (apps with one)."""
+
     def close(self) -> None:
         """The app is stopped (terminated, or its phone closed): release what it started."""
 

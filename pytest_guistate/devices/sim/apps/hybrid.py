@@ -139,6 +139,12 @@ class HybridApp(App):
         ratio = self.ctx.density()
         self.web_browser().tap(x / ratio, y / ratio)
 
+    def web_swipe(self, start: tuple[int, int], end: tuple[int, int], duration_ms: int) -> None:
+        """A native drag inside the web view scrolls the page as a finger does."""
+        ratio = self.ctx.density()
+        self.web_browser().swipe((start[0] / ratio, start[1] / ratio), (end[0] / ratio, end[1] / ratio),
+                                 duration_ms)
+
     def close(self) -> None:
         browser, page, self._browser, self._page = self._browser, self._page, None, None
         if browser is not None:

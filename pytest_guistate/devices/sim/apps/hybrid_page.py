@@ -28,15 +28,14 @@ from typing import Any, Self
 from urllib.parse import urlsplit
 
 from pytest_guistate.devices.sim.apps.settings import CREDENTIALS
-from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread
+from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread, load_static_files, send_bytes
 
 __all__ = ["NATIVE_SCREENS", "NOTES", "STATIC_DIR", "HybridPageServer", "PageState"]
 
 STATIC_DIR = Path(__file__).with_name("hybrid_web")
-_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
-          ".css": "text/css; charset=utf-8"}
 NOTES = ("Buy milk", "Call the plumber", "Book flights to Lisbon", "Renew passport", "Water the plants",
-         "Send the invoice")
+         "Send the invoice", "Pick up the dry cleaning", "Plan the team offsite", "Fix the bike light",
+         "Back up the laptop", "Order birthday flowers", "Cancel the gym trial")  # longer than one screen: it scrolls
 NATIVE_SCREENS = ("settings",)  # `/native/<screen>` links the page may follow out of the web view
 MAX_BODY = 64 << 10
 
@@ -52,15 +51,6 @@ class PageState:
     def as_json(self) -> dict[str, Any]:
         return {"signed_in": self.user is not None, "user": self.user or "", "sync_wifi_only": self.sync_wifi_only,
                 "notes": [{"id": note_id, "title": title} for note_id, title in self.notes] if self.user else []}
-
-
-def _load_files(root: Path) -> dict[str, tuple[bytes, str]]:
-    files = {"/" + path.name: (path.read_bytes(), _TYPES[path.suffix])
-             for path in sorted(root.iterdir()) if path.suffix in _TYPES}
-    if "/index.html" not in files:
-        raise FileNotFoundError(f"the hybrid app's page has no index.html in {root} (is the package data installed?)")
-    files["/"] = files["/index.html"]
-    return files
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -117,12 +107,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.OK, json.dumps(payload).encode("utf-8"), "application/json")
 
     def _send(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(body)
+        send_bytes(self, status, body, content_type)
 
 
 class _Server(LoopbackHTTPServer):
@@ -140,7 +125,7 @@ class HybridPageServer:
         self.lock = threading.Lock()
         self.state = PageState()
         self.navigations: deque[str] = deque()  # native screens the page linked to, applied by the app
-        self.files = _load_files(STATIC_DIR)
+        self.files = load_static_files(STATIC_DIR, "the hybrid app's page")
         self._served = ServedThread(lambda address: _Server(address, self), host="127.0.0.1", port=0,
                                     name="guistate-hybrid-page", what="the hybrid app's page server")
 
