@@ -1,6 +1,7 @@
-"""The drivers' web view faults as `Device` names them (issue 37), on the sim's Hybrid app over HTTP: a proxied
-screenshot that hangs is a `DeviceTimeout` within its deadline that says what to set, while the native route
-(`appium:nativeWebScreenshot`) is not held by it; a context name the session does not list is
+"""`Device` on the sim's Hybrid app over HTTP (issue 37): a scrolled page's boxes land where the phone shows them,
+whichever way they are asked (the tree's walk or the element's document rect), and the drivers' web view faults
+are named: a proxied screenshot that hangs is a `DeviceTimeout` within its deadline that says what to set, while
+the native route (`appium:nativeWebScreenshot`) is not held by it; a context name the session does not list is
 `ContextUnavailable`. Needs Chromium (fails naming its install command when missing, never skips)."""
 
 from __future__ import annotations
@@ -72,3 +73,26 @@ def test_a_context_not_listed_is_named(hybrid: Callable[..., Device]) -> None:
     device = hybrid()
     with pytest.raises(ContextUnavailable, match=r"WEBVIEW_com\.other.*lists \['NATIVE_APP', 'WEBVIEW_com\.guistate"):
         device.switch_context("WEBVIEW_com.other")
+
+
+def test_a_scrolled_pages_boxes_land_where_the_phone_shows_them(hybrid: Callable[..., Device]) -> None:
+    device = hybrid(**{"appium:nativeWebScreenshot": True})
+    device.switch_context(f"WEBVIEW_{HYBRID}")
+    device.type("qa@example.com", id="email")
+    device.type("correct-horse", id="password")
+    device.tap(text="Sign in")
+    device.find(desc="Delete Buy milk")
+    web_view = next(n.bounds for n in device.ui_tree().nodes() if n.cls == "android.webkit.WebView")
+    assert web_view is not None
+    x = web_view.center[0]
+    device.swipe(x, web_view.bottom - 100, x, web_view.top + 300, duration_ms=400)  # drags the page up
+    scrolled = device.driver.execute_script("return window.scrollY")
+    assert scrolled > 0
+    tree = device.ui_tree()
+    deletes = [n for n in tree.nodes() if n.content_desc.startswith("Delete ") and n.bounds is not None]
+    assert deletes
+    last = deletes[-1]
+    element = device.find(desc=last.content_desc)
+    box = device.box_of(element)  # W3C rect: CSS px of the document, the scroll taken off
+    assert last.bounds is not None and web_view.contains(box)
+    assert max(abs(a - b) for a, b in zip(box.as_list(), last.bounds.as_list(), strict=True)) <= 2, (box, last.bounds)
