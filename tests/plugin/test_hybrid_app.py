@@ -19,6 +19,7 @@ import pytest
 
 from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.helpers.chromium import require_chromium
+from tests.helpers.journal_meta import sessions
 
 PASSWORD = "correct-horse"
 
@@ -186,3 +187,30 @@ def test_a_hybrid_app_through_the_plugin(pytester: pytest.Pytester, inner: Calla
     assert any('"Help"' in name for name in taps), taps
     assert [e["action"] for e in _log(root, "test_llm_goal")] == ["open_app", "help", "login"]
     assert _log(root, "test_llm_goal")[-1]["success"] is True
+
+
+REUSE = '''
+import pytest
+
+HYBRID = "com.guistate.hybrid"
+
+
+@pytest.mark.guistate(app=HYBRID)
+def test_a_ends_in_the_web_view(device, guistate):
+    device.switch_context(next(name for name in device.contexts if name.startswith("WEBVIEW_")))
+    assert device.in_webview
+
+
+@pytest.mark.guistate(app=HYBRID)
+def test_b_starts_native(device, guistate):
+    assert device.context == "NATIVE_APP" and not device.in_webview
+    assert device.exists(text="Help")  # a native locator: the session is in the app's native context
+'''
+
+
+def test_a_reused_session_starts_the_next_test_native(pytester: pytest.Pytester,
+                                                      inner: Callable[..., pytest.RunResult]) -> None:
+    pytester.makepyfile(REUSE)
+    result = inner("--guistate-session=worker", "--guistate=light", "--guistate-retain=on", "--guistate-artifacts=out")
+    result.assert_outcomes(passed=2)
+    assert sessions(pytester.path / "out")["test_b_starts_native"]["state"] == "reused"
