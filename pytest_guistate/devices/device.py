@@ -307,7 +307,8 @@ class Device:
     @property
     def scale(self) -> float:
         """Screenshot pixels per driver unit (1 for the sim and UiAutomator2, 2-3 for XCUITest
-        points, devicePixelRatio for a web context), measured once per session."""
+        points, devicePixelRatio for a browser session; a native app's web view keeps the native scale),
+        measured once per session."""
         if self._scale is None:
             # UiAutomator2 bounds are screenshot pixels; its window rect leaves out a side navigation
             # bar in landscape, so a measured ratio would be wrong there
