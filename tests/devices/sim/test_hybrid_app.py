@@ -8,6 +8,7 @@ they fail naming the command that installs them, never skip.
 from __future__ import annotations
 
 import contextlib
+import os
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -349,7 +350,18 @@ def test_the_server_reuses_a_closed_sessions_browser_clean_and_stops_them_all() 
         second = webdriver.Remote(srv.url, options=options)
         second.switch_to.context(ANDROID_WEBVIEW)
         assert srv.store.get(second.session_id).phone.web_browser() is browser  # no second Chromium start
+        group = browser.process_group()
+        assert group is not None
         assert second.find_element(AppiumBy.CSS_SELECTOR, "#email").is_displayed()  # the new app's page
         assert second.timeouts.implicit_wait == 0  # nothing of the last session's left in chromedriver
         second.quit()
-    assert not browser.started  # stopped with the server
+    assert not browser.started  # stopped with the server, chromedriver and the Chromium it started
+    wait_until(lambda: not group_alive(group), "chromedriver's process group is gone (zombies reaped)")
+
+
+def group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
