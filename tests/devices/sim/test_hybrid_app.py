@@ -365,3 +365,17 @@ def group_alive(group: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_hybrid_is_installed_by_the_session_that_opens_it(server: SimServer, open_driver: Any) -> None:
+    other = webdriver.Remote(server.url, options=AppiumOptions().load_capabilities({"guistate:clock": "frozen"}))
+    try:
+        assert other.query_app_state(HYBRID) == 0  # not on this phone: the home screen tests know is unchanged
+        assert not other.find_elements(AppiumBy.ACCESSIBILITY_ID, "Hybrid")
+        other.execute_script("mobile: installApp", {"appPath": HYBRID})
+        assert other.find_element(AppiumBy.ACCESSIBILITY_ID, "Hybrid").get_attribute("clickable") == "true"
+        other.find_element(AppiumBy.ACCESSIBILITY_ID, "Hybrid").click()
+        assert other.current_package == HYBRID and other.contexts == ["NATIVE_APP", ANDROID_WEBVIEW]
+    finally:
+        other.quit()
+    assert open_driver().query_app_state(HYBRID) == 4  # `appium:appPackage` installs and opens it
