@@ -152,7 +152,6 @@ def monkey(seed: int, size: tuple[int, int], oracle: VisualOracle, ios: IosScree
         caps = {"guistate:seed": seed, "guistate:screen": {"width": size[0], "height": size[1]}}
         phone = Phone.from_capabilities(caps, clock=clock)
     rng = random.Random(seed)
-    phone.remove_app(HybridApp.package)  # (its icon too: the launcher is the one this corpus was measured on)
     d = Driver(phone, clock, oracle, ios=IosPhone(phone, ios) if ios is not None else None, overlay=overlay)
     d.transition("noise: clock tick", None, 1.0)
     # the Hybrid app's web view is a real browser whose changes the tree-based ground truth cannot see

@@ -92,7 +92,8 @@ class Phone:
         self._drop_rng = random.Random(self._faults.seed if self._faults.seed is not None else seed)
         self._renderer = Renderer(self.m)
         self._apps: dict[str, App] = {}
-        self._removed: set[str] = set()  # apps `remove_app` took off this phone
+        # apps not on this phone: `remove_app` took them off, or never installed (opened below if asked)
+        self._removed: set[str] = {package for package, app in INSTALLED.items() if not app.preinstalled}
         self._apps[LAUNCHER] = LauncherApp(self._context(LAUNCHER),
                                            [(a.package, a.label, a.color) for a in INSTALLED.values()],
                                            lambda package: package not in self._removed)
@@ -116,6 +117,8 @@ class Phone:
         self.point_px = 1.0  # pixels per point: the iOS persona sets its scale (the keyboard's size)
         self._keyboard_field: str | None = None  # set by `_windows()`: the field the keyboard types into
         if app_package is not None:
+            if app_package in INSTALLED and not INSTALLED[app_package].preinstalled:
+                self._removed.discard(app_package)  # the session's app under test is installed for it
             self._check_installed(app_package)
             self._open(app_package)
 
@@ -559,6 +562,7 @@ class Phone:
             raise SimError("invalid argument", f"the simulated phone installs only its own apps; "
                                                f"{package!r} is not one of {sorted(INSTALLED)}")
         self._removed.discard(package)
+        self._version += 1  # its icon is back on the home screen
 
     def current_activity(self) -> str:
         """`getCurrentActivity`: the sim's apps are one activity each (`.MainActivity`; the launcher's

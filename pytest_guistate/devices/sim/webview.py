@@ -21,6 +21,8 @@ import atexit
 import base64
 import http.client
 import json
+import os
+import signal
 import subprocess
 import threading
 import time
@@ -86,6 +88,10 @@ class WebViewBrowser:
     def started(self) -> bool:
         return self.session_id is not None
 
+    def process_group(self) -> int | None:
+        """chromedriver's process group (Chromium's processes are in it), None when not running."""
+        return None if self._process is None else self._process.pid
+
     def start(self, url: str) -> None:
         """Start chromedriver and its Chromium session on `url`; a started one just loads `url`."""
         with self._lock:
@@ -94,9 +100,10 @@ class WebViewBrowser:
                 return
             browser, driver = locate_chromium()
             self._port = free_local_port()
+            # a process group of its own: Chromium's processes stop with chromedriver (`_stop_process`)
             self._process = subprocess.Popen([driver, f"--port={self._port}", "--log-level=OFF"],
                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                             stderr=subprocess.DEVNULL)
+                                             stderr=subprocess.DEVNULL, start_new_session=True)
             try:
                 self._wait_listening()
                 reply = self.request("POST", "/session", {"capabilities": {"alwaysMatch": self._capabilities(browser)}},
@@ -105,8 +112,10 @@ class WebViewBrowser:
                     raise SimError("session not created", f"chromedriver refused the web view's session: {reply.body}")
                 self.session_id = str(reply.value["sessionId"])
                 _LIVE.add(self)
-                self.command("POST", "/url", {"url": url}, timeout=START_TIMEOUT_S)
+                self.navigate(url)
             except BaseException:
+                self.session_id = None
+                _LIVE.discard(self)
                 self._stop_process()
                 raise
 
@@ -219,13 +228,23 @@ class WebViewBrowser:
         process, self._process = self._process, None
         if process is None:
             return
-        process.terminate()
+        self._signal_group(process, signal.SIGTERM)
         try:
             process.wait(5.0)
         except subprocess.TimeoutExpired:
-            process.kill()
+            self._signal_group(process, signal.SIGKILL)
             process.wait(5.0)
 
+
+    @staticmethod
+    def _signal_group(process: subprocess.Popen[bytes], signum: int) -> None:
+        """chromedriver's whole group (the Chromium it started is in it), or just it if the group is gone."""
+        try:
+            os.killpg(process.pid, signum)
+        except ProcessLookupError:
+            return  # already gone, with its group
+        except PermissionError:
+            process.send_signal(signum)
 
 class BrowserPool:
     """Web view browsers handed out by size and taken back for the next session (see the module

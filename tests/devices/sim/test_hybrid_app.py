@@ -8,6 +8,7 @@ they fail naming the command that installs them, never skip.
 from __future__ import annotations
 
 import contextlib
+import os
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -349,7 +350,32 @@ def test_the_server_reuses_a_closed_sessions_browser_clean_and_stops_them_all() 
         second = webdriver.Remote(srv.url, options=options)
         second.switch_to.context(ANDROID_WEBVIEW)
         assert srv.store.get(second.session_id).phone.web_browser() is browser  # no second Chromium start
+        group = browser.process_group()
+        assert group is not None
         assert second.find_element(AppiumBy.CSS_SELECTOR, "#email").is_displayed()  # the new app's page
         assert second.timeouts.implicit_wait == 0  # nothing of the last session's left in chromedriver
         second.quit()
-    assert not browser.started  # stopped with the server
+    assert not browser.started  # stopped with the server, chromedriver and the Chromium it started
+    wait_until(lambda: not group_alive(group), "chromedriver's process group is gone (zombies reaped)")
+
+
+def group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_hybrid_is_installed_by_the_session_that_opens_it(server: SimServer, open_driver: Any) -> None:
+    other = webdriver.Remote(server.url, options=AppiumOptions().load_capabilities({"guistate:clock": "frozen"}))
+    try:
+        assert other.query_app_state(HYBRID) == 0  # not on this phone: the home screen tests know is unchanged
+        assert not other.find_elements(AppiumBy.ACCESSIBILITY_ID, "Hybrid")
+        other.execute_script("mobile: installApp", {"appPath": HYBRID})
+        assert other.find_element(AppiumBy.ACCESSIBILITY_ID, "Hybrid").get_attribute("clickable") == "true"
+        other.find_element(AppiumBy.ACCESSIBILITY_ID, "Hybrid").click()
+        assert other.current_package == HYBRID and other.contexts == ["NATIVE_APP", ANDROID_WEBVIEW]
+    finally:
+        other.quit()
+    assert open_driver().query_app_state(HYBRID) == 4  # `appium:appPackage` installs and opens it
