@@ -30,7 +30,9 @@ delete dialog, cancel it" (sim: Bob's post; Chromium: the web Feed's first post,
                     what these rows pay).
 The sim variants share one SimServer (the plugin's embedded sim is pointed at it), so its request log
 gives, per variant, the page sources per step and the latency delay (`delay_ms`) per test by command:
-wall ms minus delay ms is what the client side (Appium client, plugin) adds, and `delay/+check` (the
+`sim ms` is the sim's own time serving them (request time minus delay: drawing and encoding a
+screenshot, writing a page source, which a real driver's figure already contains), wall ms minus both
+(`client ms`) is what the client side (Appium client, plugin) adds, and `delay/+check` (the
 row's delay over the checking bare client's) is the ratio no client-side work can go below, the same
 at any machine load. `first_readers` splits each row's page sources by the code that read the tree
 first. Ratios are against the baselines of the same run. Timing only: nothing here is a pass/fail criterion; issue 12's target is
@@ -344,6 +346,7 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
     delays: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     readers: dict[str, Counter[str]] = defaultdict(Counter)
+    served: dict[str, float] = defaultdict(float)
     sent: dict[str, Counter[str]] = defaultdict(Counter)  # real server: commands by name, and their ms
     sent_ms: dict[str, defaultdict[str, float]] = defaultdict(lambda: defaultdict(float))
     load = os.getloadavg()[0]
@@ -357,6 +360,7 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
             sources[name].extend(calls)
             for rec in (sim.request_log()[mark:] if sim is not None else []):
                 delays[name][kind(rec.method, rec.path)] += rec.delay_ms
+                served[name] += rec.ms - rec.delay_ms  # the sim's own work: rendering, encoding, the XML
                 counts[name][kind(rec.method, rec.path)] += 1
     tests, steps = args.tests * args.rounds, 2 * args.pairs
     print(f"\nper test on {where}: {args.tests} tests x {args.rounds} round(s), {steps} steps each; "
@@ -368,7 +372,7 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
            f"{'setup+td':>8s} {'src/step':>8s}"
     devtools = statistics.median(samples["bare reuse devtools"]) if "bare reuse devtools" in samples else None
     if sim is not None:
-        head += f" {'src/test':>8s} {'delay ms/test':>13s} {'delay/+check':>12s} {'client ms':>9s}"
+        head += f" {'src/test':>8s} {'delay ms/test':>13s} {'delay/+check':>12s} {'sim ms':>7s} {'client ms':>9s}"
     if devtools is not None:
         head += f" {'/bare devtools':>14s}"
     print(head)
@@ -379,8 +383,9 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
                 f"{med / check_base:7.2f}x {statistics.median(fixture[name]):8.0f} {src_steps:8.2f}")
         if sim is not None:
             delay = sum(delays[name].values()) / tests
+            own = served[name] / tests
             line += (f" {counts[name]['source'] / tests:8.2f} {delay:13.0f} {delay / check_delay:11.2f}x"
-                     f" {statistics.fmean(values) - delay:9.0f}")
+                     f" {own:7.0f} {statistics.fmean(values) - delay - own:9.0f}")
         if devtools is not None:
             line += f" {med / devtools:13.2f}x"
         print(line)
