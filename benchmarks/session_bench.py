@@ -34,9 +34,8 @@ gives, per variant, the page sources per step and the latency delay (`delay_ms`)
 screenshot, writing a page source, which a real driver's figure already contains), wall ms minus both
 (`client ms`) is what the client side (Appium client, plugin) adds, and `delay/+check` (the median
 test's delay, its own requests' sum, over the checking bare client's median test's) is what the
-profile alone charges: the floor of the `/+check` column, which no client-side work goes below, the
-same at any machine load (a mean would spread the worker's one session start over its tests and
-understate it). `first_readers` splits each row's page sources by the code that read the tree first.
+`/+check` column would read with no client or sim time at all: the profile's share, the same at any
+machine load (a mean would spread the worker's one session start over its tests and understate it). `first_readers` splits each row's page sources by the code that read the tree first.
 Ratios are against the baselines of the same run. Timing only: nothing here is a pass/fail criterion;
 issue 12's target is worker <= 1.1x bare reuse per test.
 """
@@ -374,7 +373,7 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
     print(f"\nper test on {where}: {args.tests} tests x {args.rounds} round(s), {steps} steps each; "
           f"load {load:.1f} -> {os.getloadavg()[0]:.1f}")
     base, check_base = statistics.median(samples["bare reuse"]), statistics.median(samples["bare reuse+check"])
-    # what the profile alone charges the median test against the checking client's: the floor of `/+check`
+    # what the profile alone charges the median test against the checking client's (`/+check` without client time)
     check_delay = max(statistics.median(test_delays["bare reuse+check"]), 1.0) if sim is not None else 1.0
     head = f"  {'variant':22s} {'median ms':>9s} {'first':>8s} {'mean':>8s} {'/bare reuse':>11s} {'/+check':>8s} " \
            f"{'setup+td':>8s} {'src/step':>8s}"
