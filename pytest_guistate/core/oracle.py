@@ -12,6 +12,8 @@ Verdict rules (the step loop's stale-screen policy, steploop.py, depends on them
   probe) or is a text cursor (raw width <= `cursor_max_width`, inside a focused EditText /
   TextField of the tree)                                                    -> "no_change", the
   flickering boxes listed in `Transition.unstable`;
+- only a tap ripple or an overscroll glow changed (core/oracle_transient.py: they fade, and one
+  frame does not tell a ripple from a highlight the tree does not report)  -> "uncertain";
 - a region overlaps unstable boxes and at most `uncertain_fraction` of its strictly changed
   pixels lie outside them, or it lies inside an unstable box too large to be trusted
   (> `max_unstable_fraction` of the screen: the screen was not settled)    -> "uncertain";
@@ -39,7 +41,7 @@ from pytest_guistate.core.oracle_mask import (
     to_small,
 )
 from pytest_guistate.core.oracle_snap import SnappedRegion, grow_unstable, snap_regions
-from pytest_guistate.core.oracle_transient import TransientShapes
+from pytest_guistate.core.oracle_transient import FADING, TransientShapes
 from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transient, Transition, Verdict
 from pytest_guistate.core.uitree import UINode, UITree
 
@@ -83,7 +85,9 @@ class VisualOracle:
         focused = _focused_editables(tree)
         flicker: list[Box] = []
         notes: list[str] = []
-        shapes = TransientShapes(tree, screen)
+        scale = self.config.scale_divisor
+        shapes = TransientShapes(tree, screen, pixels=(before.small(scale), after.small(scale), scale),
+                                 before_tree=before_tree)
         transients = [t for t in (shapes.kind_of(raw.box) for raw in raw_regions) if t is not None]
         app_regions = [raw for raw in raw_regions if not any(t.box == raw.box for t in transients)]
         kept = self._keep(app_regions, masks, trusted, untrusted, focused, flicker)
@@ -109,6 +113,11 @@ class VisualOracle:
         elif snapped:
             verdict = "uncertain"
             notes.append("changes only at or just beyond unstable regions")
+        elif any(t.kind in FADING for t in transients):
+            # a ripple's last frame and a highlight the tree does not report look the same: look again
+            verdict = "uncertain"
+            fading = ", ".join(sorted({t.kind for t in transients if t.kind in FADING}))
+            notes.append(f"only shapes that fade changed ({fading}): judge again once they have faded")
         else:
             verdict = "no_change"
             if transients:

@@ -114,7 +114,7 @@ class Region:
 class Transient:
     """A change set aside as the platform's own drawing (core/oracle_transient.py), not the app's."""
 
-    kind: str  # "scrollbar" | "cursor"
+    kind: str  # "scrollbar" | "cursor" | "ripple" | "overscroll" (core/oracle_transient.py)
     box: Box
     where: str = ""  # the node it was drawn on (a list's id), for reports
 
