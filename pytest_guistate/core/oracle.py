@@ -79,6 +79,8 @@ class VisualOracle:
         width, height = self._check_sizes(before, after)
         screen = Box(0, 0, width, height)
         ignored = self._ignores(tree, width, height, ignore, status_bars)
+        if status_bars is None and self.config.ignore_status_bar:
+            ignored += _bars_behind_a_window(tree, before_tree, screen, ignored)
         masks = self._masks(before, after, ignored)
         raw_regions = find_regions(masks, self.config)
         trusted, untrusted = self._split_unstable(unstable, screen)
@@ -376,6 +378,21 @@ class VisualOracle:
 def _screen_level(box: Box, kind: str, label: str) -> SnappedRegion:
     """A screen-level region after the items (`Region.kind`): what the step did to the screen as a whole."""
     return SnappedRegion(Region(box, box, label, 1.0, None, kind), 0, False)
+
+
+def _bars_behind_a_window(tree: UITree | None, before_tree: Callable[[], UITree | None] | None, screen: Box,
+                          ignored: Sequence[Box]) -> list[Box]:
+    """A real phone's dump of a dialog holds the dialog's window alone: it names no navigation bar,
+    yet the bar is still drawn, its buttons redrawn as the dialog takes focus (three crops of Back,
+    Home and Recents, issue 33). The bars the before-screen names in the lower half are kept out too."""
+    if tree is None or before_tree is None or floating_window(tree, screen) is None:
+        return []
+    if any(b.top >= screen.height // 2 and b.width >= 0.9 * screen.width for b in ignored):
+        return []  # the after-tree named its own
+    old = before_tree()
+    if old is None or floating_window(old, screen) is not None:
+        return []
+    return [b for b in status_bar_boxes(old, screen.width, screen.height) if b.top >= screen.height // 2]
 
 
 def _windows(tree: UITree | None, screen: Box) -> tuple[object, ...]:

@@ -11,15 +11,18 @@ so a reader sees what was set aside and why. The rules are about shapes, not app
   `_BAR_MIN_ASPECT` times as tall as wide and `_BAR_MIN_HEIGHT` of the screen tall) hugging the
   right or left edge of a scrollable node that holds it (of the screen without a tree); the same
   shape turned sideways along a bottom edge for a horizontal list.
-- overscroll: a band across most of a scrollable node's width at its top or bottom edge whose
-  pixels are the before-frame under a translucent layer (`is_overlay`): the glow of a list dragged
-  past its end. The list's own rows under it are unchanged, or the test fails.
-- ripple: a change inside a clickable node whose pixels are the before-frame under a weak
-  translucent layer, while that node and everything in it is the same in the before-tree (text,
-  state, enabled, bounds): a tap's ripple or pressed state still fading. A highlight the tree does
-  not report looks the same in one frame, so a pair whose only changes are ripples or glows is
-  `uncertain`, never `no_change`: the step loop looks again once they have faded (a faded ripple
-  is no change, a highlight that stays is one), and never retries on their account.
+- overscroll: a band (2-20% of the screen tall) across most of a scrollable node's width at its
+  top or bottom edge whose pixels are the before-frame under a translucent layer (`is_overlay`):
+  the glow of a list dragged past its end. The list's own rows under it are unchanged, or the
+  test fails; a thinner band is a shadow (a toolbar's, a dialog's edge), not a glow.
+- ripple: a change covering most of a clickable node whose pixels are the before-frame under a
+  weak translucent layer (the fading phase, which fills the control; the expanding circle's edge
+  is not a layer and stays a change), while that node and everything in it is the same in the
+  before-tree (text, state, enabled, bounds): a tap's ripple or pressed state still fading. A
+  highlight the tree does not report looks the same in one frame, so a pair whose only changes
+  are ripples or glows is `uncertain`, never `no_change`: the step loop looks again once they have
+  faded (a faded ripple is no change, a highlight that stays is one), and never retries on their
+  account.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ _RIPPLE_MAX_ALPHA = 0.3
 _GLOW_MAX_ALPHA = 0.35
 _GLOW_MIN_WIDTH = 0.6  # of the list's width: the glow spans the list
 _GLOW_MAX_HEIGHT = 0.2  # of the screen's height
+_GLOW_MIN_HEIGHT = 0.02  # of the screen's height: thinner is a shadow (a toolbar's, a dialog's edge), not a glow
+_RIPPLE_MIN_COVER = 0.5  # of the control's area: a fading ripple fills its control; a thin shadow edge does not
 _HOST_MAX_FRACTION = 0.25  # a clickable node larger than this share of the screen is a page, not a control
 _BLOCK = 8  # px of the 1/2-scale pixels a layer is checked over (a translucent layer is smooth at this size)
 _RESIDUAL = 7.0  # grey levels a block may stray from "before under a layer" (JPEG noise of real screenshots)
@@ -137,7 +142,8 @@ class TransientShapes:
         return None
 
     def _overscroll(self, box: Box) -> Transient | None:
-        if self.pixels is None or box.height > _GLOW_MAX_HEIGHT * self.screen.height:
+        height = self.screen.height
+        if self.pixels is None or not _GLOW_MIN_HEIGHT * height <= box.height <= _GLOW_MAX_HEIGHT * height:
             return None
         edge = _EDGE * self.screen.width
         for node in self.lists:
@@ -159,6 +165,9 @@ class TransientShapes:
         if not hosts or not self._layer(box, _RIPPLE_MAX_ALPHA):
             return None
         host = hosts[0]  # the tapped control: the smallest clickable node holding the change
+        assert host.bounds is not None
+        if box.intersection(host.bounds).area < _RIPPLE_MIN_COVER * host.bounds.area:
+            return None  # a ripple's last frame covers its control: this is something else (a shadow's edge)
         if _signature(host) not in self._before():
             return None  # the control itself changed (text, state, a child): the app's change
         return Transient("ripple", box, host.label or host.cls)

@@ -317,6 +317,21 @@ def test_a_dialog_window_over_a_scrim_is_its_box_and_the_scrim_is_named_last() -
     assert all(c.box.area < 0.3 * W * H for c in result.crops)  # the scrim is never a crop
 
 
+def test_the_navigation_bar_under_a_dialog_only_dump_is_still_system_ui() -> None:
+    """A real dump of a dialog names no navigation bar, but its buttons are redrawn as the dialog
+    takes focus: the before-screen's bar is kept out, so no crop is spent on Back/Home/Recents."""
+    before = rows_screen()
+    after = before.copy()
+    cv2.rectangle(after, (DIALOG.left, DIALOG.top), (DIALOG.right, DIALOG.bottom), (255, 255, 255), -1)
+    cv2.putText(after, "Planetary hours", (140, 740), cv2.FONT_HERSHEY_SIMPLEX, 1.6, (0, 0, 0), 3)
+    for x in (270, 540, 810):  # the three buttons, brighter under the dialog's focus
+        cv2.circle(after, (x, 1848), 30, (200, 200, 200), -1)
+    result = compare(before, after, dialog_window_tree(), list_tree())
+    assert result.verdict == "changed"
+    assert Box(0, 1776, W, 1920) in result.ignored
+    assert not any(r.box.intersects(Box(0, 1776, W, 1920)) for r in result.regions)
+
+
 def test_a_theme_switch_is_one_repainted_area() -> None:
     before, after = rows_screen(), rows_screen(dark=True)
     result = compare(before, after, list_tree(), list_tree())
