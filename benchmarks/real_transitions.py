@@ -446,6 +446,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for app in sorted({p.app for p in pairs}):
         rows[app] = figures([j for j in judged if j.pair.app == app])
     print(table(rows))
+    kinds = Counter(t.kind for j in judged for t in j.transition.transients)
+    print("transient shapes set aside: " + (", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"))
     if args.holdout:
         held = holdout(pairs, args.grid or DEFAULT_GRID, args.status_bar_px, args.set)
         print("\nleave-one-app-out (settings chosen without the app, in brackets):")
@@ -456,7 +458,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for j in judged:
             regions = [(r.box.as_list(), r.container) for r in j.transition.regions][:4]
             print(f"{j.pair.id:48s} {j.cls:17s} R={j.recall:.2f} P={j.precision:.2f} whole={int(j.whole)} "
-                  f"changed={int(j.judged_changed)} {j.transition.verdict} {','.join(j.why)} {regions}")
+                  f"changed={int(j.judged_changed)} {j.transition.verdict} {','.join(j.why)} {regions}"
+                  f" transients={[t.kind for t in j.transition.transients]}")
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         worst = sorted((j for j in judged if badness(j) > 0), key=badness, reverse=True)[: args.worst]
