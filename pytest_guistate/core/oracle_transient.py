@@ -116,7 +116,7 @@ class TransientShapes:
         self.tree = tree
         self.pixels = pixels
         self.before_tree = before_tree
-        self._before_signatures: set[tuple[object, ...]] | None = None
+        self._before_nodes: list[UINode] | None = None
 
     def kind_of(self, box: Box) -> Transient | None:
         """The transient `box` is, if its shape is a known one."""
@@ -162,14 +162,14 @@ class TransientShapes:
         tolerance = 2 * self.pixels[2]
         hosts = sorted((n for n in self.controls if n.bounds is not None and n.bounds.expand(tolerance).contains(box)),
                        key=lambda n: n.bounds.area if n.bounds is not None else 0)
-        if not hosts or not self._layer(box, _RIPPLE_MAX_ALPHA):
+        if not hosts:
             return None
         host = hosts[0]  # the tapped control: the smallest clickable node holding the change
         assert host.bounds is not None
         if box.intersection(host.bounds).area < _RIPPLE_MIN_COVER * host.bounds.area:
             return None  # a ripple's last frame covers its control: this is something else (a shadow's edge)
-        if _signature(host) not in self._before():
-            return None  # the control itself changed (text, state, a child): the app's change
+        if not self._layer(box, _RIPPLE_MAX_ALPHA) or not self._unchanged(host):
+            return None  # new content under the layer, or the control itself changed: the app's change
         return Transient("ripple", box, host.label or host.cls)
 
     def _layer(self, box: Box, max_alpha: float) -> bool:
@@ -179,8 +179,10 @@ class TransientShapes:
         x1, y1 = -(-box.right // scale), -(-box.bottom // scale)
         return is_overlay(before[y0:y1, x0:x1], after[y0:y1, x0:x1], max_alpha)
 
-    def _before(self) -> set[tuple[object, ...]]:
-        if self._before_signatures is None:
+    def _unchanged(self, host: UINode) -> bool:
+        """Whether the before-tree holds `host` as it is now, with everything in it."""
+        if self._before_nodes is None:
             old = self.before_tree() if self.before_tree is not None else None
-            self._before_signatures = {_signature(n) for n in old.nodes()} if old is not None else set()
-        return self._before_signatures
+            self._before_nodes = list(old.nodes()) if old is not None else []
+        mine = _signature(host)
+        return any(_signature(n) == mine for n in self._before_nodes if n.bounds == host.bounds and n.cls == host.cls)
