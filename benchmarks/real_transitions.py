@@ -397,6 +397,8 @@ def holdout(pairs: Sequence[Pair], grid: Sequence[str], bar_px: int, base: Seque
         chosen = ",".join(f"{n.split('_')[0]}={v}" for n, v in points[best])
         rows[f"{app[:20]} [{chosen}]"] = figures(mine)
     rows["HELD-OUT, all apps pooled"] = figures(held)
+    largest = Counter(p.app for p in pairs).most_common(1)[0][0]  # one app may dominate the pool
+    rows["HELD-OUT, all apps but the largest"] = figures([j for j in held if j.pair.app != largest])
     rows["defaults, all apps"] = figures(runs[0])
     return rows
 
