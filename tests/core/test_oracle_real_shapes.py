@@ -135,6 +135,16 @@ def test_a_ripple_fading_on_the_tapped_row_is_named_and_the_verdict_waits() -> N
     assert any("fade" in note for note in result.notes)
 
 
+def test_a_ripple_still_expanding_is_a_change_the_settle_sees_go() -> None:
+    """The expanding circle's sharp edge is no smooth layer: not set aside (the step loop's settle
+    waits it out), so no rule guesses at a shape that is still moving."""
+    before = rows_screen()
+    alpha = np.zeros((ROW2.height, ROW2.width), np.float32)
+    cv2.circle(alpha, (700, ROW2.height // 2), 420, 0.12, -1)
+    result = compare(before, layer(before, ROW2, (0, 0, 0), alpha), list_tree(), list_tree())
+    assert result.verdict == "changed" and result.transients == []
+
+
 def test_a_ripple_over_a_real_change_of_that_row_leaves_the_change() -> None:
     """The row's text changed under the ripple: the app's change, never hidden as a ripple."""
     before = rows_screen()
