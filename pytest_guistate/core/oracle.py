@@ -69,10 +69,15 @@ class VisualOracle:
         unstable: Sequence[Box] = (),
         before_tree: Callable[[], UITree | None] | None = None,
         status_bars: Sequence[Box] | None = None,
+        previous: Frame | None = None,
     ) -> Transition:
         """Judge one transition. `tree` is the UI tree of the AFTER screen (snapping, cursors);
-        `before_tree` gives the before-screen's, read only for a global dim / undim (oracle_dim.py);
-        `status_bars` replaces the bars found in `tree` (light tier: `StatusBars`, no page source)."""
+        `before_tree` gives the before-screen's, read for a global dim / undim (oracle_dim.py), a
+        dialog-only dump's bars and a ripple's control; `status_bars` replaces the bars found in
+        `tree` (light tier: `StatusBars`, no page source). `previous`: a frame taken just before `after`
+        with no input in between (the step loop's last settle poll): a ripple or glow whose pixels
+        did not move between the two is not fading, so it is the app's change (a highlight the
+        tree does not report), not set aside."""
         started = time.perf_counter()
         if before.same_bytes(after):
             return self._identical(after, tree, ignore, unstable, started, status_bars)
@@ -89,7 +94,7 @@ class VisualOracle:
         notes: list[str] = []
         scale = self.config.scale_divisor
         shapes = TransientShapes(tree, screen, pixels=(before.small(scale), after.small(scale), scale),
-                                 before_tree=before_tree)
+                                 before_tree=before_tree, previous=previous.small(scale) if previous else None)
         transients = [t for t in (shapes.kind_of(raw.box) for raw in raw_regions) if t is not None]
         app_regions = [raw for raw in raw_regions if not any(t.box == raw.box for t in transients)]
         kept = self._keep(app_regions, masks, trusted, untrusted, focused, flicker)

@@ -20,9 +20,10 @@ so a reader sees what was set aside and why. The rules are about shapes, not app
   is not a layer and stays a change), while that node and everything in it is the same in the
   before-tree (text, state, enabled, bounds): a tap's ripple or pressed state still fading. A
   highlight the tree does not report looks the same in one frame, so a pair whose only changes
-  are ripples or glows is `uncertain`, never `no_change`: the step loop looks again once they have
-  faded (a faded ripple is no change, a highlight that stays is one), and never retries on their
-  account.
+  are ripples or glows is `uncertain`, never `no_change`: the step loop looks again (a faded ripple
+  is no change), and never retries on their account. Given the settle poll just before the
+  after-frame (`previous`), a layer whose pixels did not move between the two is not fading: a
+  highlight that stays, the app's change.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ _HOST_MAX_FRACTION = 0.25  # a clickable node larger than this share of the scre
 _BLOCK = 8  # px of the 1/2-scale pixels a layer is checked over (a translucent layer is smooth at this size)
 _RESIDUAL = 7.0  # grey levels a block may stray from "before under a layer" (JPEG noise of real screenshots)
 
+_STILL = 1  # grey levels a layer may move between two polls and still stand still (lossless screenshots; rounding)
 FADING = ("ripple", "overscroll")  # kinds that fade within a second: alone, they make the verdict `uncertain`
 
 
@@ -103,7 +105,8 @@ class TransientShapes:
 
     def __init__(self, tree: UITree | None, screen: Box, *,
                  pixels: tuple[np.ndarray, np.ndarray, int] | None = None,
-                 before_tree: Callable[[], UITree | None] | None = None) -> None:
+                 before_tree: Callable[[], UITree | None] | None = None,
+                 previous: np.ndarray | None = None) -> None:
         self.screen = screen
         self.lists: list[UINode] = []
         self.controls: list[UINode] = []
@@ -116,6 +119,7 @@ class TransientShapes:
         self.tree = tree
         self.pixels = pixels
         self.before_tree = before_tree
+        self.previous = previous  # a frame just before `after`, no input between: is the layer still moving?
         self._before_nodes: list[UINode] | None = None
 
     def kind_of(self, box: Box) -> Transient | None:
@@ -152,7 +156,8 @@ class TransientShapes:
             if not bounds.expand(round(edge)).contains(box) or box.width < _GLOW_MIN_WIDTH * bounds.width:
                 continue
             at_top, at_bottom = abs(box.top - bounds.top) <= edge, abs(box.bottom - bounds.bottom) <= edge
-            if (at_top or at_bottom) and box.height <= 0.5 * bounds.height and self._layer(box, _GLOW_MAX_ALPHA):
+            if (at_top or at_bottom) and box.height <= 0.5 * bounds.height and self._layer(box, _GLOW_MAX_ALPHA) \
+                    and self._fading(box):
                 return Transient("overscroll", box, node.label or node.cls)
         return None
 
@@ -168,7 +173,7 @@ class TransientShapes:
         assert host.bounds is not None
         if box.intersection(host.bounds).area < _RIPPLE_MIN_COVER * host.bounds.area:
             return None  # a ripple's last frame covers its control: this is something else (a shadow's edge)
-        if not self._layer(box, _RIPPLE_MAX_ALPHA) or not self._unchanged(host):
+        if not self._layer(box, _RIPPLE_MAX_ALPHA) or not self._fading(box) or not self._unchanged(host):
             return None  # new content under the layer, or the control itself changed: the app's change
         return Transient("ripple", box, host.label or host.cls)
 
@@ -178,6 +183,19 @@ class TransientShapes:
         x0, y0 = box.left // scale, box.top // scale
         x1, y1 = -(-box.right // scale), -(-box.bottom // scale)
         return is_overlay(before[y0:y1, x0:x1], after[y0:y1, x0:x1], max_alpha)
+
+    def _fading(self, box: Box) -> bool:
+        """Whether the layer over `box` still moves: without a frame just before the after-frame,
+        assumed (it was just drawn); with one, only if its pixels differ from it. A layer that stood
+        still between two polls is not fading: a highlight, the app's change."""
+        if self.previous is None:
+            return True
+        assert self.pixels is not None
+        _, after, scale = self.pixels
+        x0, y0 = box.left // scale, box.top // scale
+        x1, y1 = -(-box.right // scale), -(-box.bottom // scale)
+        moved = cv2.absdiff(self.previous[y0:y1, x0:x1], after[y0:y1, x0:x1])
+        return bool(moved.size) and int(moved.max()) > _STILL
 
     def _unchanged(self, host: UINode) -> bool:
         """Whether the before-tree holds `host` as it is now, with everything in it."""

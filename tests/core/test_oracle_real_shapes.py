@@ -135,6 +135,19 @@ def test_a_ripple_fading_on_the_tapped_row_is_named_and_the_verdict_waits() -> N
     assert any("fade" in note for note in result.notes)
 
 
+def test_a_layer_that_stood_still_between_two_polls_is_the_apps_change() -> None:
+    """Given the poll just before the after-frame (`previous`): a layer that moved is a ripple
+    fading, one that did not move is a highlight the app drew, a change."""
+    before = rows_screen()
+    after = layer(before, ROW2, (0, 0, 0), 0.12)
+    fading = oracle.compare(Frame.from_array(before), Frame.from_array(after), list_tree(),
+                            before_tree=list_tree, previous=Frame.from_array(layer(before, ROW2, (0, 0, 0), 0.2)))
+    assert fading.verdict == "uncertain" and [t.kind for t in fading.transients] == ["ripple"]
+    still = oracle.compare(Frame.from_array(before), Frame.from_array(after), list_tree(),
+                           before_tree=list_tree, previous=Frame.from_array(after.copy()))
+    assert still.verdict == "changed" and still.transients == [] and [r.box for r in still.regions] == [ROW2]
+
+
 def test_a_ripple_still_expanding_is_a_change_the_settle_sees_go() -> None:
     """The expanding circle's sharp edge is no smooth layer: not set aside (the step loop's settle
     waits it out), so no rule guesses at a shape that is still moving."""
