@@ -34,6 +34,7 @@ import cv2
 import numpy as np
 
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle_mask import to_small
 from pytest_guistate.core.oracle_types import Transient
 from pytest_guistate.core.uitree import UINode, UITree
 
@@ -180,8 +181,7 @@ class TransientShapes:
     def _layer(self, box: Box, max_alpha: float) -> bool:
         assert self.pixels is not None
         before, after, scale = self.pixels
-        x0, y0 = box.left // scale, box.top // scale
-        x1, y1 = -(-box.right // scale), -(-box.bottom // scale)
+        x0, y0, x1, y1 = to_small(box, scale, after.shape)
         return is_overlay(before[y0:y1, x0:x1], after[y0:y1, x0:x1], max_alpha)
 
     def _fading(self, box: Box) -> bool:
@@ -192,8 +192,7 @@ class TransientShapes:
             return True
         assert self.pixels is not None
         _, after, scale = self.pixels
-        x0, y0 = box.left // scale, box.top // scale
-        x1, y1 = -(-box.right // scale), -(-box.bottom // scale)
+        x0, y0, x1, y1 = to_small(box, scale, after.shape)
         moved = cv2.absdiff(self.previous[y0:y1, x0:x1], after[y0:y1, x0:x1])
         return bool(moved.size) and int(moved.max()) > _STILL
 
