@@ -148,9 +148,9 @@ def test_a_layer_that_stood_still_between_two_polls_is_the_apps_change() -> None
     assert still.verdict == "changed" and still.transients == [] and [r.box for r in still.regions] == [ROW2]
 
 
-def test_a_ripple_still_expanding_is_a_change_the_settle_sees_go() -> None:
-    """The expanding circle's sharp edge is no smooth layer: not set aside (the step loop's settle
-    waits it out), so no rule guesses at a shape that is still moving."""
+def test_a_ripple_still_expanding_is_a_change_as_before() -> None:
+    """The expanding circle's sharp edge is no smooth layer: not set aside, so no rule guesses at a
+    shape that is still moving (the step loop's stability probe sees it move)."""
     before = rows_screen()
     alpha = np.zeros((ROW2.height, ROW2.width), np.float32)
     cv2.circle(alpha, (700, ROW2.height // 2), 420, 0.12, -1)
