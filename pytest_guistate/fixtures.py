@@ -190,7 +190,7 @@ def device(
         driver, spec, caps = _open_driver(request, lease, guistate_capabilities)
         dev = Device(driver, url=spec.display_url, is_sim=settings.uses_sim)
         kind = driver_kind(caps, is_sim=settings.uses_sim)
-        start_url = _start_url(dev) if mode is SessionMode.WORKER and dev.is_web else ""
+        start_url = _start_url(dev) if mode is SessionMode.WORKER and dev.browser else ""
         held = HeldSession(dev, spec, caps, kind, start_url)
         info = SessionInfo(mode.value, "new", reason=why, session_id=str(driver.session_id))
     request.node.stash[APPIUM_SESSION_KEY] = info
@@ -241,6 +241,7 @@ def _open_driver(
     from appium.options.common import AppiumOptions
     from selenium.common.exceptions import WebDriverException
 
+    from pytest_guistate.devices.capabilities import with_native_web_screenshot
     from pytest_guistate.devices.device import DeviceError
     from pytest_guistate.devices.driver_ports import with_driver_ports
     from pytest_guistate.devices.grid import trim_grid_message
@@ -255,6 +256,7 @@ def _open_driver(
         # a deadline on every request (issue 14); through a hub, what is left of its one deadline (issue 35)
         executor = bounded_connection(url, command_s, session_timeout_s or session_s)
         caps = with_driver_ports(url, caps)  # Chromium on this machine: a chromedriver of its own
+        caps = with_native_web_screenshot(caps)  # UiAutomator2: the whole phone in a web view context too
         return webdriver.Remote(executor, options=AppiumOptions().load_capabilities(caps))
 
     while True:  # each pass either opens a session or takes one device out of the pool
@@ -330,6 +332,7 @@ def _open_through_hub(
 ) -> Any:
     """A session through a Selenium Grid hub (issue 35, `devices/hub.py`): a wait for a slot is shown on
     the live line and, once the session is open, named in a warning with the time it took."""
+    from pytest_guistate.devices.capabilities import with_native_web_screenshot
     from pytest_guistate.devices.driver_ports import with_driver_ports
     from pytest_guistate.devices.hub import open_through_hub
     from pytest_guistate.devices.pool import DevicePoolWarning
@@ -337,7 +340,7 @@ def _open_through_hub(
 
     line = wait_line(request.config, request.node.nodeid)
     session_s = get_config(request.config).deadlines[1]
-    sent = with_driver_ports(spec.url, caps)  # as sent, so the request is found in the hub's queue
+    sent = with_native_web_screenshot(with_driver_ports(spec.url, caps))  # as sent: found in the hub's queue
     try:
         driver, waited = open_through_hub(pool, spec, sent, lambda seconds: open_session(spec.url, sent, seconds),
                                           session_s, line.show)

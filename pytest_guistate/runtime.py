@@ -320,6 +320,8 @@ class GuistateRuntime:
             item.stash[LIVE_KEY] = live
         if hasattr(device, "on_secret"):
             device.on_secret = session.secret
+        if hasattr(device, "on_context"):
+            device.on_context = session.context_switched  # a context switch is a step (issue 37)
         if hasattr(device, "on_waited"):
             device.on_waited = session.look_again_before  # a locator waited: the before-screen is taken again
         healer = self.healer()

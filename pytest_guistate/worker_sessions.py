@@ -100,7 +100,10 @@ class SessionKeeper:
             return self._discard(held, f"this test's capabilities differ in {', '.join(differ)}")
         dev = held.device
         dev.on_secret, dev.memory, dev.decode_ahead = None, None, True  # per-test hooks of the last test
+        dev.on_context = None
         try:
+            if dev.in_webview:  # the last test ended in a web view: the next starts in the app, as a new one does
+                dev.switch_context("NATIVE_APP")
             outcome = reset_hook(dev, caps) or reset_app(dev, held.kind, caps, start_url=held.start_url)
         except ResetUnavailable as exc:
             return self._discard(held, f"no reset in place: {exc}")

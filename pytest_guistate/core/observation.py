@@ -67,6 +67,9 @@ class Observation:
         # right for everything the pixels decide, yet a locator check still asks the driver (`find`), which
         # sees a change to the tree that redrew nothing
         self.known_screen = known_screen
+        # the driver context the screen was observed in ("NATIVE_APP", "WEBVIEW_x"; "" for a session never
+        # seen in more than one): which context a step acted in (issue 37)
+        self.context = ""
         self.finds = 0  # locator checks the driver answered without a page source
         self.tree_at: float | None = None if fetch_tree is not None else self.timestamp  # wall clock of the fetch
 

@@ -88,6 +88,10 @@ class StepRecord:
     # A replayed step that acted on a target the memory healed says so: "hit (healed: ...)" or
     # "miss (false heal prevented)"
     cache: str = ""
+    # the driver context the step acted in and the one its after-screen was in (issue 37: a hybrid app's
+    # NATIVE_APP / WEBVIEW_x); "" for a session never seen in more than one context
+    context: str = ""
+    context_after: str = ""
     # whether this step reads its trees (light tier: only with a check, `TaskSession._reads_trees`)
     reads_trees: bool = field(default=True, repr=False)
 
@@ -129,6 +133,8 @@ class StepRecord:
             "expect_box": self.expect_box,
             "page_sources": self.page_sources,
             **({"cache": self.cache} if self.cache else {}),
+            **({"context": self.context, "context_after": self.context_after or self.context}
+               if self.context or self.context_after else {}),
             "wall": round(self.wall, 3),
             "duration_s": None if self.duration_s is None else round(self.duration_s, 4),
         }

@@ -217,6 +217,7 @@ class Journal:
         trees = record.reads_trees  # else (light, no check) only what was read: no page source for the journal
         if after is not None:
             record.package_after = after.package if trees else after.known_package
+            record.context_after = after.context or record.context_after
         if transition is not None:
             record.transition = transition.to_dict()
             record.regions = [region.to_dict() for region in transition.regions]

@@ -430,6 +430,24 @@ class TaskSession:
         self.outcome = outcome
         self.journal.finish(outcome, error)
 
+    def context_switched(self, before: str, after: str, how: str, listed: Sequence[str] = ()) -> None:
+        """The device's context changed (issue 37). Inside a step the step's record says so (its after-
+        screen's context); outside one the switch is a step of its own, kind "context", with no oracle:
+        a switch changes what the driver reads, not the screen, so there is nothing to compare."""
+        open_step = self._open_step
+        if open_step is not None:
+            open_step.context_after = after
+            return
+        via = "" if how == "switch_context" else " (the test's own driver call)"
+        record = self._begin(f"switch context {before or '?'} -> {after}{via}", "context", None, True)
+        try:
+            record.context, record.context_after = before, after
+            record.outcome, record.confirmed, record.actions = "ok", True, 1
+            record.explanation = f"contexts listed: {', '.join(listed)}" if listed else ""
+            self.journal.close_step(record, None, None)
+        finally:
+            self._open_step = None
+
     # -- internals -------------------------------------------------------------------------
     def _begin(self, name: str, kind: str, check: Check | None, idempotent: bool) -> StepRecord:
         if self._open_step is not None:
@@ -472,6 +490,7 @@ class TaskSession:
         before = self._fresh()
         record.reused_before = before is last
         record.package_before = before.package if record.reads_trees else before.known_package
+        record.context = before.context
         self.frames.pin(before.frame)
         return before
 

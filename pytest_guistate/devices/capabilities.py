@@ -17,7 +17,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PRESETS", "chromium", "find_chromium", "uiautomator2", "write_preset", "xcuitest"]
+__all__ = ["PRESETS", "chromium", "find_chromium", "uiautomator2", "with_native_web_screenshot", "write_preset",
+           "xcuitest"]
+
+NATIVE_WEB_SCREENSHOT = "appium:nativeWebScreenshot"
+
+
+def with_native_web_screenshot(caps: dict[str, Any]) -> dict[str, Any]:
+    """UiAutomator2 caps asking for the phone's own screenshot in a web view context (issue 37): without
+    it the driver proxies the screenshot to chromedriver, which shows the web view alone (or hangs), so
+    the frames of one test would change size and coordinate system at a context switch. A value the
+    caps already give is kept; other drivers are left alone (XCUITest's web screenshots are native)."""
+    automation = str(caps.get("appium:automationName") or caps.get("automationName") or "").lower()
+    if automation != "uiautomator2" or NATIVE_WEB_SCREENSHOT in caps:
+        return caps
+    return {**caps, NATIVE_WEB_SCREENSHOT: True}
 
 # Names a Chromium and its chromedriver go by on PATH (Debian, Ubuntu's snap wrapper, Google's build).
 CHROME_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -120,6 +134,7 @@ def uiautomator2(
         "appium:noReset": False,
         "appium:newCommandTimeout": 300,
         "appium:disableWindowAnimation": True,
+        NATIVE_WEB_SCREENSHOT: True,  # the whole phone in a web view context too (hybrid apps, issue 37)
     }
     if app_activity:
         caps["appium:appActivity"] = app_activity

@@ -186,6 +186,8 @@ def answer(device: Any, query: NodeQuery) -> FindAnswer | None:
     """The check's answer by a find on `device`'s current screen, or None (read the tree)."""
     if not query.given:
         return None
+    if getattr(device, "in_webview", False):
+        return None  # the screen is the native tree with the page mapped in: a DOM find sees half of it
     if device.is_web:
         return _web_answer(device, query)
     if device.platform == "ios":

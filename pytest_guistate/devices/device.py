@@ -8,7 +8,10 @@ loop needs.
 Every coordinate `Device` takes or returns is in *screenshot pixels*, whatever the driver's own
 unit (issue 6): UiAutomator2 and the sim use pixels, XCUITest uses points (screenshots are 2-3x),
 and a web context (the chromium driver) uses CSS pixels (screenshots are x devicePixelRatio).
-`scale` converts; web contexts get their tree and locators from `devices/web.py`.
+`scale` converts; web contexts get their tree and locators from `devices/web.py`. A native app's web
+view context (issue 37) keeps the phone's pixels: its tree is the native tree with the page's DOM
+mapped in, DOM boxes go through `devices/hybrid.py`, and taps by point are sent from NATIVE_APP; the
+device follows the current context through every switch its driver sends (`context`, `switch_context`).
 
 The class reads top to bottom as one session: what kind of screen it drives (its scale and size),
 the calls, then observing (screenshots, trees, `observe`: a screenshot decoded ahead, and the tree
@@ -32,11 +35,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from appium.webdriver.common.appiumby import AppiumBy
+from appium.webdriver.mobilecommand import MobileCommand
 from appium.webdriver.webdriver import WebDriver
 from appium.webdriver.webelement import WebElement
 from selenium.common.exceptions import (
     InvalidSelectorException,
     NoSuchElementException,
+    TimeoutException,
     WebDriverException,
 )
 from selenium.webdriver.common.actions import interaction
@@ -49,27 +54,31 @@ from pytest_guistate.core.frame import Frame, FrameError, check_png
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation, TreeExpired
 from pytest_guistate.core.uitree import UITree, parse_page_source
-from pytest_guistate.devices import android, check_finding, ios, web
+from pytest_guistate.devices import android, check_finding, hybrid, ios, web
 from pytest_guistate.devices.check_finding import java_literal
 from pytest_guistate.devices.devtools_capture import DevtoolsScreenshots, wants_devtools
 from pytest_guistate.devices.errors import (
     CapabilityUnavailable,
+    ContextUnavailable,
     DeviceError,
     ElementNotFound,
     ElementNotReady,
+    WebViewGone,
     driver_call,
     screenshot_payload_text,
 )
-from pytest_guistate.devices.timeouts import LOCATOR_POLL_S, LOCATOR_TIMEOUT_S
+from pytest_guistate.devices.timeouts import LOCATOR_POLL_S, LOCATOR_TIMEOUT_S, DeviceTimeout
 
 __all__ = [
     "KNOWN_SCREENS",
     "CapabilityUnavailable",
+    "ContextUnavailable",
     "Device",
     "DeviceError",
     "ElementFacts",
     "ElementNotFound",
     "ElementNotReady",
+    "WebViewGone",
 ]
 
 KNOWN_SCREENS = 8  # trees of the last screens read, kept by their screenshot's bytes (a few MB at most)
@@ -166,39 +175,152 @@ class Device:
         self._waited = False  # the last find() polled: its element appeared after the newest screenshot
         self._typed_secret = False  # a password was typed in this session: any screen may show it
         self._newest: tuple[Observation, int, int] | None = None  # with the shot and input counts it was taken at
+        # The current context (issue 37): None until the session is known to have several (a switch was
+        # seen, or `appium:autoWebview` started it in a web view); followed through every switch this
+        # driver sends (`_follow_switches`), so knowing it costs no request.
+        self._context: str | None = None
+        self._inner_switch = False  # the device's own round trip to NATIVE_APP (not the test's switch)
+        self._how = "driver"  # who is switching: "switch_context" while that method runs
+        # Called after the context changed: (before, after, how: "switch_context" | "driver", the contexts
+        # listed when switch_context asked, else []); the plugin's session records it as a step
+        self.on_context: Callable[[str, str, str, list[str]], None] | None = None
+        self._listed: list[str] = []
+        self.context_reads = 0  # GET /context requests: only where a switch may have gone unseen
+        self._follow_switches()
 
     @property
-    def is_web(self) -> bool:
-        """A browser/webview session: HTML page source, CSS-pixel coordinates, DOM locators."""
+    def browser(self) -> bool:
+        """A browser session (`browserName`): the whole session is one page, the screenshot its viewport."""
         if self._web is None:
             caps = getattr(self.driver, "capabilities", None) or {}
             self._web = not self.is_sim and bool(caps.get("browserName"))
         return self._web
 
     @property
+    def is_web(self) -> bool:
+        """The current context is a web one (a browser session, or a native app's web view): HTML page
+        source, DOM locators and checks."""
+        return self.browser or self.in_webview
+
+    @property
+    def in_webview(self) -> bool:
+        """A native session whose current context is a web view (issue 37): the tree is the native one
+        with the page mapped in, coordinates stay the phone's (`devices/hybrid.py`)."""
+        return not self.browser and hybrid.is_web_context(self.context)
+
+    @property
+    def context(self) -> str:
+        """The current context's name ("" for a session never seen in more than one). Costs no request:
+        the device follows every switch its driver sends; a session started with `appium:autoWebview`
+        is asked once."""
+        if self._context is None:
+            self._context = ""  # set first: a failed read must not ask again from inside its own error
+            caps = getattr(self.driver, "capabilities", None) or {}
+            if not self.browser and (caps.get("appium:autoWebview") or caps.get("autoWebview")):
+                self._context = self._read_context()
+        return self._context or ""
+
+    @property
+    def contexts(self) -> list[str]:
+        """The contexts the session lists now (`NATIVE_APP`, `WEBVIEW_<package>`, ...): one request."""
+        listed = self._call("contexts", lambda: self.driver.contexts)
+        return [str(name) for name in listed or ()]
+
+    def switch_context(self, name: str) -> None:
+        """Switch to a listed context (`ContextUnavailable` naming those listed otherwise); the plugin
+        records it as a step. In a web view context the tree, locators and checks are the page's, the
+        screenshot and every box stay the phone's."""
+        listed = self.contexts
+        if name not in listed:
+            raise ContextUnavailable(f"switch_context({name!r}) on {self.url}: no such context; the session "
+                                     f"lists {listed} (a web view context appears once its page is debuggable "
+                                     "and shown: wait for it, or check the app enables WebView debugging)")
+        self._how, self._listed = "switch_context", listed
+        try:
+            self._call(f"switch to context {name}", lambda: self.driver.switch_to.context(name))
+        finally:
+            self._how, self._listed = "driver", []
+
+    def _read_context(self) -> str:
+        """Ask the driver (where a switch may have gone unseen: another client on this session)."""
+        self.context_reads += 1
+        return str(self._call("current context", lambda: self.driver.current_context) or "")
+
+    def _follow_switches(self) -> None:
+        """Notice every context switch sent through this driver, the test's own
+        `driver.switch_to.context(...)` included, by wrapping its `execute` (no request of its own)."""
+        execute = getattr(self.driver, "execute", None)
+        if execute is None:
+            return
+        original = getattr(execute, "_guistate_original", execute)
+        device = self
+
+        def following(command: Any, params: dict[str, Any] | None = None) -> Any:
+            answer = original(command, params)
+            if command == MobileCommand.SWITCH_TO_CONTEXT and not device._inner_switch:
+                name = (params or {}).get("name")
+                device._switched(str(name) if name else hybrid.NATIVE_CONTEXT)
+            return answer
+
+        following._guistate_original = original  # type: ignore[attr-defined]  # re-wrapped by a later Device
+        self.driver.execute = following  # type: ignore[method-assign,assignment]  # an instance attribute over the method
+
+    def _switched(self, name: str) -> None:
+        before = self._context or (hybrid.NATIVE_CONTEXT if not self.browser else "")
+        self._context = name
+        self.action_count += 1  # a tree read after the switch must not pass for an earlier frame's
+        if self.on_context is not None:
+            self.on_context(before, name, self._how, self._listed)
+
+    def _in_native(self, fn: Callable[[], Any]) -> Any:
+        """`fn` run in NATIVE_APP, the web view context restored after: the native half of a hybrid
+        screen (its tree, a tap by point) without the test seeing a switch."""
+        back_to = self.context
+        self._inner_switch = True
+        try:
+            self._call("switch to context NATIVE_APP", lambda: self.driver.switch_to.context(hybrid.NATIVE_CONTEXT))
+            try:
+                return fn()
+            finally:
+                self._switch_back(back_to)
+        finally:
+            self._inner_switch = False
+
+    def _switch_back(self, name: str) -> None:
+        """The end of a round trip to NATIVE_APP; a web view gone meanwhile is `WebViewGone` (the driver
+        stays in NATIVE_APP, the device keeps naming the lost context until the test switches)."""
+        try:
+            self._call(f"switch back to context {name}", lambda: self.driver.switch_to.context(name))
+        except DeviceError as failed:
+            self._inner_switch = False
+            self._check_webview(f"switch back to context {name}", failed)
+            raise
+
+    @property
     def platform(self) -> str:
         """"ios" for an XCUITest session (the sim's iOS persona too), else "android"."""
         if self._ios is None:
             caps = getattr(self.driver, "capabilities", None) or {}
-            self._ios = not self.is_web and ios.is_ios(caps)
+            self._ios = not self.browser and ios.is_ios(caps)
         return "ios" if self._ios else "android"
 
     @property
     def scale(self) -> float:
         """Screenshot pixels per driver unit (1 for the sim and UiAutomator2, 2-3 for XCUITest
-        points, devicePixelRatio for a web context), measured once per session."""
+        points, devicePixelRatio for a browser session; a native app's web view keeps the native scale),
+        measured once per session."""
         if self._scale is None:
             # UiAutomator2 bounds are screenshot pixels; its window rect leaves out a side navigation
             # bar in landscape, so a measured ratio would be wrong there
-            self._scale = 1.0 if self.platform == "android" and not self.is_web else self._measure_scale()
+            self._scale = 1.0 if self.platform == "android" and not self.browser else self._measure_scale()
         return self._scale
 
     def _measure_scale(self) -> float:
-        if self.is_web:
+        if self.browser:
             _, _, ratio = self._call("viewport geometry", lambda: self.driver.execute_script(web.GEOMETRY_JS))
             return float(ratio)
-        rect = self._call("window rect", self.driver.get_window_rect)
         shot_width = self.size[0]
+        rect = self._native_call("window rect", self.driver.get_window_rect)
         ratio = shot_width / float(rect["width"]) if rect.get("width") else 1.0
         return 1.0 if abs(ratio - 1.0) < 0.02 else round(ratio, 4)
 
@@ -210,7 +332,7 @@ class Device:
         outer window, not the emulated phone, and XCUITest's is in points.
         """
         if self._size is None:
-            if self.is_sim and self.platform == "android":
+            if self.is_sim and self.platform == "android" and not self.in_webview:
                 rect = self._call("window rect", self.driver.get_window_rect)
                 self._size = (int(rect["width"]), int(rect["height"]))
             else:
@@ -219,12 +341,45 @@ class Device:
 
     # -- plumbing ------------------------------------------------------------------------------
     def _call(self, what: str, fn: Any) -> Any:
-        return driver_call(what, self.url, fn)
+        try:
+            return driver_call(what, self.url, fn)
+        except DeviceTimeout as hung:
+            if self.in_webview and not self._inner_switch:
+                raise DeviceTimeout(self._proxied(hung)) from hung
+            raise
+        except DeviceError as failed:
+            self._check_webview(what, failed)
+            if self.in_webview and isinstance(failed.__cause__, TimeoutException):
+                raise DeviceTimeout(self._proxied(failed)) from failed
+            raise
 
     def _act(self, what: str, fn: Any) -> Any:
         """An input: counted first, so a tree read afterwards cannot pass for the earlier frame's."""
         self.action_count += 1
-        return driver_call(what, self.url, fn)
+        return self._call(what, fn)
+
+    def _proxied(self, error: Exception) -> str:
+        return (f"{error} (in web view context {self.context}, whose commands the driver proxies to the page's "
+                "browser engine; a screenshot there needs appium:nativeWebScreenshot: true on UiAutomator2)")
+
+    def _native_call(self, what: str, fn: Any) -> Any:
+        """A call whose answer is the native screen's (a window rect): from NATIVE_APP in a web view."""
+        return self._in_native(lambda: self._call(what, fn)) if self.in_webview else self._call(what, fn)
+
+    def _check_webview(self, what: str, failed: Exception) -> None:
+        """After a failed call in a web view context: `WebViewGone` when the context is no longer listed
+        (one request, only on failure), so the test reads why instead of a proxy's error."""
+        if not self.in_webview or self._inner_switch:
+            return
+        name = self.context
+        try:
+            listed = [str(c) for c in self.driver.contexts or ()]
+        except WebDriverException:
+            return  # the session itself is in trouble: the original error says more
+        if name not in listed:
+            raise WebViewGone(f"{what} failed on {self.url}: the web view context {name} is gone (the session "
+                              f"lists {listed}: the page navigated away or the app closed its web view); "
+                              f"switch_context to a listed one. The driver said: {failed}") from failed
 
     def close(self) -> None:
         """End the Appium session; a device that is already gone is not an error here."""
@@ -288,16 +443,59 @@ class Device:
         """The accessibility tree with bounds in screenshot pixels (`UITreeError` on bad XML).
 
         A web context's page source is HTML without geometry, so there the tree comes from a
-        script that walks the rendered DOM (`devices/web.py`); XCUITest points are scaled.
+        script that walks the rendered DOM (`devices/web.py`); XCUITest points are scaled. In a
+        native app's web view context it is the native tree with the page's nodes mapped into the
+        web view (`_hybrid_tree`).
         """
-        if self.is_web:
+        if self.browser:
             return self._web_tree()
+        if self.in_webview:
+            return self._hybrid_tree()
         source = self.page_source()
         if web.looks_like_html(source):
-            self._web = True  # e.g. an Android webview context: switch to the DOM route for good
+            # a switch this device did not see (another client on the session): ask where it is now
+            self._context = self._read_context()
+            if self.in_webview:
+                return self._hybrid_tree()
+            self._web = True  # HTML from a context not named as a web view: the DOM route for good
             return self._web_tree()
+        return self._native_tree(source)
+
+    def _native_tree(self, source: str) -> UITree:
         scale = self.scale
         return parse_page_source(source, scale=scale if scale != 1.0 else None)
+
+    def _hybrid_tree(self) -> UITree:
+        """The phone's screen in a web view context: the native tree (read from NATIVE_APP) with the
+        page's DOM walk mapped into the web view's native bounds (`hybrid.graft`). A native screen
+        showing no web view is the screen as it is: its native tree."""
+        native: UITree = self._in_native(lambda: self._native_tree(self.page_source()))
+        host = hybrid.webview_node(native)
+        if host is None or host.bounds is None:
+            return native
+        page = self._web_tree()
+        return hybrid.graft(native, page, self._viewport(host.bounds), host)
+
+    def _viewport(self, bounds: Box | None = None) -> hybrid.WebViewport:
+        """The web view's geometry now: its native bounds (asked from NATIVE_APP unless given) and the
+        page's viewport size, devicePixelRatio and scroll offset."""
+        if bounds is None:
+            bounds = self._in_native(self._webview_bounds)
+        geometry = self._call("viewport geometry", lambda: self.driver.execute_script(hybrid.VIEWPORT_JS))
+        try:
+            return hybrid.viewport_from_script(bounds, geometry)
+        except ValueError as exc:
+            raise DeviceError(f"web view geometry on {self.url}: {exc}") from None
+
+    def _webview_bounds(self) -> Box:
+        cls = hybrid.WEBVIEW_CLASSES[1 if self.platform == "ios" else 0]
+        views = self._call("find the web view", lambda: self.driver.find_elements(AppiumBy.CLASS_NAME, cls))
+        boxes = [self._native_box(v) for v in views or ()]
+        boxes = [b for b in boxes if not b.is_empty]
+        if not boxes:
+            raise WebViewGone(f"context {self.context} on {self.url}: no {cls} is on the native screen, so the "
+                              "page is not shown; switch_context to NATIVE_APP")
+        return max(boxes, key=lambda b: b.area)
 
     def _web_tree(self) -> UITree:
         self.page_source_calls += 1
@@ -313,9 +511,10 @@ class Device:
         def current() -> bool:
             return (self._shots, self.action_count) == (shot, inputs)
 
-        known = self._known_screens.get(frame.digest) if self.known_screens > 0 else None
+        key = self._screen_key(frame)
+        known = self._known_screens.get(key) if self.known_screens > 0 else None
         if known is not None:  # this session read this very screen before: its tree, no page source
-            self._known_screens.move_to_end(frame.digest)
+            self._known_screens.move_to_end(key)
             observation = Observation(frame=frame, tree=known, package=_package_of(known), known_screen=True,
                                       tree_current=current, finder=self._check_finder())
         elif self.tree_on_demand:
@@ -324,8 +523,14 @@ class Device:
         else:
             tree = self._remember_screen(frame, self.ui_tree())
             observation = Observation(frame=frame, tree=tree, package=_package_of(tree))
+        observation.context = self.context
         self._newest = (observation, self._shots, self.action_count)
         return observation
+
+    def _screen_key(self, frame: Frame) -> str:
+        """A known screen is its screenshot's bytes in one context: in a web view context the same
+        pixels read a different tree (the page mapped in) than in NATIVE_APP."""
+        return f"{self._context}|{frame.digest}" if self._context else frame.digest
 
     def in_motion(self) -> bool | None:
         """Whether the screen is animating now (web: a finite animation or transition runs), None
@@ -342,8 +547,9 @@ class Device:
         """Keep the tree read for a screenshot, keyed by its bytes: a later screenshot with the very
         same bytes is the same screen (what the oracle holds for a step whose frames did not change)."""
         if self.known_screens > 0:
-            self._known_screens[frame.digest] = tree
-            self._known_screens.move_to_end(frame.digest)
+            key = self._screen_key(frame)
+            self._known_screens[key] = tree
+            self._known_screens.move_to_end(key)
             while len(self._known_screens) > self.known_screens:
                 self._known_screens.popitem(last=False)
         return tree
@@ -417,7 +623,9 @@ class Device:
             except InvalidSelectorException as exc:
                 raise DeviceError(f"locator {named} is not valid on {self.url}: {exc.msg}") from exc
             except WebDriverException as exc:
-                raise DeviceError(f"find {named} failed on {self.url}: {exc.msg}") from exc
+                failed = DeviceError(f"find {named} failed on {self.url}: {exc.msg}")
+                self._check_webview(f"find {named}", failed)
+                raise failed from exc
             if time.monotonic() >= deadline:
                 break
             self._waited = True
@@ -515,7 +723,15 @@ class Device:
         return shown + (f" … and {len(labels) - limit} more" if len(labels) > limit else "") or "(nothing actionable)"
 
     def box_of(self, element: WebElement) -> Box:
-        """An element's rectangle in screenshot pixels."""
+        """An element's rectangle in screenshot pixels (in a web view: mapped through its native bounds)."""
+        if self.in_webview:
+            rect = self._call("rect", lambda: element.rect)  # CSS px relative to the document (W3C)
+            left, top = float(rect["x"]), float(rect["y"])
+            return hybrid.to_screen(self._viewport(), left, top, left + float(rect["width"]),
+                                    top + float(rect["height"]), document=True)
+        return self._native_box(element)
+
+    def _native_box(self, element: WebElement) -> Box:
         rect = self._call("rect", lambda: element.rect)
         x, y, w, h = (float(rect[k]) * self.scale for k in ("x", "y", "width", "height"))  # CSS px may be fractional
         return Box(round(x), round(y), round(x + w), round(y + h))
@@ -646,8 +862,8 @@ class Device:
 
     def _is_password(self, element: WebElement) -> bool:
         """Android marks secure fields `password="true"`, iOS by their type
-        (`XCUIElementTypeSecureTextField`); a web page uses `type="password"`."""
-        if self.platform == "ios":
+        (`XCUIElementTypeSecureTextField`); a web page uses `type="password"` (an iOS web view too)."""
+        if self.platform == "ios" and not self.is_web:
             value = self._call("element type", lambda: element.get_attribute("type"))
             return str(value) == ios.SECURE_FIELD
         attribute = "type" if self.is_web else "password"
@@ -703,6 +919,14 @@ class Device:
             raise DeviceError(f"no focused field to type into on {self.url}: {exc.msg}") from exc
 
     def _pointer(self, points: list[tuple[int, int]], *, hold_ms: int, move_ms: int = 0) -> None:
+        """Touch at screenshot pixels. In a web view context the driver would take the points as the
+        page's CSS pixels, so they are sent from NATIVE_APP: one coordinate system, the phone's."""
+        if self.in_webview:
+            self._in_native(lambda: self._touch(points, hold_ms=hold_ms, move_ms=move_ms))
+            return
+        self._touch(points, hold_ms=hold_ms, move_ms=move_ms)
+
+    def _touch(self, points: list[tuple[int, int]], *, hold_ms: int, move_ms: int = 0) -> None:
         scale = self.scale
         points = [(round(px / scale), round(py / scale)) for px, py in points]  # screenshot px -> driver units
         finger = PointerInput(interaction.POINTER_TOUCH, "finger")
@@ -721,13 +945,13 @@ class Device:
     # -- apps ----------------------------------------------------------------------------------
     def open_url(self, url: str) -> None:
         """Load a page in a web session (a browser has no apps to activate)."""
-        if not self.is_web:
+        if not self.browser:
             raise CapabilityUnavailable(f"open_url() needs a browser session; {self.url} runs a native app")
         self._act(f"open {url}", lambda: self.driver.get(url))
 
     def activate_app(self, package: str) -> None:
         """Bring an app to the front; in a browser session an http(s) URL is opened instead."""
-        if self.is_web:
+        if self.browser:
             if package.startswith(("http://", "https://")):
                 self.open_url(package)
                 return
@@ -737,13 +961,13 @@ class Device:
         self._act(f"activate {package}", lambda: self.driver.activate_app(package))
 
     def terminate_app(self, package: str) -> bool:
-        if self.is_web:
+        if self.browser:
             raise CapabilityUnavailable(f"terminate_app({package!r}): {self.url} is a browser session with no apps")
         return bool(self._act(f"terminate {package}", lambda: self.driver.terminate_app(package)))
 
     def mobile(self, command: str, params: dict[str, Any] | None = None) -> Any:
         """Run `mobile: <command>`; `CapabilityUnavailable` when this driver has no such command."""
-        if self.is_web:
+        if self.browser:
             raise CapabilityUnavailable(
                 f"'mobile: {command}' is not available on {self.url}: this is a browser session, whose "
                 "driver runs execute_script as page JavaScript"
@@ -753,7 +977,7 @@ class Device:
     def home(self) -> None:
         """The home screen, where app icons are: the HOME key on Android (`mobile: pressKey` 3), the
         home button on iOS (`mobile: pressButton` home); the app left keeps its screen."""
-        if self.is_web:
+        if self.browser:
             raise CapabilityUnavailable(f"home() on {self.url}: a browser session has no home screen")
         command, params = ios.HOME if self.platform == "ios" else android.HOME
         self.mobile(command, params)
@@ -770,13 +994,13 @@ class Device:
     def action_log(self) -> list[dict[str, Any]]:
         """What really happened (effective actions only): the sim's log, or a test page's
         `window.__guistateActionLog` (the web Feed keeps one in the same shape)."""
-        if self.is_web:
+        if self.browser:
             return list(self._page_hook("action_log", "return window.__guistateActionLog"))
         self._require_sim("action_log")
         return list(self._call("action log", lambda: self.driver.execute_script("mobile: guistateActionLog", {})))
 
     def ground_truth(self) -> dict[str, Any]:
-        if self.is_web:
+        if self.browser:
             script = "return window.__guistateGroundTruth ? window.__guistateGroundTruth() : null"
             return dict(self._page_hook("ground_truth", script))
         self._require_sim("ground_truth")

@@ -21,9 +21,11 @@ from pytest_guistate.devices.grid import trim_grid_message
 
 __all__ = [
     "CapabilityUnavailable",
+    "ContextUnavailable",
     "DeviceError",
     "ElementNotFound",
     "ElementNotReady",
+    "WebViewGone",
     "driver_call",
     "screenshot_payload_text",
 ]
@@ -36,6 +38,15 @@ class DeviceError(RuntimeError):
 class CapabilityUnavailable(DeviceError):
     """The driver behind this session cannot do that (a missing `mobile:` command, no app
     management in a browser, ...): a limit of the device, not a flaky failure, so never retried."""
+
+
+class ContextUnavailable(DeviceError):
+    """`switch_context` to a name the session does not list (issue 37); the message lists those it does."""
+
+
+class WebViewGone(DeviceError):
+    """The web view context the device was in is no longer listed (the page navigated away, the app
+    closed its web view): commands there cannot reach the page; switch to a listed context."""
 
 
 class ElementNotFound(AssertionError):

@@ -33,8 +33,11 @@ RECOVERED = ("settled", "refreshed", "retried")  # outcomes where the plugin act
 
 def step_title(record: Any) -> str:
     """`[guistate 4] confirm`, plus what the plugin did: `— refreshed (pull-to-refresh)`, `— settled`,
-    `— retried`, or for a failure `— failed after settle and refresh`."""
-    title = f"[guistate {record.index}] {record.name}"
+    `— retried`, or for a failure `— failed after settle and refresh`. In a hybrid app the context the
+    step acted in comes first: `[guistate 4 @WEBVIEW_com.example] sign in` (issue 37)."""
+    context = getattr(record, "context", "") or ""
+    where = f" @{context}" if context and getattr(record, "kind", "") != "context" else ""
+    title = f"[guistate {record.index}{where}] {record.name}"
     attempts = list(getattr(record, "attempts", None) or [])
     by = next((a.refreshed_by for a in reversed(attempts) if a.stage == "refresh" and a.refreshed_by), "")
     if record.outcome in RECOVERED:

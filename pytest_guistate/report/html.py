@@ -142,6 +142,7 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
             "index": record.get("index"), "name": record.get("name", ""), "outcome": record.get("outcome", ""),
             "verdict": record.get("verdict"), "actions": record.get("actions", 0), "expect": record.get("expect"),
             "package_before": record.get("package_before", ""), "package_after": record.get("package_after", ""),
+            "context": record.get("context", ""), "context_after": record.get("context_after", ""),
             "error": record.get("error"), "explanation": record.get("explanation", ""),
             "attempts": record.get("attempts") or [], "frames": frames,
             "region_boxes": [b for b in regions if isinstance(b, list) and len(b) == 4],

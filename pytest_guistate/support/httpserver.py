@@ -20,18 +20,44 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from socketserver import BaseRequestHandler
 from typing import Any, Generic, Self, TypeVar
 
 from pytest_guistate.support.loopback import is_loopback_host
 
-__all__ = ["HttpReply", "LoopbackHTTPServer", "LoopbackServer", "ServedThread", "json_reply", "require_loopback"]
+__all__ = ["HttpReply", "LoopbackHTTPServer", "LoopbackServer", "ServedThread", "json_reply", "load_static_files",
+           "require_loopback", "send_bytes"]
+
+STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+                ".css": "text/css; charset=utf-8"}
 
 
 def require_loopback(host: str, what: str) -> None:
     """`ValueError` naming the server unless `host` is this machine's loopback (`support.loopback`)."""
     if not is_loopback_host(host):
         raise ValueError(f"{what} serves on loopback only; {host!r} is not a loopback address")
+
+
+def load_static_files(root: Path, what: str) -> dict[str, tuple[bytes, str]]:
+    """A page's files by URL path (`/index.html` also at `/`): a fixed allow-list read once, so a
+    server of them lists no directory and follows no `..`. `what` names the page in the error."""
+    files = {"/" + path.name: (path.read_bytes(), STATIC_TYPES[path.suffix])
+             for path in sorted(root.iterdir()) if path.suffix in STATIC_TYPES}
+    if "/index.html" not in files:
+        raise FileNotFoundError(f"{what} has no index.html in {root} (is the package data installed?)")
+    files["/"] = files["/index.html"]
+    return files
+
+
+def send_bytes(handler: BaseHTTPRequestHandler, status: int, body: bytes, content_type: str) -> None:
+    """One whole reply, never cached (every session loads the page fresh)."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.send_header("Cache-Control", "no-store")
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 class LoopbackHTTPServer(ThreadingHTTPServer):

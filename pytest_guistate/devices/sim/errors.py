@@ -54,14 +54,15 @@ W3C_STATUS: dict[str, int] = {
 class W3CError(Exception):
     """A request the server refuses; `error` is the W3C code, the status follows from it."""
 
-    def __init__(self, error: str, message: str, status: int | None = None) -> None:
+    def __init__(self, error: str, message: str, status: int | None = None, stacktrace: str = "") -> None:
         super().__init__(f"{error}: {message}")
         self.error = error
         self.message = message
         self.status = status if status is not None else W3C_STATUS.get(error, 500)
+        self.stacktrace = stacktrace  # details where a client matches the message exactly
 
     def body(self) -> dict[str, Any]:
-        return error_body(self.error, self.message)
+        return error_body(self.error, self.message, self.stacktrace)
 
 
 def error_body(error: str, message: str, stacktrace: str = "") -> dict[str, Any]:

@@ -28,6 +28,7 @@ class Faults:
     popup_at_action: int | None = None  # show "App isn't responding" after the n-th effective action
     animation_ms: int = 0  # screen transitions slide for this long
     seed: int | None = None  # RNG seed for fault randomness; None = the phone's seed
+    webview_screenshot_hang: float = 0.0  # Hybrid: a proxied web view screenshot hangs this long
 
     def updated(self, changes: dict[str, Any]) -> Faults:
         """A copy with `changes` applied; unknown keys or bad values raise `SimError`."""
@@ -56,7 +57,7 @@ def _integer(name: str, value: Any) -> int:
 
 
 def _check(name: str, value: Any) -> Any:
-    if name in ("refresh_delay", "refresh_duration", "search_delay"):
+    if name in ("refresh_delay", "refresh_duration", "search_delay", "webview_screenshot_hang"):
         seconds = _number(name, value)
         if not 0.0 <= seconds <= 600.0:
             raise SimError("invalid argument", f"fault {name!r} must be within 0..600 s, got {value!r}")

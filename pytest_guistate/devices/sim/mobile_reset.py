@@ -41,8 +41,9 @@ def _guistate_reset(session: SimSession, params: dict[str, Any]) -> dict[str, An
     factory = getattr(type(session.phone), "from_capabilities", None)
     if factory is None:
         raise W3CError("unsupported operation", f"{type(session.phone).__name__} cannot be rebuilt from capabilities")
+    browsers = getattr(session.phone, "browsers", None)  # the server's web view browsers stay the server's
     try:
-        phone = factory(caps)
+        phone = factory(caps) if browsers is None else factory(caps, browsers=browsers)
     except SimError:
         raise
     except Exception as exc:  # a bad overlay: say which, keep the old phone
@@ -51,6 +52,7 @@ def _guistate_reset(session: SimSession, params: dict[str, Any]) -> dict[str, An
     old.close()
     session._id_by_key.clear()  # ids of the old phone's views are stale now, as after a relaunch
     session._key_by_id.clear()
+    session.context, session.web_generation = "NATIVE_APP", 0  # a relaunched app starts native
     session.capabilities = response_capabilities(caps, phone.width, phone.height)
     return {"package": phone.current_package()}
 

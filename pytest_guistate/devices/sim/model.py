@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from pytest_guistate.core.geometry import Box
 
-__all__ = ["AppState", "PhoneModel", "SimError", "SimNode"]
+__all__ = ["AppState", "PhoneModel", "ProxyReply", "SimError", "SimNode", "WebEngine", "WebViewState"]
 
 
 class AppState:
@@ -102,6 +102,35 @@ class SimNode:
         return str(value)
 
 
+@dataclass(frozen=True)
+class WebViewState:
+    """The web view on screen: its app, which web view it is (a new one each time the app shows
+    one anew) and its bounds in screen pixels."""
+
+    package: str
+    generation: int
+    box: Box
+
+
+@dataclass(frozen=True)
+class ProxyReply:
+    """What a web view's chromedriver answered: its HTTP status and JSON body, passed on unchanged."""
+
+    status: int
+    body: dict[str, Any]
+
+    @property
+    def value(self) -> Any:
+        return self.body.get("value")
+
+
+class WebEngine(Protocol):
+    """The browser behind a web view (`webview.WebViewBrowser`), as the server proxies to it."""
+
+    def command(self, method: str, suffix: str, body: dict[str, Any] | None, timeout: float = ...) -> ProxyReply:
+        """A command of its session (`suffix` is the path after `/session/<id>`)."""
+
+
 class PhoneModel(Protocol):
     """What the WebDriver server needs from one simulated phone (one per WebDriver session).
 
@@ -159,6 +188,13 @@ class PhoneModel(Protocol):
 
     def hide_keyboard(self) -> bool:
         """`mobile: hideKeyboard`: False when no keyboard was up."""
+
+    def web_view_state(self) -> WebViewState | None:
+        """The web view on screen (a hybrid app's), None when there is none."""
+
+    def web_browser(self, generation: int | None = None) -> WebEngine:
+        """The started browser behind the web view on screen; `WebViewGone` (a `SimError`) when
+        there is none, or when `generation` names a web view since replaced."""
 
     def set_faults(self, faults: dict[str, Any]) -> None:
         """Change fault injection at run time (same keys as the `guistate:faults` capability)."""

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import cv2
 import numpy as np
 
 from pytest_guistate.core.geometry import Box
@@ -31,6 +32,7 @@ from pytest_guistate.devices.sim.apps import (
 )
 from pytest_guistate.devices.sim.apps.base import TEXT, Metrics, View
 from pytest_guistate.devices.sim.apps.drift import DRIFTS, is_app_version
+from pytest_guistate.devices.sim.apps.hybrid import WEBVIEW_CLASS, WEBVIEW_PLACEHOLDER
 from pytest_guistate.devices.sim.apps.system import (
     STATUS_BG,
     alert,
@@ -39,10 +41,11 @@ from pytest_guistate.devices.sim.apps.system import (
 )
 from pytest_guistate.devices.sim.faults import Faults
 from pytest_guistate.devices.sim.keyboard import KeyHandlers, keyboard_window
-from pytest_guistate.devices.sim.model import AppState, SimError, SimNode
+from pytest_guistate.devices.sim.model import AppState, SimError, SimNode, WebViewState
 from pytest_guistate.devices.sim.phone_views import find_view, hit, scroll_target, to_simnodes
 from pytest_guistate.devices.sim.render import Overlay, Renderer, cursor_box
 from pytest_guistate.devices.sim.truth import Snapshot, changed_regions, snapshot
+from pytest_guistate.devices.sim.webview import BrowserPool, WebViewBrowser, WebViewGone
 from pytest_guistate.devices.sim.xml import PageSource
 
 __all__ = ["ManualClock", "Phone"]
@@ -71,13 +74,16 @@ class Phone:
 
     def __init__(self, *, width: int = 1080, height: int = 2400, seed: int = 0, app_package: str | None = None,
                  faults: dict[str, Any] | None = None, clock: Callable[[], float] | None = None, frozen: bool = False,
-                 app_version: int | str = 1, wall_start: float | None = None, platform: str = "android") -> None:
+                 app_version: int | str = 1, wall_start: float | None = None, platform: str = "android",
+                 browsers: BrowserPool | None = None) -> None:
         for name, value in (("width", width), ("height", height)):
             if isinstance(value, bool) or not isinstance(value, int) or not 240 <= value <= 8000:
                 raise SimError("invalid argument", f"screen {name} must be an integer in 240..8000, got {value!r}")
         self.width, self.height, self.seed, self.frozen = width, height, seed, frozen
         self.app_version = app_version
         self.platform = platform  # "ios": apps draw navigation bars (the iOS persona wraps this phone)
+        self._owns_browsers = browsers is None  # a server's pool outlives the phone; its own does not
+        self.browsers = browsers if browsers is not None else BrowserPool(keep=0)
         self.m = Metrics(width, height)
         self._clock = clock or time.monotonic
         self._t0 = self._clock()
@@ -86,8 +92,11 @@ class Phone:
         self._drop_rng = random.Random(self._faults.seed if self._faults.seed is not None else seed)
         self._renderer = Renderer(self.m)
         self._apps: dict[str, App] = {}
+        # apps not on this phone: `remove_app` took them off, or never installed (opened below if asked)
+        self._removed: set[str] = {package for package, app in INSTALLED.items() if not app.preinstalled}
         self._apps[LAUNCHER] = LauncherApp(self._context(LAUNCHER),
-                                           [(a.package, a.label, a.color) for a in INSTALLED.values()])
+                                           [(a.package, a.label, a.color) for a in INSTALLED.values()],
+                                           lambda package: package not in self._removed)
         self._foreground = LAUNCHER
         self._toast: tuple[str, str, float] | None = None  # text, package, end time
         self._popup_for: str | None = None  # package whose "isn't responding" dialog is up
@@ -106,14 +115,16 @@ class Phone:
         self._keyboard_hidden: str | None = None  # the field whose keyboard was hidden (it keeps the focus)
         self._keyboard_shift = False
         self.point_px = 1.0  # pixels per point: the iOS persona sets its scale (the keyboard's size)
-        self._removed: set[str] = set()  # apps `remove_app` took off this phone
         self._keyboard_field: str | None = None  # set by `_windows()`: the field the keyboard types into
         if app_package is not None:
+            if app_package in INSTALLED and not INSTALLED[app_package].preinstalled:
+                self._removed.discard(app_package)  # the session's app under test is installed for it
             self._check_installed(app_package)
             self._open(app_package)
 
     @classmethod
-    def from_capabilities(cls, caps: dict[str, Any], clock: Callable[[], float] | None = None) -> Phone:
+    def from_capabilities(cls, caps: dict[str, Any], clock: Callable[[], float] | None = None,
+                          browsers: BrowserPool | None = None) -> Phone:
         options = cls.options_from_capabilities(caps)
         screen = caps.get("guistate:screen", {"width": 1080, "height": 2400})
         if not isinstance(screen, dict) or set(screen) - {"width", "height"}:
@@ -122,7 +133,7 @@ class Phone:
         if package is not None and not isinstance(package, str):
             raise SimError("invalid argument", f"appium:appPackage must be a string, got {package!r}")
         return cls(width=screen.get("width", 1080), height=screen.get("height", 2400), app_package=package,
-                   clock=clock, **options)
+                   clock=clock, browsers=browsers, **options)
 
     @staticmethod
     def options_from_capabilities(caps: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +162,7 @@ class Phone:
                           log=lambda action, **fields: self._record(package, action, **fields),
                           toast=lambda text, start=None: self._show_toast(package, text, start),
                           faults=lambda: self._faults, launch=self._open, app_version=self.app_version,
-                          platform=self.platform)
+                          platform=self.platform, density=lambda: self.density, browsers=self.browsers)
 
     def _record(self, package: str, action: str, **fields: Any) -> None:
         self._log.append({"t": round(self.now() - self._t0, 3), "app": package, "action": action, **fields})
@@ -175,6 +186,12 @@ class Phone:
             self._transition = None
         if changed:
             self._version += 1
+
+    @property
+    def density(self) -> float:
+        """Device pixels per CSS pixel of a web view: the iOS persona's points scale, on Android 3 at
+        the 1080-wide reference screen (a 360 CSS px wide web view, as on most 1080p phones)."""
+        return self.point_px if self.platform == "ios" else 3.0 * self.m.scale
 
     def clock_text(self) -> str:
         if self.frozen:
@@ -318,18 +335,41 @@ class Phone:
             progress = (now - self._transition[0]) / max(1e-9, self._faults.animation_ms / 1000)
             step = min(ANIM_STEPS - 1, int(progress * ANIM_STEPS))
         key = (self._version, tuple(overlays), step)
-        cached = self._png_cache.get(key)
+        web_box = self._apps[self._foreground].web_view_box() if step is None else None
+        cached = self._png_cache.get(key) if web_box is None else None  # a page changes on its own
         if cached is not None:
             return cached
         base = self._renderer.base(root)
         if step is not None and self._transition is not None:
             base = self._slide(self._renderer.base(self._transition[1]), base, step / ANIM_STEPS)
             overlays = [o for o in overlays if o.kind == "clock"]
-        png = self._renderer.encode(self._renderer.compose(base, overlays))
+        frame = self._renderer.compose(base, overlays)
+        if web_box is not None:
+            self._composite_web_view(frame, web_box)
+            return self._renderer.encode(frame)
+        png = self._renderer.encode(frame)
         if len(self._png_cache) >= 4:
             self._png_cache.pop(next(iter(self._png_cache)))
         self._png_cache[key] = png
         return png
+
+    def _composite_web_view(self, frame: np.ndarray, box: Box) -> None:
+        """The web view's current pixels (Chromium's viewport) into its bounds, wherever no window
+        above it (a toast, a dialog) covers it: the base layer still shows the placeholder there."""
+        png = self._apps[self._foreground].web_browser().frame_png()
+        page = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+        if page is None:
+            raise SimError("unable to capture screen", "the web view's screenshot is not a decodable image")
+        area = box.clamp(self.width, self.height)
+        if page.shape[:2] != (area.height, area.width):  # a fractional pixel ratio may round one px off
+            page = cv2.resize(page, (area.width, area.height), interpolation=cv2.INTER_AREA)
+        region = frame[area.top:area.bottom, area.left:area.right]
+        colour = np.array(WEBVIEW_PLACEHOLDER[::-1], np.uint8)
+        uncovered = cv2.inRange(region, colour, colour)
+        if cv2.countNonZero(uncovered) == uncovered.size:
+            region[...] = page  # nothing above the web view: the common case, one copy
+        else:
+            np.copyto(region, page, where=uncovered.astype(bool)[:, :, None])
 
     def _slide(self, old: np.ndarray, new: np.ndarray, progress: float) -> np.ndarray:
         """An intermediate transition frame: the new screen slides in from the right."""
@@ -383,6 +423,8 @@ class Phone:
             self._keyboard_hidden = None  # a tap on a field brings its keyboard (back) up
         if target is not None and target.enabled and target.on_tap is not None:
             target.on_tap()
+        elif target is not None and target.cls == WEBVIEW_CLASS:
+            self._apps[self._foreground].web_tap(x - target.box.left, y - target.box.top)
         self._end()
 
     def long_press(self, x: int, y: int, duration_ms: int) -> None:
@@ -408,8 +450,12 @@ class Phone:
         target = scroll_target(self._windows_now(), x1, y1)
         self._record(self._foreground, "swipe", x1=x1, y1=y1, x2=x2, y2=y2,
                      target=target.key if target else None, duration_ms=duration_ms)
+        web = self._apps[self._foreground].web_view_box()
         if target is not None and abs(y2 - y1) > abs(x2 - x1):
             self._scroll(target, y1 - y2)
+        elif target is None and web is not None and web.contains_point(x1, y1):  # the page scrolls itself
+            self._apps[self._foreground].web_swipe((x1 - web.left, y1 - web.top), (x2 - web.left, y2 - web.top),
+                                                   duration_ms)
         self._end()
 
     def _scroll(self, target: View, delta: int) -> None:
@@ -477,6 +523,24 @@ class Phone:
             self._foreground = LAUNCHER
         self._end()
 
+    # -- the web view (hybrid apps) ---------------------------------------------------------
+    def web_view_state(self) -> WebViewState | None:
+        """The web view on screen, None when the foreground app shows none."""
+        self._sync()
+        app = self._apps[self._foreground]
+        box = app.web_view_box()
+        return None if box is None else WebViewState(app.package, getattr(app, "generation", 1), box)
+
+    def web_browser(self, generation: int | None = None) -> WebViewBrowser:
+        """The started browser of the web view on screen (`WebViewGone` without one, or when
+        `generation` names a web view that has since been replaced)."""
+        state = self.web_view_state()
+        if state is None:
+            raise WebViewGone(f"no web view on screen (foreground: {self._foreground})")
+        if generation is not None and generation != state.generation:
+            raise WebViewGone(f"the web view was replaced by a new one ({state.package} showed it anew)")
+        return self._apps[self._foreground].web_browser()
+
     # -- PhoneModel: apps, faults, logs --------------------------------------------------
     def _check_installed(self, package: str) -> None:
         if package != LAUNCHER and (package not in INSTALLED or package in self._removed):
@@ -498,6 +562,7 @@ class Phone:
             raise SimError("invalid argument", f"the simulated phone installs only its own apps; "
                                                f"{package!r} is not one of {sorted(INSTALLED)}")
         self._removed.discard(package)
+        self._version += 1  # its icon is back on the home screen
 
     def current_activity(self) -> str:
         """`getCurrentActivity`: the sim's apps are one activity each (`.MainActivity`; the launcher's
@@ -529,7 +594,7 @@ class Phone:
         if package == LAUNCHER or package not in self._apps:
             return False
         self._begin()
-        del self._apps[package]
+        self._apps.pop(package).close()
         if self._foreground == package:
             self._foreground = LAUNCHER
         self._record(package, "terminate_app")
@@ -570,8 +635,18 @@ class Phone:
 
     def close(self) -> None:
         self._closed = True
+        errors = []
+        for app in self._apps.values():
+            try:
+                app.close()
+            except Exception as exc:  # noqa: BLE001 - close the other apps too, then report it
+                errors.append(f"{app.package}: {exc!r}")
+        if self._owns_browsers:
+            self.browsers.close()
         self._png_cache.clear()
         self._windows_cache = self._root_cache = self._source_cache = None
+        if errors:
+            raise SimError("unknown error", f"closing the phone's apps failed: {'; '.join(errors)}")
 
     # -- action bracketing ---------------------------------------------------------------
     def _begin(self) -> None:
@@ -595,6 +670,6 @@ class Phone:
         package, self._popup_for = self._popup_for, None
         self._record(package or "android", "anr_close_app")
         if package is not None and package != LAUNCHER and package in self._apps:
-            del self._apps[package]
+            self._apps.pop(package).close()
             if self._foreground == package:
                 self._foreground = LAUNCHER

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_guistate.devices.sim.errors import W3CError, arg_str, invalid_argument
+from pytest_guistate.devices.sim.errors import W3CError, invalid_argument
 from pytest_guistate.devices.sim.webdriver_session import SessionStore, SimSession
 
 __all__ = ["ROUTES", "Request", "Route", "match_route", "route"]
@@ -151,24 +151,6 @@ def _window_handles(req: Request) -> Any:
 @route("GET", "/session/{sid}/orientation")
 def _orientation(req: Request) -> Any:
     return "PORTRAIT"
-
-
-@route("GET", "/session/{sid}/contexts")
-def _contexts(req: Request) -> Any:
-    return ["NATIVE_APP"]
-
-
-@route("GET", "/session/{sid}/context")
-def _context(req: Request) -> Any:
-    return "NATIVE_APP"
-
-
-@route("POST", "/session/{sid}/context")
-def _switch_context(req: Request) -> Any:
-    name = arg_str(req.body, "name")
-    if name != "NATIVE_APP":
-        raise W3CError("no such context", f"context {name!r} does not exist; the simulated phone has only NATIVE_APP")
-    return None
 
 
 @route("GET", "/session/{sid}/appium/settings")

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 from pytest_guistate.devices.sim import (  # noqa: F401  (they register routes and mobile: commands)
     mobile_apps,
     mobile_reset,
+    routes_context,
     routes_element,
     routes_input,
 )
@@ -43,6 +44,7 @@ from pytest_guistate.devices.sim.latency import LatencyBook, LatencyError, comma
 from pytest_guistate.devices.sim.model import PhoneModel, SimError
 from pytest_guistate.devices.sim.routes import Request, match_route
 from pytest_guistate.devices.sim.webdriver_session import PhoneFactory, SessionStore
+from pytest_guistate.devices.sim.webview import BrowserPool
 from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread
 
 __all__ = ["RequestRecord", "SimServer", "default_phone_factory"]
@@ -53,18 +55,18 @@ LINGER_S = 2.0  # and for at most this long
 _LEGACY_PREFIX = "/wd/hub"  # Appium 1 base path; old clients still send it
 
 
-def default_phone_factory(capabilities: dict[str, Any]) -> PhoneModel:
+def default_phone_factory(capabilities: dict[str, Any], browsers: BrowserPool | None = None) -> PhoneModel:
     """The phone for the session's persona (Android `Phone`, or `IosPhone` in points), imported on
-    first use so the server loads without the apps."""
+    first use so the server loads without the apps; `browsers` is the server's web view browsers."""
     from pytest_guistate.devices.sim.ios.persona import IOS, platform_of
 
     if platform_of(capabilities) == IOS:
         from pytest_guistate.devices.sim.ios.phone import IosPhone
 
-        return IosPhone.from_capabilities(capabilities)
+        return IosPhone.from_capabilities(capabilities, browsers=browsers)
     from pytest_guistate.devices.sim.phone import Phone
 
-    return Phone.from_capabilities(capabilities)
+    return Phone.from_capabilities(capabilities, browsers=browsers)
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _call(self, path: str) -> Any:
         body = self._read_body()
+        handled, value = routes_context.proxied(self.server.sim.store, self.command, path, body)
+        if handled:  # a web view context's command, answered by its chromedriver
+            return value
         route, params = match_route(self.command, path)
         store = self.server.sim.store
         req = Request(store, params, body)
@@ -310,10 +315,14 @@ class SimServer:
                                     what="SimServer", poll_interval=0.1)
         self.host = host
         self.max_body_bytes = max_body_bytes
-        self.store = SessionStore(phone_factory or default_phone_factory, default_caps or {}, max_sessions)
+        self.browsers = BrowserPool()  # the hybrid app's web view browsers, reused across sessions
+        self.store = SessionStore(phone_factory or self._default_phone, default_caps or {}, max_sessions)
         self.latency = LatencyBook()  # per-session latency profiles (guistate:latency)
         self._log: deque[RequestRecord] = deque(maxlen=request_log_size)
         self._log_lock = threading.Lock()
+
+    def _default_phone(self, capabilities: dict[str, Any]) -> PhoneModel:
+        return default_phone_factory(capabilities, browsers=self.browsers)
 
     @property
     def thread_name(self) -> str:
@@ -333,6 +342,8 @@ class SimServer:
         if self._served.running:
             raise RuntimeError("SimServer already started")
         self.store.stopping.clear()
+        if self.browsers.closed:
+            self.browsers = BrowserPool()
         self._served.start()
         return self
 
@@ -354,6 +365,7 @@ class SimServer:
             conn_thread.join(max(0.0, deadline - time.monotonic()))
         stuck = [t.name for t in connections if t.is_alive()]
         errors = self.store.close_all()
+        self.browsers.close()  # the web view browsers sessions gave back: chromedriver and Chromium stop here
         if stuck or errors:
             warnings.warn(
                 f"SimServer.stop: {len(stuck)} connection thread(s) still busy; phone close errors: {errors}",

@@ -55,6 +55,8 @@ class SimSession:
     script_ms: int = 30_000
     settings: dict[str, Any] = field(default_factory=dict)
     closed: bool = False
+    context: str = "NATIVE_APP"  # or the web view context switched to (`routes_context.py`)
+    web_generation: int = 0  # which web view that context was switched to
     _id_by_key: dict[str, str] = field(default_factory=dict, repr=False)
     _key_by_id: dict[str, str] = field(default_factory=dict, repr=False)
 

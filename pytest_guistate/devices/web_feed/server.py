@@ -13,23 +13,11 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import urlencode, urlsplit
 
-from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread
+from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread, load_static_files, send_bytes
 
 __all__ = ["STATIC_DIR", "FeedServer"]
 
 STATIC_DIR = Path(__file__).with_name("static")
-_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
-
-
-def _load_files(root: Path) -> dict[str, tuple[bytes, str]]:
-    files: dict[str, tuple[bytes, str]] = {}
-    for path in sorted(root.iterdir()):
-        if path.suffix in _TYPES:
-            files["/" + path.name] = (path.read_bytes(), _TYPES[path.suffix])
-    if "/index.html" not in files:
-        raise FileNotFoundError(f"the web Feed has no index.html in {root} (is the package data installed?)")
-    files["/"] = files["/index.html"]
-    return files
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -47,12 +35,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.OK, *entry)
 
     def _send(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(body)
+        send_bytes(self, status, body, content_type)
         self.server.hits.append(f"{status.value} {self.path}")
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -71,7 +54,7 @@ class FeedServer:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, static_dir: Path = STATIC_DIR) -> None:
         self._served = ServedThread(self._bind, host=host, port=port, name="web-feed", what="FeedServer")
-        self._files = _load_files(static_dir)
+        self._files = load_static_files(static_dir, "the web Feed")
 
     def _bind(self, address: tuple[str, int]) -> _Server:
         return _Server(address, self._files)

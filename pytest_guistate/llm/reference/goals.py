@@ -19,6 +19,7 @@ whole clause is not one form, on "and". Forms (case-insensitive, any trailing pe
 - go back | go home | open|launch|switch to|go to App                              -> `Navigate` | `OpenApp`
 - compare the price of X in|between A and B [and buy it in the cheaper one]        -> `ComparePrices`
 - scroll to find X | find X | look for X                                           -> `FindItem`
+- tap|press|click [on] [the] X [button] [in the toolbar]                             -> `TapItem`
 
 "Please ...", "..., please" and quotes around a whole clause are dropped. A reading that would be a
 guess is refused by name (issue 32: never an action on a wrong parse): a bare "the post", an article or
@@ -31,13 +32,13 @@ import re
 from dataclasses import dataclass
 
 __all__ = ["GRAMMAR", "AddToCart", "CancelDelete", "Checkout", "ComparePrices", "DeleteItem", "FindItem", "Intent",
-           "MovePhotos", "Navigate", "OpenApp", "OutsideGrammar", "SearchItem", "SignIn", "Toggle", "TypeInto",
-           "parse_goal"]
+           "MovePhotos", "Navigate", "OpenApp", "OutsideGrammar", "SearchItem", "SignIn", "TapItem", "Toggle",
+           "TypeInto", "parse_goal"]
 
 GRAMMAR = ("turn on/off a setting; sign in (user/e-mail and password, also as U / P or in brackets); type text into a named field; search for and "
            "open an item; add an item to the cart; check out; delete or keep an item by its label; open a delete "
            "dialog and cancel it; move photos to an album; go back / go home / open an app; compare a price across "
-           "two apps and buy in the cheaper; scroll to find something")
+           "two apps and buy in the cheaper; scroll to find something; tap a named button")
 
 
 @dataclass(frozen=True)
@@ -178,8 +179,20 @@ class FindItem:
         return f"find {self.label}"
 
 
+@dataclass(frozen=True)
+class TapItem:
+    """Tap one named control once (a hybrid app's native toolbar button before the page, issue 37)."""
+
+    label: str
+    app: str | None = None
+
+    @property
+    def title(self) -> str:
+        return f"tap {self.label}"
+
+
 Intent = (Toggle | SignIn | TypeInto | SearchItem | AddToCart | Checkout | DeleteItem | CancelDelete | MovePhotos
-          | Navigate | OpenApp | ComparePrices | FindItem)
+          | Navigate | OpenApp | ComparePrices | FindItem | TapItem)
 
 
 @dataclass(frozen=True)
@@ -360,6 +373,10 @@ def _match(c: str) -> Intent | OutsideGrammar | None:
     if m := re.match(r"^(?:scroll(?:\s+down)?\s+(?:to|until\s+you)\s+(?:find|see|reach)|find|look\s+for|locate)\s+"
                      + _ART + r"(.+)$", body, _I):
         return FindItem(_owner(m.group(1)) or _label(m.group(1)), app)
+    for said, where in ((body, app), (c, None)):  # "tap on Help": "on Help" is not an app here
+        if m := re.match(r"^(?:tap|press|click)\s+(?:on\s+)?" + _ART + r"(.+?)(?:\s+(?:button|icon|link))?"
+                         r"(?:\s+(?:in|on)\s+the\s+(?:toolbar|app\s*bar|title\s*bar))?$", said, _I):
+            return TapItem(_clean(m.group(1)), where)
     if (m := re.match(r"^(?:open|launch|start|switch\s+to|go\s+to|return\s+to)\s+" + _ART + r"([\w-]+)(?:\s+app)?$",
                       c, _I)) and m.group(1).lower() not in ("it", "them", "this", "that", "one"):
         return OpenApp(m.group(1))

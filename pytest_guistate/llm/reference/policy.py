@@ -36,6 +36,7 @@ from pytest_guistate.llm.reference.goals import (
     OutsideGrammar,
     SearchItem,
     SignIn,
+    TapItem,
     Toggle,
     TypeInto,
     parse_goal,
@@ -633,6 +634,19 @@ def _decide_find(v: PromptView, s: PlanStep[FindItem]) -> Decision:
     return _scroll_for(v, it.label, limit=8)
 
 
+def _decide_tap(v: PromptView, s: PlanStep[TapItem]) -> Decision:
+    it = s.intent
+    if s.marker == "tapped":
+        return Satisfied(f"tapped {it.label}")
+    target = _button(v, re.escape(it.label)) or next(
+        (e for e in _tappable(v) if not e.get("edit") and _mentions(e.get("desc"), it.label)), None)
+    if target is None:
+        if (move := _goto(v, it.app, f"to tap {it.label}")) is not None:
+            return move
+        return GiveUp(f"no {it.label!r} control on this screen")
+    return _act("tap", element_id=target["id"], remember=s.mark("tapped"), reason=f"tap {it.label}, as asked")
+
+
 def _decide_compare(v: PromptView, s: PlanStep[ComparePrices]) -> Decision:
     it = s.intent
     return _compare(v, it.item, list(it.shops))
@@ -642,12 +656,19 @@ def _decide_compare(v: PromptView, s: PlanStep[ComparePrices]) -> Decision:
 _DISMISS = (r"not now|no,? thanks|maybe later|remind me later|later|dismiss|skip|got it|reject all|decline|"
             r"not interested|close")
 
+def _in_app_bar(v: PromptView, e: Element) -> bool:
+    """A control in the screen's top bar (its top eighth) is the app's own (a hybrid app's toolbar Close,
+    issue 37), never the way out of a prompt the goal did not ask for: those are dialogs and sheets below."""
+    at, bottoms = e.get("at"), [x["at"][3] for x in v.elements if isinstance(x.get("at"), list)]
+    return isinstance(at, list) and bool(bottoms) and at[3] <= max(bottoms) / 8
+
+
 _DECIDERS: dict[type, Callable[[PromptView, PlanStep[Any]], Decision]] = {
     Toggle: _decide_toggle, SignIn: _decide_sign_in, TypeInto: _decide_type,
     SearchItem: _decide_search_item, AddToCart: _decide_add, Checkout: _decide_checkout,
     DeleteItem: _decide_delete, CancelDelete: _decide_cancel, MovePhotos: _decide_move,
     Navigate: _decide_navigate, OpenApp: _decide_open, FindItem: _decide_find,
-    ComparePrices: _decide_compare}
+    ComparePrices: _decide_compare, TapItem: _decide_tap}
 
 
 def actor_answer(v: PromptView) -> Answer:
@@ -658,7 +679,7 @@ def actor_answer(v: PromptView) -> Answer:
     plan = parse_goal(v.instruction)
     if isinstance(plan, OutsideGrammar):
         return _call("done", success=False, summary=plan.reason)
-    if (nag := _button(v, _DISMISS)) is not None:
+    if (nag := _button(v, _DISMISS)) is not None and not _in_app_bar(v, nag):
         return _call("tap", element_id=nag["id"], reason=f"dismiss {str(nag.get('in') or 'a prompt')!r}: not part "
                                                           "of the goal")
     facts = v.facts

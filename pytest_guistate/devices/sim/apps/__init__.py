@@ -1,4 +1,9 @@
-"""The apps installed on the simulated phone, in launcher order."""
+"""The apps of the simulated phone, in launcher order.
+
+All but Hybrid come preinstalled. Hybrid is installed by the session that opens it
+(`appium:appPackage` / `appium:bundleId`, as `appium:app` installs the app under test) or by
+`mobile: installApp`, so every other session's home screen stays the one recorded tests know.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from dataclasses import dataclass
 from pytest_guistate.devices.sim.apps.base import RGB, App, AppContext
 from pytest_guistate.devices.sim.apps.feed import FeedApp
 from pytest_guistate.devices.sim.apps.gallery import GalleryApp
+from pytest_guistate.devices.sim.apps.hybrid import HybridApp
 from pytest_guistate.devices.sim.apps.launcher import LAUNCHER, LauncherApp
 from pytest_guistate.devices.sim.apps.settings import SettingsApp
 from pytest_guistate.devices.sim.apps.shop import ShopApp
@@ -21,6 +27,7 @@ class InstalledApp:
     label: str
     color: RGB
     factory: Callable[[AppContext], App]
+    preinstalled: bool = True  # False: on the phone only once a session opens or installs it
 
 
 def _shop(letter: str) -> InstalledApp:
@@ -36,5 +43,6 @@ INSTALLED: dict[str, InstalledApp] = {
         _shop("A"),
         _shop("B"),
         InstalledApp(SettingsApp.package, SettingsApp.label, SettingsApp.primary, SettingsApp),
+        InstalledApp(HybridApp.package, HybridApp.label, HybridApp.primary, HybridApp, preinstalled=False),
     ]
 }

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.devices.sim.webview import BrowserPool, WebViewBrowser, WebViewGone
 
 if TYPE_CHECKING:
     from pytest_guistate.devices.sim.faults import Faults
@@ -134,6 +135,8 @@ class AppContext:
     launch: Callable[[str], None]  # bring another app to the foreground (the launcher uses it)
     app_version: int | str = 1  # guistate:appVersion: 1, 2 (restyle) or a drift name (`drift.py`)
     platform: str = "android"  # "ios": the app bar is drawn as a navigation bar with a back button (issue 11)
+    density: Callable[[], float] = lambda: 3.0  # device pixels per CSS px / point (a web view's pixel ratio)
+    browsers: BrowserPool = field(default_factory=lambda: BrowserPool(keep=0))  # web views' browsers (the phone's)
 
     @property
     def drift(self) -> str:
@@ -198,6 +201,23 @@ class App:
 
     def on_enter(self, key: str) -> None:
         """The IME action key ("\\n" at the end of send_keys) in EditText `key`."""
+
+    def web_view_box(self) -> Box | None:
+        """The bounds of the web view on this app's screen (screen pixels), None without one."""
+        return None
+
+    def web_browser(self) -> WebViewBrowser:
+        """The started browser behind the web view on screen (only apps with a web view have one)."""
+        raise WebViewGone(f"the {self.label} app has no web view")
+
+    def web_tap(self, x: int, y: int) -> None:
+        """A native touch at (x, y) px relative to the web view's bounds (apps with a web view)."""
+
+    def web_swipe(self, start: tuple[int, int], end: tuple[int, int], duration_ms: int) -> None:
+        """A native drag from `start` to `end`, px relative to the web view's bounds (apps with one)."""
+
+    def close(self) -> None:
+        """The app is stopped (terminated, or its phone closed): release what it started."""
 
     # -- helpers for subclasses ----------------------------------------------------------
     def build(self) -> View:

@@ -1,7 +1,11 @@
-"""The home screen: one icon per installed app; tapping an icon opens (or resumes) that app."""
+"""The home screen: one icon per installed app; tapping an icon opens (or resumes) that app.
+
+An app `mobile: removeApp` took off the phone has no icon until it is installed again.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from pytest_guistate.core.geometry import Box
@@ -17,9 +21,11 @@ class LauncherApp(App):
     label = "Home"
     primary = (48, 63, 159)
 
-    def __init__(self, ctx: AppContext, apps: list[tuple[str, str, tuple[int, int, int]]]) -> None:
+    def __init__(self, ctx: AppContext, apps: list[tuple[str, str, tuple[int, int, int]]],
+                 installed: Callable[[str], bool] = lambda package: True) -> None:
         super().__init__(ctx)
         self.apps = apps  # (package, label, colour) in icon order
+        self.installed = installed
 
     def screen_id(self) -> str:
         return "home"
@@ -30,7 +36,7 @@ class LauncherApp(App):
                       rid=f"{LAUNCHER}:id/workspace", package=LAUNCHER, style=Style(bg=(40, 53, 147)))
         cols, cell_w, cell_h = 4, m.width // 4, px(300)
         top0 = m.status_h + px(160)
-        for i, (package, label, color) in enumerate(self.apps):
+        for i, (package, label, color) in enumerate(a for a in self.apps if self.installed(a[0])):
             left, top = (i % cols) * cell_w, top0 + (i // cols) * cell_h
             key = f"launcher/app/{package}"
             cell = View(key, "android.view.ViewGroup", Box(left, top, left + cell_w, top + cell_h), desc=label,

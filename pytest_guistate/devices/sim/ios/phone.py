@@ -14,12 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_guistate.devices.sim.apps import INSTALLED, LAUNCHER
+from pytest_guistate.devices.sim.faults import Faults
 from pytest_guistate.devices.sim.ios.persona import IosScreen
 from pytest_guistate.devices.sim.ios.query import class_chain, compile_predicate
 from pytest_guistate.devices.sim.ios.source import IosSource
 from pytest_guistate.devices.sim.ios.translate import AUT, SPRINGBOARD, IosNode, kids, nodes_of, translate
-from pytest_guistate.devices.sim.model import AppState, SimError
+from pytest_guistate.devices.sim.model import AppState, SimError, WebViewState
 from pytest_guistate.devices.sim.phone import Phone
+from pytest_guistate.devices.sim.webview import BrowserPool, WebViewBrowser
 
 __all__ = ["EDGE_PT", "STRATEGIES", "IosPhone"]
 
@@ -41,7 +43,8 @@ class IosPhone:
         self._cache: tuple[tuple[Any, ...], IosNode, IosSource | None] | None = None
 
     @classmethod
-    def from_capabilities(cls, caps: dict[str, Any], clock: Callable[[], float] | None = None) -> IosPhone:
+    def from_capabilities(cls, caps: dict[str, Any], clock: Callable[[], float] | None = None,
+                          browsers: BrowserPool | None = None) -> IosPhone:
         options = Phone.options_from_capabilities(caps)
         screen = IosScreen.from_capabilities(caps)
         bundle = caps.get("appium:bundleId")
@@ -50,7 +53,7 @@ class IosPhone:
         if bundle == SPRINGBOARD:
             bundle = None
         inner = Phone(width=screen.width_px, height=screen.height_px, app_package=bundle, clock=clock,
-                      platform="ios", **options)
+                      platform="ios", browsers=browsers, **options)
         return cls(inner, screen)
 
     # -- observation ---------------------------------------------------------------------
@@ -185,6 +188,17 @@ class IosPhone:
     def install_app(self, package: str) -> None:
         self.inner.install_app(package)
 
+    # -- the web view (a hybrid app's; its CSS pixels are points at the screen's scale) ----
+    @property
+    def browsers(self) -> BrowserPool:
+        return self.inner.browsers
+
+    def web_view_state(self) -> WebViewState | None:
+        return self.inner.web_view_state()
+
+    def web_browser(self, generation: int | None = None) -> WebViewBrowser:
+        return self.inner.web_browser(generation)
+
     # -- the keyboard (drawn by the inner phone, keys in its tree) ------------------------
     def keyboard_field(self) -> str | None:
         return self.inner.keyboard_field()
@@ -195,6 +209,10 @@ class IosPhone:
     # -- faults and ground truth (shared with the Android persona; truth in screenshot pixels) ---
     def set_faults(self, faults: dict[str, Any]) -> None:
         self.inner.set_faults(faults)
+
+    @property
+    def faults(self) -> Faults:
+        return self.inner.faults
 
     def action_log(self) -> list[dict[str, Any]]:
         return self.inner.action_log()

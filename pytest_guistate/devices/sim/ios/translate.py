@@ -103,6 +103,8 @@ def _type(node: SimNode, parent_type: str) -> str:
         return "XCUIElementTypeNavigationBar"
     if node.resource_id == "android:id/parentPanel":
         return "XCUIElementTypeAlert"
+    if cls == "android.webkit.WebView":
+        return "XCUIElementTypeWebView"
     if cls == "android.widget.EditText":
         return "XCUIElementTypeSecureTextField" if node.password else "XCUIElementTypeTextField"
     if cls == "android.widget.Switch":
