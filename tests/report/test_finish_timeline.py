@@ -3,12 +3,14 @@ adapter takes the picture (`finalize(timeline=...)`, issue 38: end-of-test work 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from pytest_guistate.report import finish
 from pytest_guistate.report.finish import FinishedTest, finalize
+from tests.helpers.inner_run import run_inprocess
 from tests.helpers.scenario import start
 
 
@@ -43,3 +45,25 @@ def test_the_timeline_is_built_when_allure_takes_it_or_the_folder_is_kept(tmp_pa
     assert taken.folder is None and "<svg" in taken.timeline_svg and built == [1]
     kept, built = _passing(tmp_path / "b", monkeypatch, retain="on", timeline=False)
     assert kept.report is not None and kept.report.is_file() and "<svg" in kept.timeline_svg and built == [1]
+
+
+PASSING = """
+import pytest
+
+
+@pytest.mark.guistate(app="com.guistate.feed")
+def test_open_dialog(device, guistate):
+    with guistate.step("open the delete dialog", expect="Delete post by Carol?"):
+        device.tap(desc="Delete post by Carol")
+"""
+
+
+def test_allure_still_gets_the_timeline_of_a_passing_test_whose_folder_is_discarded(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_feed=PASSING)
+    result = run_inprocess(pytester, "-p", "no:cacheprovider", "--guistate=full", "--guistate-artifacts=art",
+                           "--alluredir=allure")  # retain: failure (the default), so the folder goes
+    result.assert_outcomes(passed=1)
+    assert not any((pytester.path / "art").glob("**/journal.jsonl"))
+    [test] = [json.loads(p.read_text(encoding="utf-8")) for p in (pytester.path / "allure").glob("*-result.json")]
+    [timeline] = [a for a in test.get("attachments", []) if a["name"] == "guistate timeline"]
+    assert "<svg" in (pytester.path / "allure" / timeline["source"]).read_text(encoding="utf-8")
