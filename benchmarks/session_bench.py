@@ -30,9 +30,14 @@ delete dialog, cancel it" (sim: Bob's post; Chromium: the web Feed's first post,
                     what these rows pay).
 The sim variants share one SimServer (the plugin's embedded sim is pointed at it), so its request log
 gives, per variant, the page sources per step and the latency delay (`delay_ms`) per test by command:
-wall ms minus delay ms is what the client side (Appium client, plugin) adds. Ratios are against the
-baselines of the same run. Timing only: nothing here is a pass/fail criterion; issue 12's target is
-worker <= 1.1x bare reuse per test.
+`sim ms` is the sim's own time serving them (request time minus delay: drawing and encoding a
+screenshot, writing a page source, which a real driver's figure already contains), wall ms minus both
+(`client ms`) is what the client side (Appium client, plugin) adds, and `delay/+check` (the median
+test's delay, its own requests' sum, over the checking bare client's median test's) is what the
+`/+check` column would read with no client or sim time at all: the profile's share, the same at any
+machine load (a mean would spread the worker's one session start over its tests and understate it). `first_readers` splits each row's page sources by the code that read the tree first.
+Ratios are against the baselines of the same run. Timing only: nothing here is a pass/fail criterion;
+issue 12's target is worker <= 1.1x bare reuse per test.
 """
 
 from __future__ import annotations
@@ -44,15 +49,19 @@ import os
 import statistics
 import tempfile
 import time
-from collections import defaultdict
-from collections.abc import Generator
+import traceback
+from collections import Counter, defaultdict
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium.webdriver.remote.remote_connection import RemoteConnection
 
 from pytest_guistate import runtime
 from pytest_guistate.devices import capabilities
+from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.sim.server import SimServer
 from pytest_guistate.devices.web_feed import FeedServer
 
@@ -176,6 +185,7 @@ class PerTest:
 
     def __init__(self) -> None:
         self.ms: list[float] = []
+        self.windows: list[tuple[float, float]] = []  # wall clock of each test: its requests in the sim's log
         self.fixture_ms: list[float] = []  # setup + teardown: the session handling and the reset
         self.failed: list[str] = []
         self._phases = 0.0
@@ -200,14 +210,64 @@ class PerTest:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
-        start = time.perf_counter()
+        start, wall = time.perf_counter(), time.time()
         result = yield
         self.ms.append((time.perf_counter() - start) * 1000)
+        self.windows.append((wall, time.time()))
         return result
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.failed:
             self.failed.append(f"{report.nodeid} {report.when}: {report.longreprtext[-600:]}")
+
+
+# frames of these files only pass the read on: the reader is the first plugin frame outside them
+_PASS_ON = ("devices/device.py", "core/observation.py", "report/redact.py")
+
+
+@contextmanager
+def first_readers(counts: Counter[str]) -> Iterator[None]:
+    """Count every page source (or web DOM walk) by who read the tree first (`module.function` of
+    the first plugin frame that is not the device, the observation or the redactor), so a row's
+    sources per test split by cause. Wraps `Device.ui_tree` for the duration only."""
+    original = Device.ui_tree
+
+    def counted(self: Device) -> Any:
+        for frame in reversed(traceback.extract_stack()[:-1]):
+            where = frame.filename.replace(os.sep, "/")
+            if "/pytest_guistate/" in where and not where.endswith(_PASS_ON):
+                counts[f"{Path(where).stem}.{frame.name}"] += 1
+                break
+        else:
+            counts["(outside the plugin)"] += 1
+        return original(self)
+
+    Device.ui_tree = counted  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Device.ui_tree = original  # type: ignore[method-assign]
+
+
+@contextmanager
+def timed_commands(counts: Counter[str], ms: defaultdict[str, float]) -> Iterator[None]:
+    """Count and time every WebDriver command sent from this process (the bare clients' and the
+    plugin's alike) by its name: on a real server, where no request log says what each one cost."""
+    original = RemoteConnection.execute
+
+    def timed(self: RemoteConnection, command: str, params: dict[str, Any]) -> Any:
+        start = time.perf_counter()
+        try:
+            return original(self, command, params)
+        finally:
+            counts[command] += 1
+            ms[command] += (time.perf_counter() - start) * 1000
+
+    RemoteConnection.execute = timed  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        RemoteConnection.execute = original  # type: ignore[method-assign]
 
 
 def page_sources(folder: Path) -> list[int]:
@@ -216,7 +276,7 @@ def page_sources(folder: Path) -> list[int]:
     return [int(line) for line in path.read_text(encoding="utf-8").split()] if path.exists() else []
 
 
-def run_inner(source: str, args: list[str]) -> tuple[list[float], list[float], list[int]]:
+def run_inner(source: str, args: list[str]) -> tuple[list[float], list[float], list[int], list[tuple[float, float]]]:
     with tempfile.TemporaryDirectory(prefix="session-bench-") as tmp:
         path = Path(tmp) / f"test_bench_{next(_RUNS)}.py"  # a new module name per in-process run
         path.write_text(source, encoding="utf-8")
@@ -228,7 +288,7 @@ def run_inner(source: str, args: list[str]) -> tuple[list[float], list[float], l
                             "--rootdir", tmp, str(path), *args], plugins=[timer])
         if code != 0 or timer.failed:
             raise SystemExit(f"inner run failed ({code}): {timer.failed[:2]}")
-        return timer.ms, timer.fixture_ms, page_sources(Path(tmp))
+        return timer.ms, timer.fixture_ms, page_sources(Path(tmp)), timer.windows
 
 
 def kind(method: str, path: str) -> str:
@@ -288,26 +348,38 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
     sources: dict[str, list[int]] = defaultdict(list)
     delays: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    readers: dict[str, Counter[str]] = defaultdict(Counter)
+    served: dict[str, float] = defaultdict(float)
+    test_delays: dict[str, list[float]] = defaultdict(list)  # each test's own delay (its requests' sum)
+    sent: dict[str, Counter[str]] = defaultdict(Counter)  # real server: commands by name, and their ms
+    sent_ms: dict[str, defaultdict[str, float]] = defaultdict(lambda: defaultdict(float))
     load = os.getloadavg()[0]
     for _ in range(args.rounds):
         for name, (source, extra) in table.items():
             mark = len(sim.request_log()) if sim is not None else 0
-            whole, phases, calls = run_inner(source, extra)
+            with first_readers(readers[name]), timed_commands(sent[name], sent_ms[name]):
+                whole, phases, calls, windows = run_inner(source, extra)
             samples[name].extend(whole)
             fixture[name].extend(phases)
             sources[name].extend(calls)
-            for rec in (sim.request_log()[mark:] if sim is not None else []):
+            log = sim.request_log()[mark:] if sim is not None else []
+            if sim is not None:
+                test_delays[name].extend(sum(r.delay_ms for r in log if start <= r.at <= end) for start, end in windows)
+            for rec in log:
                 delays[name][kind(rec.method, rec.path)] += rec.delay_ms
+                served[name] += rec.ms - rec.delay_ms  # the sim's own work: rendering, encoding, the XML
                 counts[name][kind(rec.method, rec.path)] += 1
     tests, steps = args.tests * args.rounds, 2 * args.pairs
     print(f"\nper test on {where}: {args.tests} tests x {args.rounds} round(s), {steps} steps each; "
           f"load {load:.1f} -> {os.getloadavg()[0]:.1f}")
     base, check_base = statistics.median(samples["bare reuse"]), statistics.median(samples["bare reuse+check"])
+    # what the profile alone charges the median test against the checking client's (`/+check` without client time)
+    check_delay = max(statistics.median(test_delays["bare reuse+check"]), 1.0) if sim is not None else 1.0
     head = f"  {'variant':22s} {'median ms':>9s} {'first':>8s} {'mean':>8s} {'/bare reuse':>11s} {'/+check':>8s} " \
            f"{'setup+td':>8s} {'src/step':>8s}"
     devtools = statistics.median(samples["bare reuse devtools"]) if "bare reuse devtools" in samples else None
     if sim is not None:
-        head += f" {'src/test':>8s} {'delay ms/test':>13s} {'client ms':>9s}"
+        head += f" {'src/test':>8s} {'delay ms/test':>13s} {'delay/+check':>12s} {'sim ms':>7s} {'client ms':>9s}"
     if devtools is not None:
         head += f" {'/bare devtools':>14s}"
     print(head)
@@ -318,7 +390,10 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
                 f"{med / check_base:7.2f}x {statistics.median(fixture[name]):8.0f} {src_steps:8.2f}")
         if sim is not None:
             delay = sum(delays[name].values()) / tests
-            line += f" {counts[name]['source'] / tests:8.2f} {delay:13.0f} {statistics.fmean(values) - delay:9.0f}"
+            own = served[name] / tests
+            floor = statistics.median(test_delays[name]) / check_delay
+            line += (f" {counts[name]['source'] / tests:8.2f} {delay:13.0f} {floor:11.2f}x"
+                     f" {own:7.0f} {statistics.fmean(values) - delay - own:9.0f}")
         if devtools is not None:
             line += f" {med / devtools:13.2f}x"
         print(line)
@@ -331,6 +406,16 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
         print("  requests per test by command:")
         for name in samples:
             print("  " + f"{name:22s} " + " ".join(f"{counts[name][k] / tests:10.2f}" for k in kinds))
+    if sim is None:  # what the request log gives on the sim: commands per test and their client-side ms
+        print("  WebDriver commands per test (count x mean ms), the most expensive first:")
+        for name in samples:
+            top = sorted(sent_ms[name], key=lambda c: -sent_ms[name][c])[:6]
+            print(f"  {name:22s} " + ", ".join(
+                f"{c} {sent[name][c] / tests:.2f}x{sent_ms[name][c] / sent[name][c]:.0f}" for c in top))
+    print("  page sources per test by their first reader (module.function):")
+    for name in samples:
+        if readers[name]:
+            print(f"  {name:22s} " + ", ".join(f"{who} {n / tests:.2f}" for who, n in readers[name].most_common()))
     print("  median: per test (for worker the first test also opens the session: column 'first'); "
           "target worker <= 1.10x bare reuse")
     if devtools is not None:

@@ -371,6 +371,7 @@ class GuistateRuntime:
                 recording.recorder, outcome=outcome, error=error, retain=self.settings.retain.value,
                 root=self.settings.artifacts_dir, llm_tokens=llm_tokens,
                 duration_s=round(time.monotonic() - recording.started, 3), worker=self.worker,
+                timeline=recording.adapter is not None,
             )
         if recording.adapter is not None:
             recording.adapter.finish(done, goal=session.goal_text, tier=session.tier.value, failed=failed)

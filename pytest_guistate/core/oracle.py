@@ -12,6 +12,8 @@ Verdict rules (the step loop's stale-screen policy, steploop.py, depends on them
   probe) or is a text cursor (raw width <= `cursor_max_width`, inside a focused EditText /
   TextField of the tree)                                                    -> "no_change", the
   flickering boxes listed in `Transition.unstable`;
+- only a tap ripple or an overscroll glow changed (core/oracle_transient.py: they fade, and one
+  frame does not tell a ripple from a highlight the tree does not report)  -> "uncertain";
 - a region overlaps unstable boxes and at most `uncertain_fraction` of its strictly changed
   pixels lie outside them, or it lies inside an unstable box too large to be trusted
   (> `max_unstable_fraction` of the screen: the screen was not settled)    -> "uncertain";
@@ -39,7 +41,7 @@ from pytest_guistate.core.oracle_mask import (
     to_small,
 )
 from pytest_guistate.core.oracle_snap import SnappedRegion, grow_unstable, snap_regions
-from pytest_guistate.core.oracle_transient import TransientShapes
+from pytest_guistate.core.oracle_transient import FADING, TransientShapes
 from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transient, Transition, Verdict
 from pytest_guistate.core.uitree import UINode, UITree
 
@@ -67,23 +69,32 @@ class VisualOracle:
         unstable: Sequence[Box] = (),
         before_tree: Callable[[], UITree | None] | None = None,
         status_bars: Sequence[Box] | None = None,
+        previous: Frame | None = None,
     ) -> Transition:
         """Judge one transition. `tree` is the UI tree of the AFTER screen (snapping, cursors);
-        `before_tree` gives the before-screen's, read only for a global dim / undim (oracle_dim.py);
-        `status_bars` replaces the bars found in `tree` (light tier: `StatusBars`, no page source)."""
+        `before_tree` gives the before-screen's, read for a global dim / undim (oracle_dim.py), a
+        dialog-only dump's bars and a ripple's control; `status_bars` replaces the bars found in
+        `tree` (light tier: `StatusBars`, no page source). `previous`: a frame taken just before `after`
+        with no input in between (the step loop's last settle poll): a ripple or glow whose pixels
+        did not move between the two is not fading, so it is the app's change (a highlight the
+        tree does not report), not set aside."""
         started = time.perf_counter()
         if before.same_bytes(after):
             return self._identical(after, tree, ignore, unstable, started, status_bars)
         width, height = self._check_sizes(before, after)
         screen = Box(0, 0, width, height)
         ignored = self._ignores(tree, width, height, ignore, status_bars)
+        if status_bars is None and self.config.ignore_status_bar:
+            ignored += _bars_behind_a_window(tree, before_tree, screen, ignored)
         masks = self._masks(before, after, ignored)
         raw_regions = find_regions(masks, self.config)
         trusted, untrusted = self._split_unstable(unstable, screen)
         focused = _focused_editables(tree)
         flicker: list[Box] = []
         notes: list[str] = []
-        shapes = TransientShapes(tree, screen)
+        scale = self.config.scale_divisor
+        shapes = TransientShapes(tree, screen, pixels=(before.small(scale), after.small(scale), scale),
+                                 before_tree=before_tree, previous=previous.small(scale) if previous else None)
         transients = [t for t in (shapes.kind_of(raw.box) for raw in raw_regions) if t is not None]
         app_regions = [raw for raw in raw_regions if not any(t.box == raw.box for t in transients)]
         kept = self._keep(app_regions, masks, trusted, untrusted, focused, flicker)
@@ -109,6 +120,11 @@ class VisualOracle:
         elif snapped:
             verdict = "uncertain"
             notes.append("changes only at or just beyond unstable regions")
+        elif any(t.kind in FADING for t in transients):
+            # a ripple's last frame and a highlight the tree does not report look the same: look again
+            verdict = "uncertain"
+            fading = ", ".join(sorted({t.kind for t in transients if t.kind in FADING}))
+            notes.append(f"only shapes that fade changed ({fading}): judge again once they have faded")
         else:
             verdict = "no_change"
             if transients:
@@ -371,6 +387,21 @@ class VisualOracle:
 def _screen_level(box: Box, kind: str, label: str) -> SnappedRegion:
     """A screen-level region after the items (`Region.kind`): what the step did to the screen as a whole."""
     return SnappedRegion(Region(box, box, label, 1.0, None, kind), 0, False)
+
+
+def _bars_behind_a_window(tree: UITree | None, before_tree: Callable[[], UITree | None] | None, screen: Box,
+                          ignored: Sequence[Box]) -> list[Box]:
+    """A real phone's dump of a dialog holds the dialog's window alone: it names no navigation bar,
+    yet the bar is still drawn, its buttons redrawn as the dialog takes focus (three crops of Back,
+    Home and Recents, issue 33). The bars the before-screen names in the lower half are kept out too."""
+    if tree is None or before_tree is None or floating_window(tree, screen) is None:
+        return []
+    if any(b.top >= screen.height // 2 and b.width >= 0.9 * screen.width for b in ignored):
+        return []  # the after-tree named its own
+    old = before_tree()
+    if old is None or floating_window(old, screen) is not None:
+        return []
+    return [b for b in status_bar_boxes(old, screen.width, screen.height) if b.top >= screen.height // 2]
 
 
 def _windows(tree: UITree | None, screen: Box) -> tuple[object, ...]:

@@ -32,7 +32,6 @@ _LIST_HINTS = ("RecyclerView", "ListView", "ScrollView", "Table", "CollectionVie
 _ELEMENT_GROWTH = 4  # an element may be this many times the area of the changed pixels' box
 _LEAF_MAX_FRACTION = 0.25  # a leaf bigger than this (a full-screen image) says little about where
 _SNAP_SLACK = 0.03  # fraction of the box's width/height it may poke out of its container
-_ROW_MAX_FRACTION = 0.15  # a row (a list item, a toolbar, a switch's line) is at most this share of the screen's long side
 
 
 @dataclass
@@ -127,8 +126,8 @@ class _Snapper:
         """The smallest usable container enclosing `box` while it is about the size of the change
         (`OracleConfig.snap_growth` times the union of the changes it holds: one change spread
         over a row's parts is that row), or a row whatever the change's size (no taller than
-        `_ROW_MAX_FRACTION` of the screen's long side: a changed count, a switch's knob or a check mark keeps
-        its row). None: the nearest container is a sheet, a list or a page, which is not the item
+        `OracleConfig.row_max_fraction` of the screen's long side: a changed count, a switch's
+        knob or a check mark keeps its row). None: the nearest container is a sheet, a list or a page, which is not the item
         that changed."""
         node = self.topmost(box)
         while node is not None:
@@ -137,7 +136,7 @@ class _Snapper:
                 inside = Box.union_all(other for other in (box, *self.changes) if self.encloses(node, other))
                 if node.bounds.area <= self.config.snap_growth * max(1, inside.area if inside else box.area):
                     return node
-                row = _ROW_MAX_FRACTION * max(self.screen.width, self.screen.height)
+                row = self.config.row_max_fraction * max(self.screen.width, self.screen.height)
                 return node if node.bounds.height <= row else None
             node = self.parents.get(id(node))
         return None

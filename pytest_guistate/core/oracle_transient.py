@@ -1,7 +1,8 @@
 """Known transient shapes: changes the platform draws on its own, not changes of the app (issue 33).
 
 On real phones the pixels of an action's after-frame hold more than the action's effect: a list's
-scrollbar fades in or out at its edge for a second after any touch, and a text cursor blinks (that
+scrollbar fades in or out at its edge for a second after any touch, a tapped control's ripple may
+still be fading, a list dragged past its end glows at that edge, and a text cursor blinks (that
 one is `VisualOracle._classify`'s, with the focused field from the tree). Snapping a scrollbar's
 12 px strip to its list made the whole list the change (92% of the screen on a real launcher app).
 A change of one of these shapes is left out of the regions and named in `Transition.transients`,
@@ -10,37 +11,121 @@ so a reader sees what was set aside and why. The rules are about shapes, not app
   `_BAR_MIN_ASPECT` times as tall as wide and `_BAR_MIN_HEIGHT` of the screen tall) hugging the
   right or left edge of a scrollable node that holds it (of the screen without a tree); the same
   shape turned sideways along a bottom edge for a horizontal list.
+- overscroll: a band (2-20% of the screen tall) across most of a scrollable node's width at its
+  top or bottom edge whose pixels are the before-frame under a translucent layer (`is_overlay`):
+  the glow of a list dragged past its end. The list's own rows under it are unchanged, or the
+  test fails; a thinner band is a shadow (a toolbar's, a dialog's edge), not a glow.
+- ripple: a change covering most of a clickable node whose pixels are the before-frame under a
+  weak translucent layer (the fading phase, which fills the control; the expanding circle's edge
+  is not a layer and stays a change), while that node and everything in it is the same in the
+  before-tree (text, state, enabled, bounds): a tap's ripple or pressed state still fading. A
+  highlight the tree does not report looks the same in one frame, so a pair whose only changes
+  are ripples or glows is `uncertain`, never `no_change`: the step loop looks again (a faded ripple
+  is no change), and never retries on their account. Given the settle poll just before the
+  after-frame (`previous`), a layer whose pixels did not move between the two is not fading: a
+  highlight that stays, the app's change.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import cv2
+import numpy as np
+
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle_mask import to_small
 from pytest_guistate.core.oracle_types import Transient
 from pytest_guistate.core.uitree import UINode, UITree
 
-__all__ = ["TransientShapes"]
+__all__ = ["FADING", "TransientShapes", "is_overlay"]
 
 _BAR_MAX_WIDTH = 0.02  # of the screen's width (a 4 dp bar with its 1/2-scale rounding)
 _BAR_MIN_ASPECT = 4.0
 _BAR_MIN_HEIGHT = 0.03  # of the screen's height: a scroll thumb, not a row's accent stripe
 _EDGE = 0.02  # of the screen's width: how far from the list's edge the strip may lie
 _LIST_HINTS = ("RecyclerView", "ListView", "ScrollView", "GridView", "WebView", "Table", "CollectionView")
+# Material's ripple and pressed-state layers are 10-20% black or white (#1F000000, #33FFFFFF); the
+# edge glow at most about a third of its colour. A darker or more opaque layer is not one of them.
+_RIPPLE_MAX_ALPHA = 0.3
+_GLOW_MAX_ALPHA = 0.35
+_GLOW_MIN_WIDTH = 0.6  # of the list's width: the glow spans the list
+_GLOW_MAX_HEIGHT = 0.2  # of the screen's height
+_GLOW_MIN_HEIGHT = 0.02  # of the screen's height: thinner is a shadow (a toolbar's, a dialog's edge), not a glow
+_RIPPLE_MIN_COVER = 0.5  # of the control's area: a fading ripple fills its control; a thin shadow edge does not
+_HOST_MAX_FRACTION = 0.25  # a clickable node larger than this share of the screen is a page, not a control
+_BLOCK = 8  # px of the 1/2-scale pixels a layer is checked over (a translucent layer is smooth at this size)
+_RESIDUAL = 7.0  # grey levels a block may stray from "before under a layer" (JPEG noise of real screenshots)
+
+_STILL = 1  # grey levels a layer may move between two polls and still stand still (lossless screenshots; rounding)
+FADING = ("ripple", "overscroll")  # kinds that fade within a second: alone, they make the verdict `uncertain`
+
+
+def is_overlay(before: np.ndarray, after: np.ndarray, max_alpha: float) -> bool:
+    """Whether `after` is `before` under a translucent layer at most `max_alpha` opaque (a ripple,
+    a glow): in every `_BLOCK`-sized block the after-grey is a linear function of the before-grey
+    whose gain lies near [1 - max_alpha, 1] (a layer only lowers contrast) with a small residual,
+    and no block moved by more than the layer can. New text, an icon or a changed colour of a
+    textured area leaves a block no such function fits; a flat area changed by more than the layer
+    can is caught by the shift's bound."""
+    if before.shape != after.shape or before.size == 0:
+        return False
+    b = cv2.cvtColor(before, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    a = cv2.cvtColor(after, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    if float(np.abs(a - b).max()) > max_alpha * 255 + _RESIDUAL:
+        return False
+    k = _BLOCK
+    h, w = (b.shape[0] // k) * k or b.shape[0], (b.shape[1] // k) * k or b.shape[1]
+    rows, cols = max(1, b.shape[0] // k), max(1, b.shape[1] // k)
+    bb = b[:h, :w].reshape(rows, h // rows, cols, w // cols)
+    ab = a[:h, :w].reshape(rows, h // rows, cols, w // cols)
+    mean_b, mean_a = bb.mean(axis=(1, 3)), ab.mean(axis=(1, 3))
+    var_b = bb.var(axis=(1, 3))
+    var_a = ab.var(axis=(1, 3))
+    cov = ((bb - mean_b[:, None, :, None]) * (ab - mean_a[:, None, :, None])).mean(axis=(1, 3))
+    textured = var_b > 16.0  # std > 4 grey levels: the block has content a layer must keep
+    gain = np.where(textured, cov / np.maximum(var_b, 1e-6), 1.0)
+    residual = np.where(textured, var_a - cov * gain, var_a)
+    fits = np.sqrt(np.maximum(residual, 0.0)) <= _RESIDUAL
+    # a layer only lowers contrast; a block across the layer's own edge (the control's bounds) gains a little
+    gains = ~textured | ((gain >= 1.0 - max_alpha - 0.05) & (gain <= 1.0 + max_alpha / 2))
+    return bool(np.all(fits & gains))
+
+
+def _signature(node: UINode) -> tuple[object, ...]:
+    """What a ripple must leave alone: the node's shown content and state, and its children's."""
+    bounds = tuple(node.bounds.as_list()) if node.bounds is not None else None
+    return (node.cls, node.resource_id, node.text, node.content_desc, node.value, bounds, node.checked,
+            node.selected, node.enabled, tuple(_signature(c) for c in node.children))
 
 
 class TransientShapes:
-    """The scrollable nodes of one after-tree, looked up once per compare."""
+    """The scrollable and clickable nodes of one after-tree, looked up once per compare. `pixels`
+    (before and after at 1/`scale`) and `before_tree` let the layer shapes (ripple, overscroll)
+    be checked; without them only the scrollbar is."""
 
-    def __init__(self, tree: UITree | None, screen: Box) -> None:
+    def __init__(self, tree: UITree | None, screen: Box, *,
+                 pixels: tuple[np.ndarray, np.ndarray, int] | None = None,
+                 before_tree: Callable[[], UITree | None] | None = None,
+                 previous: np.ndarray | None = None) -> None:
         self.screen = screen
         self.lists: list[UINode] = []
+        self.controls: list[UINode] = []
         if tree is not None:
             self.lists = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
                           and (n.is_scrollable or any(h in n.cls for h in _LIST_HINTS))]
+            limit = _HOST_MAX_FRACTION * screen.area
+            self.controls = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
+                             and (n.clickable or n.long_clickable) and n.bounds.area <= limit]
         self.tree = tree
+        self.pixels = pixels
+        self.before_tree = before_tree
+        self.previous = previous  # a frame just before `after`, no input between: is the layer still moving?
+        self._before_nodes: list[UINode] | None = None
 
     def kind_of(self, box: Box) -> Transient | None:
         """The transient `box` is, if its shape is a known one."""
-        return self._scrollbar(box)
+        return self._scrollbar(box) or self._overscroll(box) or self._ripple(box)
 
     def _scrollbar(self, box: Box) -> Transient | None:
         screen = self.screen
@@ -60,3 +145,61 @@ class TransientShapes:
             if (vertical and at_side) or (horizontal and at_bottom):
                 return Transient("scrollbar", box, name)
         return None
+
+    def _overscroll(self, box: Box) -> Transient | None:
+        height = self.screen.height
+        if self.pixels is None or not _GLOW_MIN_HEIGHT * height <= box.height <= _GLOW_MAX_HEIGHT * height:
+            return None
+        edge = _EDGE * self.screen.width
+        for node in self.lists:
+            bounds = node.bounds
+            assert bounds is not None
+            if not bounds.expand(round(edge)).contains(box) or box.width < _GLOW_MIN_WIDTH * bounds.width:
+                continue
+            at_top, at_bottom = abs(box.top - bounds.top) <= edge, abs(box.bottom - bounds.bottom) <= edge
+            if (at_top or at_bottom) and box.height <= 0.5 * bounds.height and self._layer(box, _GLOW_MAX_ALPHA) \
+                    and self._fading(box):
+                return Transient("overscroll", box, node.label or node.cls)
+        return None
+
+    def _ripple(self, box: Box) -> Transient | None:
+        if self.pixels is None or self.before_tree is None:
+            return None
+        tolerance = 2 * self.pixels[2]
+        hosts = sorted((n for n in self.controls if n.bounds is not None and n.bounds.expand(tolerance).contains(box)),
+                       key=lambda n: n.bounds.area if n.bounds is not None else 0)
+        if not hosts:
+            return None
+        host = hosts[0]  # the tapped control: the smallest clickable node holding the change
+        assert host.bounds is not None
+        if box.intersection(host.bounds).area < _RIPPLE_MIN_COVER * host.bounds.area:
+            return None  # a ripple's last frame covers its control: this is something else (a shadow's edge)
+        if not self._layer(box, _RIPPLE_MAX_ALPHA) or not self._fading(box) or not self._unchanged(host):
+            return None  # new content under the layer, or the control itself changed: the app's change
+        return Transient("ripple", box, host.label or host.cls)
+
+    def _layer(self, box: Box, max_alpha: float) -> bool:
+        assert self.pixels is not None
+        before, after, scale = self.pixels
+        x0, y0, x1, y1 = to_small(box, scale, after.shape)
+        return is_overlay(before[y0:y1, x0:x1], after[y0:y1, x0:x1], max_alpha)
+
+    def _fading(self, box: Box) -> bool:
+        """Whether the layer over `box` still moves: without a frame just before the after-frame,
+        assumed (it was just drawn); with one, only if its pixels differ from it. A layer that stood
+        still between two polls is not fading: a highlight, the app's change."""
+        if self.previous is None:
+            return True
+        assert self.pixels is not None
+        _, after, scale = self.pixels
+        x0, y0, x1, y1 = to_small(box, scale, after.shape)
+        moved = cv2.absdiff(self.previous[y0:y1, x0:x1], after[y0:y1, x0:x1])
+        return bool(moved.size) and int(moved.max()) > _STILL
+
+    def _unchanged(self, host: UINode) -> bool:
+        """Whether the before-tree holds `host` as it is now, with everything in it."""
+        if self._before_nodes is None:
+            old = self.before_tree() if self.before_tree is not None else None
+            self._before_nodes = list(old.nodes()) if old is not None else []
+        mine = _signature(host)
+        return any(_signature(n) == mine for n in self._before_nodes if n.bounds == host.bounds and n.cls == host.cls)

@@ -53,6 +53,9 @@ class OracleConfig:
     # by `raw_margin` is the region (measured on real apps, docs/oracle.md)
     snap_growth: float = 4.0
     raw_margin: int = 12
+    # a row (a list item, a toolbar, a switch's line) keeps a change whatever its size: a container
+    # no taller than this share of the screen's long side
+    row_max_fraction: float = 0.15
     cursor_max_width: int = 8  # a text cursor is a thin vertical bar inside a focused field
     unstable_margin: int = 4  # grow probe regions so a spinner's next frame stays inside
     uncertain_fraction: float = 0.2  # strict pixels outside unstable regions, relative, still "uncertain"
@@ -72,7 +75,7 @@ class OracleConfig:
             raise ValueError("max_crops, crop_margin and min_region_area must be >= 0")
         if self.snap_growth < 1.0 or self.raw_margin < 0:
             raise ValueError(f"snap_growth must be >= 1 and raw_margin >= 0, got {self.snap_growth}, {self.raw_margin}")
-        for name in ("uncertain_fraction", "max_unstable_fraction", "max_container_fraction"):
+        for name in ("uncertain_fraction", "max_unstable_fraction", "max_container_fraction", "row_max_fraction"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
@@ -111,7 +114,7 @@ class Region:
 class Transient:
     """A change set aside as the platform's own drawing (core/oracle_transient.py), not the app's."""
 
-    kind: str  # "scrollbar" | "cursor"
+    kind: str  # "scrollbar" | "cursor" | "ripple" | "overscroll" (core/oracle_transient.py)
     box: Box
     where: str = ""  # the node it was drawn on (a list's id), for reports
 

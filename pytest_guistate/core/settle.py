@@ -87,6 +87,9 @@ class SettleResult:
     stable: bool  # False: timed out while frames were still changing
     elapsed_s: float
     stopped_early: bool = False  # `until` was satisfied before the screen was stable
+    # the poll before `observation`, no input in between: what still moved between the two (a
+    # fading ripple's steps can be too small to count as a change), VisualOracle.compare's `previous`
+    previous: Observation | None = None
 
 
 class _Comparer(Protocol):
@@ -136,9 +139,9 @@ def settle(
             verdict = oracle.compare(previous.frame, current.frame, tree, ignore=ignore(current),
                                      unstable=unstable).verdict
             run = run + 1 if verdict == "no_change" else 1
-        previous = current
+        last, previous = previous, current
         if run >= policy.stable_frames and (stop_when_stable or until is None):
-            return SettleResult(current, polls, True, clock.monotonic() - began)
+            return SettleResult(current, polls, True, clock.monotonic() - began, previous=last)
         if clock.monotonic() >= deadline:
             return SettleResult(current, polls, False, clock.monotonic() - began)
 

@@ -155,15 +155,16 @@ class StepLoop:
 
     def judge(
         self, before: Observation | None, after: Observation, expect: Check | None, *, unstable: Sequence[Box] = (),
-        trees: bool = True,
+        trees: bool = True, previous: Observation | None = None,
     ) -> Judgement:
-        """`trees=False` (a light step no check reads the trees of): the oracle fetches no page source."""
+        """`trees=False` (a light step no check reads the trees of): the oracle fetches no page source.
+        `previous`: the settle poll just before `after` (`SettleResult.previous`)."""
         transition: Transition | None = None
         verdict: str | None = None
         lazy = not trees
         expect_result = expect(after) if expect is not None and lazy else None  # its tree serves the oracle
         if self.policy.compare and before is not None:
-            transition = self._compare(before, after, unstable, lazy and not after.tree_fetched)
+            transition = self._compare(before, after, unstable, lazy and not after.tree_fetched, previous)
             verdict = transition.verdict
             if self.hooks.transition_check is not None:
                 override = self.hooks.transition_check(before, after, transition, expect)
@@ -181,7 +182,8 @@ class StepLoop:
             met = True
         return Judgement(met, verdict, transition, expect_result)
 
-    def _compare(self, before: Observation, after: Observation, unstable: Sequence[Box], pixels_only: bool) -> Transition:
+    def _compare(self, before: Observation, after: Observation, unstable: Sequence[Box], pixels_only: bool,
+                 previous: Observation | None = None) -> Transition:
         """The oracle on one pair; `pixels_only`: without the after-tree (not read: light tier)."""
         if before.frame.same_bytes(after.frame):
             # nothing changed to snap: a step whose frames did not change reads no tree; at standard
@@ -197,10 +199,12 @@ class StepLoop:
             return self.oracle.compare(
                 before.frame, after.frame, tree, ignore=ignore, unstable=unstable,
                 before_tree=lambda: before.tree,  # read only when the whole screen dimmed / undimmed
+                previous=previous.frame if previous is not None else None,
             )
         width, height = after.frame.size
         return self.oracle.compare(before.frame, after.frame, tree, ignore=ignore, unstable=unstable,
                                    before_tree=lambda: _tree_if_known(before),
+                                   previous=previous.frame if previous is not None else None,
                                    status_bars=self.status_bars.boxes(tree, width, height))
 
     def complete(self, before: Observation | None, verification: Verification, *, trees: bool) -> None:
@@ -322,7 +326,7 @@ class StepLoop:
         # a settled screen has no flicker left: judge without probe regions; a screen that never
         # settled keeps flickering, so the probe's regions still apply
         judgement = self.judge(before, result.observation, expect, unstable=() if result.stable else unstable,
-                               trees=trees)
+                               trees=trees, previous=result.previous)
         self._attempt(record, stage, judgement, started, polls=result.polls, refreshed_by=refreshed_by)
         return Verification(judgement.met, stage, result.observation, judgement, refreshed_by=refreshed_by,
                             unstable=unstable)

@@ -38,7 +38,8 @@ class FinishedTest:
     triage: Triage | None
     folder: Path | None  # None when not retained (deleted)
     report: Path | None
-    timeline_svg: str  # the picture, also for Allure (text, not a file, so it survives deletion)
+    timeline_svg: str  # the picture, also for Allure (text, not a file, so it survives deletion); "" when
+    # the folder is gone and no Allure adapter takes it (`finalize(timeline=False)`)
     anchors_json: str
     progress_text: str
     write_error: ArtifactWriteError | None = None  # a refused write not yet raised in the test: raise it now
@@ -83,8 +84,13 @@ def finalize(
     llm_tokens: int = 0,
     duration_s: float | None = None,
     worker: str | None = None,
+    timeline: bool = True,
 ) -> FinishedTest:
-    """Close the journal, triage a failure, write state.json/anchors.json/report.html, apply retention."""
+    """Close the journal, triage a failure, write state.json/anchors.json/report.html, apply retention.
+
+    `timeline=False` (no Allure adapter takes the picture): a test whose folder is not kept builds no
+    report model and no timeline, since nothing would show them (issue 38: work at the end of every
+    passing test, on its critical path)."""
     failed = outcome in FAILED_OUTCOMES
     writes = _Writes(recorder)
     writes.run(recorder.flush_extra)
@@ -103,10 +109,10 @@ def finalize(
     folder = relabel(recorder, root=root, worker=worker)  # a secret learnt during the test leaves the name
     journal = read_journal(folder)
     states = [e["state"] for e in journal.states] + ([state] if state else [])
-    model = report_model(journal)
-    svg = render_timeline_svg(model)
-    anchors_json = json.dumps(anchors, indent=2, ensure_ascii=False, default=repr)
     keep = should_retain(retain, failed=failed)
+    model = report_model(journal) if keep or timeline else None
+    svg = render_timeline_svg(model) if model is not None else ""
+    anchors_json = json.dumps(anchors, indent=2, ensure_ascii=False, default=repr)
     summary = summarize(
         str(journal.meta.get("nodeid", "")), outcome, recorder.tier, recorder.steps, anchors.get("anchors") or [],
         states, triage=label.to_dict() if label else None, artifacts=folder if keep else None, worker=worker,

@@ -27,7 +27,7 @@ PACKAGE = "com.example.list"
 class ListScreen:
     def __init__(self, clock: VirtualClock, rows: tuple[str, ...] = ("Post 1", "Post 2", "Post 3", "Post 4"), *,
                  redraw_delay: float = 0.0, refresh_duration: float = 0.3, blink: bool = False,
-                 package: str = PACKAGE, tap_s: float = 0.0) -> None:
+                 package: str = PACKAGE, tap_s: float = 0.0, clickable_rows: bool = False) -> None:
         self.clock = clock
         self.backend = list(rows)
         self.shown = list(rows)
@@ -41,6 +41,8 @@ class ListScreen:
         self.package = package
         self.tap_s = tap_s  # virtual time a tap takes (lets a flickering banner move between frames)
         self.dialog: str | None = None
+        self.clickable_rows = clickable_rows
+        self.pressed: tuple[int, float, float | None] | None = None  # (row, since, fade_s; None: it stays)
         self.action_count = 0
         self.log: list[tuple[str, object]] = []
         self.frames: list[Frame] = []
@@ -93,6 +95,12 @@ class ListScreen:
     def nothing(self) -> None:
         self._tap()
 
+    def press_row(self, row: int, fade_s: float | None) -> None:
+        """A tap on a row that changes nothing but its look: a ripple fading over `fade_s`, or
+        (None) a highlight that stays (an activated row the tree does not report)."""
+        if self._tap():
+            self.pressed = (row, self.clock(), fade_s)
+
     def pull_to_refresh(self) -> bool:
         self.action_count += 1
         self.log.append(("refresh", None))
@@ -126,6 +134,12 @@ class ListScreen:
                           (0, 0, 255), -1)
         if self.blink and round(now * 10) % 2 == 0:  # flips every 0.1 s
             cv2.rectangle(img, (300, H - 40), (340, H - 20), (0, 200, 0), -1)
+        if self.pressed is not None:
+            row, since, fade_s = self.pressed
+            alpha = 0.15 if fade_s is None else 0.15 * max(0.0, 1.0 - (now - since) / fade_s)
+            top = LIST_TOP + row * ROW_H
+            part = img[top:top + ROW_H].astype(np.float32)
+            img[top:top + ROW_H] = (part * (1.0 - alpha)).astype(np.uint8)  # a black layer, `alpha` opaque
         if self.dialog is not None:
             cv2.rectangle(img, (40, 250), (320, 390), (250, 250, 250), -1)
             cv2.rectangle(img, (40, 250), (320, 390), (0, 0, 0), 2)
@@ -133,9 +147,11 @@ class ListScreen:
         return img
 
     def _xml(self) -> str:
+        clickable = ' clickable="true"' if self.clickable_rows else ""
         rows = "".join(
             f'<android.view.ViewGroup class="android.view.ViewGroup" resource-id="{self.package}:id/row" '
-            f'bounds="[0,{LIST_TOP + i * ROW_H}][{W},{LIST_TOP + (i + 1) * ROW_H}]" package="{self.package}">'
+            f'bounds="[0,{LIST_TOP + i * ROW_H}][{W},{LIST_TOP + (i + 1) * ROW_H}]" package="{self.package}"'
+            f'{clickable}>'
             f'<android.widget.TextView class="android.widget.TextView" text={quoteattr(text)} '
             f'resource-id="{self.package}:id/title" package="{self.package}" '
             f'bounds="[12,{LIST_TOP + i * ROW_H + 10}][{W - 12},{LIST_TOP + (i + 1) * ROW_H - 10}]"/>'

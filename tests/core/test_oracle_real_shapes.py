@@ -50,11 +50,14 @@ def rows_screen(dark: bool = False) -> np.ndarray:
     return img
 
 
-def list_tree(package: str = "app", extra_nodes: str = "") -> UITree:
+def list_tree(package: str = "app", extra_nodes: str = "", row_extra: str = 'clickable="true"',
+              names: dict[int, str] | None = None) -> UITree:
+    """The tree of `rows_screen`: clickable rows in a scrollable list; `names` renames rows."""
+    names = names or {}
     rows = "".join(_node("android.widget.LinearLayout", Box(0, 240 + i * 192, W, 432 + i * 192), "app:id/row",
-                         package=package, children=_node("android.widget.TextView", Box(190, 280 + i * 192, 900,
+                         package=package, extra=row_extra, children=_node("android.widget.TextView", Box(190, 280 + i * 192, 900,
                                                                                             400 + i * 192),
-                                                         "app:id/name", f"Activity {i} name", package))
+                                                         "app:id/name", names.get(i, f"Activity {i} name"), package))
                    for i in range(8))
     content = _node("android.widget.FrameLayout", Box(0, 72, W, 1776), "android:id/content", package=package,
                     children=_node("android.view.ViewGroup", Box(0, 72, W, 240), "app:id/action_bar", package=package,
@@ -108,6 +111,116 @@ def test_a_thin_strip_away_from_the_lists_edge_is_a_change() -> None:
     cv2.rectangle(after, (540, 260), (551, 700), (0, 0, 200), -1)
     result = compare(before, after, list_tree())
     assert result.verdict == "changed" and result.transients == []
+
+
+def layer(img: np.ndarray, box: Box, color: tuple[int, int, int], alpha: float | np.ndarray) -> np.ndarray:
+    """`img` with a translucent layer of `color` over `box` (alpha a number or a per-pixel map)."""
+    out = img.copy()
+    part = out[box.top:box.bottom, box.left:box.right].astype(np.float32)
+    a = alpha if isinstance(alpha, float) else alpha[..., None]
+    out[box.top:box.bottom, box.left:box.right] = (part * (1 - a) + np.array(color, np.float32) * a).astype(np.uint8)
+    return out
+
+
+ROW2 = Box(0, 624, W, 816)
+
+
+def test_a_ripple_fading_on_the_tapped_row_is_named_and_the_verdict_waits() -> None:
+    """A tap's ripple still fading (12% black over the row, the tree unchanged): not a region, named
+    `ripple`; alone it makes the verdict `uncertain` (look again), never `no_change` (a retry)."""
+    before = rows_screen()
+    result = compare(before, layer(before, ROW2, (0, 0, 0), 0.12), list_tree(), list_tree())
+    assert result.verdict == "uncertain" and result.regions == []
+    assert [(t.kind, t.where) for t in result.transients] == [("ripple", "row")]
+    assert any("fade" in note for note in result.notes)
+
+
+def test_a_layer_that_stood_still_between_two_polls_is_the_apps_change() -> None:
+    """Given the poll just before the after-frame (`previous`): a layer that moved is a ripple
+    fading, one that did not move is a highlight the app drew, a change."""
+    before = rows_screen()
+    after = layer(before, ROW2, (0, 0, 0), 0.12)
+    fading = oracle.compare(Frame.from_array(before), Frame.from_array(after), list_tree(),
+                            before_tree=list_tree, previous=Frame.from_array(layer(before, ROW2, (0, 0, 0), 0.2)))
+    assert fading.verdict == "uncertain" and [t.kind for t in fading.transients] == ["ripple"]
+    still = oracle.compare(Frame.from_array(before), Frame.from_array(after), list_tree(),
+                           before_tree=list_tree, previous=Frame.from_array(after.copy()))
+    assert still.verdict == "changed" and still.transients == [] and [r.box for r in still.regions] == [ROW2]
+
+
+def test_a_ripple_still_expanding_is_a_change_as_before() -> None:
+    """The expanding circle's sharp edge is no smooth layer: not set aside, so no rule guesses at a
+    shape that is still moving (the step loop's stability probe sees it move)."""
+    before = rows_screen()
+    alpha = np.zeros((ROW2.height, ROW2.width), np.float32)
+    cv2.circle(alpha, (700, ROW2.height // 2), 420, 0.12, -1)
+    result = compare(before, layer(before, ROW2, (0, 0, 0), alpha), list_tree(), list_tree())
+    assert result.verdict == "changed" and result.transients == []
+
+
+def test_a_ripple_over_a_real_change_of_that_row_leaves_the_change() -> None:
+    """The row's text changed under the ripple: the app's change, never hidden as a ripple."""
+    before = rows_screen()
+    after = before.copy()
+    cv2.rectangle(after, (190, 640), (900, 700), (250, 250, 250), -1)
+    cv2.putText(after, "Renamed", (190, 690), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (30, 30, 30), 3)
+    after = layer(after, ROW2, (0, 0, 0), 0.12)
+    result = compare(before, after, list_tree(names={2: "Renamed"}), list_tree())
+    assert result.verdict == "changed" and result.transients == []
+    assert [r.box for r in result.regions] == [ROW2]
+
+
+def test_a_mark_the_tree_does_not_report_under_a_ripple_is_a_change() -> None:
+    """A check mark drawn in the row (the tree unchanged: an app that reports no state) under the
+    ripple's layer: the mark is content no layer makes, so the row is a change."""
+    before = rows_screen()
+    after = before.copy()
+    cv2.polylines(after, [np.array([[960, 720], [985, 750], [1030, 690]], np.int32)], False, (0, 140, 0), 8)
+    result = compare(before, layer(after, ROW2, (0, 0, 0), 0.12), list_tree(), list_tree())
+    assert result.verdict == "changed" and result.transients == []
+    assert [r.box for r in result.regions] == [ROW2]
+
+
+def test_a_tint_where_the_tree_says_the_row_changed_is_a_change() -> None:
+    """Pixels like a ripple's, but the tree shows the row's state changed (selected): the app's change."""
+    before = rows_screen()
+    result = compare(before, layer(before, ROW2, (0, 0, 0), 0.12), list_tree(names={2: "Activity 2 name (on)"}),
+                     list_tree())
+    assert result.verdict == "changed" and result.transients == []
+
+
+def test_an_opaque_highlight_is_not_a_ripple() -> None:
+    """A row painted over at 60% (a selection colour) is more than a ripple's layer: a change."""
+    before = rows_screen()
+    result = compare(before, layer(before, ROW2, (200, 120, 0), 0.6), list_tree(), list_tree())
+    assert result.verdict == "changed" and result.transients == []
+
+
+def glow_alpha(height: int, width: int, peak: float, from_bottom: bool) -> np.ndarray:
+    """An edge glow's alpha: strongest at the list's edge and its middle, an arc fading inwards."""
+    y = np.linspace(1.0, 0.0, height, dtype=np.float32)[:, None]
+    x = np.linspace(-1.0, 1.0, width, dtype=np.float32)[None, :]
+    alpha = np.clip(y - 0.6 * x * x, 0.0, 1.0) * peak
+    return alpha[::-1] if not from_bottom else alpha
+
+
+def test_an_overscroll_glow_at_the_lists_bottom_is_named_and_the_verdict_waits() -> None:
+    before = rows_screen()
+    band = Box(0, 1776 - 160, W, 1776)
+    after = layer(before, band, (200, 120, 40), glow_alpha(band.height, band.width, 0.3, from_bottom=False))
+    result = compare(before, after, list_tree(), list_tree())
+    assert result.verdict == "uncertain" and result.regions == []
+    assert [(t.kind, t.where) for t in result.transients] == [("overscroll", "list")]
+
+
+def test_a_row_appearing_at_the_lists_bottom_edge_is_not_a_glow() -> None:
+    before = rows_screen()
+    after = before.copy()
+    cv2.rectangle(after, (0, 1640), (W, 1760), (250, 250, 250), -1)
+    cv2.putText(after, "Loading more", (190, 1720), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (30, 30, 30), 3)
+    result = compare(before, after, list_tree(), list_tree())
+    assert result.verdict == "changed" and result.transients == []
+    assert any(r.box.contains(Box(190, 1680, 500, 1720)) for r in result.regions)
 
 
 # -- snapping keeps the item --------------------------------------------------------------------------
@@ -225,6 +338,21 @@ def test_a_dialog_window_over_a_scrim_is_its_box_and_the_scrim_is_named_last() -
     assert first.box == DIALOG and first.container is not None and "appeared" in first.container
     assert rest[-1].kind == "scrim" and rest[-1].box.area > 0.6 * W * H
     assert all(c.box.area < 0.3 * W * H for c in result.crops)  # the scrim is never a crop
+
+
+def test_the_navigation_bar_under_a_dialog_only_dump_is_still_system_ui() -> None:
+    """A real dump of a dialog names no navigation bar, but its buttons are redrawn as the dialog
+    takes focus: the before-screen's bar is kept out, so no crop is spent on Back/Home/Recents."""
+    before = rows_screen()
+    after = before.copy()
+    cv2.rectangle(after, (DIALOG.left, DIALOG.top), (DIALOG.right, DIALOG.bottom), (255, 255, 255), -1)
+    cv2.putText(after, "Planetary hours", (140, 740), cv2.FONT_HERSHEY_SIMPLEX, 1.6, (0, 0, 0), 3)
+    for x in (270, 540, 810):  # the three buttons, brighter under the dialog's focus
+        cv2.circle(after, (x, 1848), 30, (200, 200, 200), -1)
+    result = compare(before, after, dialog_window_tree(), list_tree())
+    assert result.verdict == "changed"
+    assert Box(0, 1776, W, 1920) in result.ignored
+    assert not any(r.box.intersects(Box(0, 1776, W, 1920)) for r in result.regions)
 
 
 def test_a_theme_switch_is_one_repainted_area() -> None:

@@ -123,6 +123,39 @@ def test_uncertain_effect_is_not_retried_blindly() -> None:
     assert hooks_verdicts[0] == "changed"
 
 
+def test_a_ripple_alone_waits_for_its_fade_before_any_retry() -> None:
+    """A tap whose only trace is its ripple: the first look is `uncertain` (never `no_change`, which
+    would prove no effect), a layer still moving between two settle polls stays a ripple, and once
+    it has faded the tap is judged to have done nothing, as a tap with no trace at all is."""
+    session, screen, _ = make(clickable_rows=True)
+    with pytest.raises(StepFailed, match="expected a visible change"):
+        session.perform("tap post 2", lambda: screen.press_row(1, fade_s=0.3), max_retries=1)
+    rec = session.steps[-1]
+    assert [a.verdict for a in rec.attempts[:3]] == ["uncertain", "uncertain", "no_change"]
+    assert [a.stage for a in rec.attempts[:4]] == ["initial", "settle", "refresh", "retry"]
+    assert rec.actions == 2  # retried only after the evidence said no effect
+
+
+def test_a_slow_fade_is_never_taken_for_the_change() -> None:
+    """A layer fading over 2 s moves too little between polls for the settle to count, but it moves:
+    never `changed` (a false pass), and while it is there never proof of no effect (a retry)."""
+    session, screen, _ = make(clickable_rows=True)
+    with pytest.raises(StepFailed, match="cannot be proven"):
+        session.perform("tap post 2", lambda: screen.press_row(1, fade_s=2.0), max_retries=1)
+    rec = session.steps[-1]
+    assert "changed" not in [a.verdict for a in rec.attempts] and rec.actions == 1
+
+
+def test_a_highlight_that_stays_is_the_taps_effect_once_it_stands_still() -> None:
+    """The same layer, but it stays (a row the app marks as activated, the tree says nothing): it
+    did not move between two settle polls, so it is the change, and the step is not retried."""
+    session, screen, _ = make(clickable_rows=True)
+    rec = session.perform("tap post 2", lambda: screen.press_row(1, fade_s=None))
+    assert [a.verdict for a in rec.attempts] == ["uncertain", "changed"]
+    assert rec.outcome == "settled" and rec.actions == 1
+    assert rec.regions and rec.regions[0]["box"][1] == 140  # the row
+
+
 def test_with_step_never_retries_and_raises() -> None:
     session, screen, _ = make()
     with session.step("increment", expect="Count: 1") as s:

@@ -29,7 +29,7 @@ def block_with(marker: str, page: Path) -> str:
 
 def test_every_python_block_of_the_docs_is_covered_here() -> None:
     """A new block (README.md or docs/*.md) gets a test here (by a marker line below) or this fails."""
-    covered = ("def test_delete_a_post", "# conftest.py")
+    covered = ("def test_delete_a_post", "# conftest.py", "def test_delete_a_note")
     blocks = python_blocks()
     assert blocks, "no ```python block found in README.md or docs/"
     uncovered = [b.splitlines()[0] for b in blocks if not any(c in b for c in covered)]
@@ -41,6 +41,17 @@ def test_the_first_readme_example_passes_verbatim(pytester: pytest.Pytester) -> 
     pytester.makepyfile(test_readme=block_with("def test_delete_a_post", ROOT / "README.md"))
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q")
     result.assert_outcomes(passed=1)
+
+
+def test_the_hybrid_app_example_passes_verbatim_with_no_password_saved(pytester: pytest.Pytester) -> None:
+    """docs/hybrid-apps.md's example on the sim's Hybrid app (a real headless Chromium behind its web view)."""
+    pytester.makepyfile(test_hybrid_doc=block_with("def test_delete_a_note", ROOT / "docs" / "hybrid-apps.md"))
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-q", "--guistate=full",
+                                          "--guistate-artifacts=art", "--guistate-retain=on")
+    result.assert_outcomes(passed=1)
+    saved = [f for f in (pytester.path / "art").rglob("*") if f.is_file()]
+    assert saved, "--guistate-retain=on keeps the passing test's folder"
+    assert not [f for f in saved if b"correct-horse" in f.read_bytes()], "the password is in a saved file"
 
 
 def test_the_hooks_conftest_of_writing_tests_loads_and_redacts(pytester: pytest.Pytester) -> None:
