@@ -37,10 +37,15 @@ Submit = Callable[..., None]
 class ObservedScreens:
     """The screens a test observed and their password boxes."""
 
-    def __init__(self, redactor: Redactor, frames: FrameStore, submit: Submit, *, defer: bool) -> None:
+    def __init__(self, redactor: Redactor, frames: FrameStore, submit: Submit, *, defer: bool,
+                 step_trees: bool = False) -> None:
         self.redactor = redactor
         self.frames = frames
-        self.defer = defer  # light and off: no page source per step for redaction (issue 12)
+        # light and off: no page source per step for redaction (issue 12); standard and full
+        # (`step_trees`): the step loop reads the tree of every screen it judges, not of its settle
+        # polls, so a screen waits for its tree to be read and is taken when the step closes
+        self.defer = defer or step_trees
+        self.step_trees = step_trees
         self.last_tree: Any = None  # the latest screen's tree: the after-screen when its step is recorded
         self._submit = submit
         self._boxes: dict[str, list[Box]] = {}  # frame digest -> password boxes (insertion = time)
@@ -63,7 +68,9 @@ class ObservedScreens:
             tree = None  # the viewer keeps the previous screen's tree: the same pixels
         elif (self.defer and not getattr(observation, "tree_fetched", True)
               and getattr(observation, "tree_available", None) is not None
-              and not (last is not None and last[1])):  # after a secure field: read now, never guess
+              # after a secure field, light reads now (its step may never read the tree: never guess);
+              # standard and full read every screen a step keeps, a settle poll is superseded unread
+              and (self.step_trees or not (last is not None and last[1]))):
             self._deferred.append(observation)
             return
         else:
@@ -76,6 +83,12 @@ class ObservedScreens:
     def _note(self, frame: Any, boxes: list[Box], tree: Any) -> None:
         self._last = (frame.png, boxes)
         self._submit("on_observation", self.record, frame, boxes, tree)
+
+    def step_closed(self) -> None:
+        """Standard and full: before a step is recorded, the screens it left are taken (a tree read
+        now if still current and unread), so the journal's tree after the step is its own screen's."""
+        if self.step_trees:
+            self.settle(resolve=True)
 
     def settle(self, *, resolve: bool) -> None:
         """Deferred screens (light): boxes from a tree already read, or (`resolve`, before a put)
