@@ -8,6 +8,8 @@ crops), a crop whose frame the caller names takes that frame's, other bytes that
 saw those of the latest screens. At light (`defer`, issue 12) a screen's tree is read only when
 something is put, or at once when the screen before it had a secure field (it may still show one);
 a screen that moved on unread is remembered as unknown and filled whole if ever put, its crops too.
+At standard and full (`step_trees`, issue 38) a screen waits the same way, for the step loop to read its
+tree (it reads every screen a step keeps, not its settle polls), a put, or the step's close.
 
 The caller's thread notes what is observed (`observe`, `settle`); what the boxes are kept for runs
 on the recorder's writer, in order with the puts (`record`, `boxes_for`).
