@@ -53,7 +53,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -542,17 +542,22 @@ def tree_need(snapped: Sequence[Judged], pixels: Sequence[Judged]) -> dict[str, 
         touched = [_mean(float(any(r.box.intersects(t) for r in pair[side].transition.regions)) for t in pair[0].truth)
                    for pair in clean]
         print(f"  changed items (truth boxes) a region touches, {name}: {_mean(touched):.2f}")
-    signals = {
+    for grow in (12, 24, 48):
+        scores = [_scores(s.truth, [r.box.expand(grow) for r in x.transition.regions], s.pair.screen)[:2]
+                  for s, x in clean]
+        print(f"  pixels only, regions grown by {grow} px: recall {_mean(r for r, _ in scores):.2f}, "
+              f"precision {_mean(p for _, p in scores):.2f}")
+    signals: dict[str, Callable[[Judged], bool]] = {
         "one region": lambda x: len(x.transition.regions) == 1,
         "<= 2 regions": lambda x: len(x.transition.regions) <= 2,
         "regions <= 1% of the frame": lambda x: frame_share(x) <= 0.01,
         "regions <= 5% of the frame": lambda x: frame_share(x) <= 0.05,
         "a screen-level region (repaint)": lambda x: any(r.kind != "change" for r in x.transition.regions),
-        "pixels_place (> 50% of the frame)": lambda x: frame_share(x) > 0.5,
+        f"pixels_place (> {PIXELS_PLACE_FRACTION:.0%} of the frame)": Rule(PIXELS_PLACE_FRACTION, 0, 0.0).skips,
     }
     for name, signal in signals.items():
-        hits = [g for (s, x), g in zip(clean, good, strict=True) if signal(x)]
-        print(f"  {name:36s} {len(hits):3d} clean local steps, {sum(hits)} of them as good")
+        fired = [g for (_, x), g in zip(clean, good, strict=True) if signal(x)]
+        print(f"  {name:36s} {len(fired):3d} clean local steps, {sum(fired)} of them as good")
     screens = [(s, x) for s, x in zip(snapped, pixels, strict=True) if s.cls == "screen change"]
     for fraction in PLACE_GRID:
         hits = [(s, x) for s, x in zip(snapped, pixels, strict=True)
@@ -560,6 +565,11 @@ def tree_need(snapped: Sequence[Judged], pixels: Sequence[Judged]) -> dict[str, 
         print(f"  pixels_place > {fraction:.0%} of the frame: {len(hits)} steps ({sum(s.cls == 'screen change' for s, _ in hits)}"
               f" of the {len(screens)} screen changes, {sum(s.cls == 'clean local' for s, _ in hits)} clean local), "
               f"as good in {sum(as_good(s, x) for s, x in hits)}")
+    placed = [s for s, x in zip(snapped, pixels, strict=True) if Rule(PIXELS_PLACE_FRACTION, 0, 0.0).skips(x)]
+    dialogs = sum(any((r.container or "").startswith("dialog") for r in s.transition.regions) for s in placed)
+    windows = sum(any(r.kind == "screen" for r in s.transition.regions) for s in placed)
+    print(f"  of the {len(placed)} steps pixels_place > {PIXELS_PLACE_FRACTION:.0%} takes, snapped finds a dialog's box on "
+          f"{dialogs} and names a new window on {windows} (pixels only: a repaint of the screen)")
     rules = [Rule(p, n, sh) for p in (None, *PLACE_GRID) for n, sh in LOCAL_GRID]
     rows: dict[str, dict[str, float]] = {}
     held: list[Judged] = []
