@@ -28,7 +28,8 @@ chosen on all apps; the docs say which.)
 With ``--pixels-only`` the same pairs are judged a second time with the oracle as the light tier calls
 it when no check read a tree (`StepLoop._compare` with `pixels_only`): no after-tree, no before-tree, no
 steady keyboard, the status bar from `StatusBars` with nothing learnt (the platform's top band); the
-regions stay raw. Its table follows the first, with the same truth, classes and definitions. Then, per
+regions stay raw. Its table follows the first, with the same truth, classes and definitions. (A row
+later gives it once a tree read earlier taught `StatusBars` the bars, the navigation bar too.) Then, per
 step, whether pixels only is "as good" as snapped (a clean local change: recall and precision both within
 0.05 of snapped, not a whole-screen crop; a screen change: judged changed, or snapped did not judge it so
 either), how often signals computable before any tree is read go with "as good" (the regions' count,
@@ -56,6 +57,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import cv2
 import numpy as np
@@ -193,21 +195,29 @@ def decoded(data: bytes, pixels: np.ndarray, source: str) -> Frame:
     return frame
 
 
-def run_oracle(oracle: VisualOracle, pair: Pair, pixels_only: bool = False) -> tuple[Transition, float]:
-    """As `StepLoop._compare` at standard / full: after-tree, before-tree on demand, steady keyboard.
-    `pixels_only`: as it calls it at light with no tree read: no tree either side, the status bar
-    from `StatusBars` with nothing learnt (the top band)."""
+Mode = Literal["snapped", "pixels", "pixels, bars learnt"]
+
+
+def run_oracle(oracle: VisualOracle, pair: Pair, mode: Mode = "snapped") -> tuple[Transition, float]:
+    """"snapped": as `StepLoop._compare` at standard / full: after-tree, before-tree on demand, steady
+    keyboard. "pixels": as it calls it at light with no tree read: no tree either side, the status bar
+    from `StatusBars` with nothing learnt (the top band). "pixels, bars learnt": the same once light
+    has read a tree at this size (a check's, a failure's): the bars it names, the navigation bar too,
+    learnt from the before-tree, which stands for that earlier tree (the bars do not move)."""
     before = decoded(pair.before_bytes, pair.before, f"{pair.id} before")
     after = decoded(pair.after_bytes, pair.after, f"{pair.id} after")
+    width, height = after.size
+    bars = StatusBars()
+    if mode == "pixels, bars learnt":
+        bars.boxes(pair.before_tree, width, height)
     started = time.perf_counter()
-    if pixels_only:
-        width, height = after.size
-        transition = oracle.compare(before, after, None, before_tree=lambda: None,
-                                    status_bars=StatusBars().boxes(None, width, height))
-    else:
+    if mode == "snapped":
         ignore = steady_keyboard(pair.before_tree, pair.after_tree)
         transition = oracle.compare(before, after, pair.after_tree, ignore=ignore,
                                     before_tree=lambda: pair.before_tree)
+    else:
+        transition = oracle.compare(before, after, None, before_tree=lambda: None,
+                                    status_bars=bars.boxes(None, width, height))
     return transition, (time.perf_counter() - started) * 1000.0
 
 
@@ -272,13 +282,13 @@ def _scores(truth: Sequence[Box], regions: Sequence[Box], screen: Box) -> tuple[
 
 
 def judge(pair: Pair, oracle: VisualOracle, bar_px: int, repeat: int,
-          naive: list[Box] | None = None, pixels_only: bool = False) -> Judged:
+          naive: list[Box] | None = None, mode: Mode = "snapped") -> Judged:
     """One pair judged; `naive` passes the baseline's boxes when they were computed already (a grid);
-    `pixels_only`: the oracle as light calls it (`run_oracle`), judged against the same truth."""
+    `mode`: how the oracle is called (`run_oracle`); the truth and the classes are the same in every mode."""
     screen = pair.screen
     truth = truth_boxes(pair.before_tree, pair.after_tree, screen, bar_px)
-    transition, ms = run_oracle(oracle, pair, pixels_only)
-    times = [ms] + [run_oracle(oracle, pair, pixels_only)[1] for _ in range(repeat - 1)]
+    transition, ms = run_oracle(oracle, pair, mode)
+    times = [ms] + [run_oracle(oracle, pair, mode)[1] for _ in range(repeat - 1)]
     regions = [r.box for r in transition.regions]
     naive = naive_boxes(pair.before, pair.after) if naive is None else naive
     truth_share = float(union_area(truth, (screen.height, screen.width)).sum()) / screen.area
@@ -532,8 +542,10 @@ def choose_rule(rules: Sequence[Rule], snapped: Sequence[Judged], pixels: Sequen
     return best
 
 
-def tree_need(snapped: Sequence[Judged], pixels: Sequence[Judged]) -> dict[str, dict[str, float]]:
-    """Where the tree-less oracle is as good as snapped, what predicts it, and a rule held out."""
+def tree_need(snapped: Sequence[Judged], pixels: Sequence[Judged],
+              learnt: Sequence[Judged] = ()) -> dict[str, dict[str, float]]:
+    """Where the tree-less oracle is as good as snapped, what predicts it, and a rule held out;
+    `learnt`: pixels only once a tree taught the bars, a row beside the others."""
     clean = [(s, x) for s, x in zip(snapped, pixels, strict=True) if s.cls == "clean local"]
     good = [as_good(s, x) for s, x in clean]
     print(f"\nclean local changes placed as well without a tree (recall and precision within {AS_GOOD}, not "
@@ -584,6 +596,8 @@ def tree_need(snapped: Sequence[Judged], pixels: Sequence[Judged]) -> dict[str, 
         rows[f"{app[:20]} [{best.label()}]"] = figures(mine)
     rows["always snapped (standard / full)"] = figures(snapped)
     rows["always pixels only (light)"] = figures(pixels)
+    if learnt:
+        rows["always pixels only, bars learnt from a tree"] = figures(learnt)
     in_sample = Rule(PIXELS_PLACE_FRACTION, 0, 0.0)
     rows[f"pixels_place > {PIXELS_PLACE_FRACTION:.0%} (its default), all apps"] = figures(
         with_rule(in_sample, snapped, pixels))
@@ -641,7 +655,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     kinds = Counter(t.kind for j in judged for t in j.transition.transients)
     print("transient shapes set aside: " + (", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"))
     if args.pixels_only:
-        pixels = [judge(p, oracle, args.status_bar_px, max(1, args.repeat), j.naive, pixels_only=True)
+        pixels = [judge(p, oracle, args.status_bar_px, max(1, args.repeat), j.naive, mode="pixels")
                   for p, j in zip(pairs, judged, strict=True)]
         tree_less: dict[str, dict[str, float]] = {"ALL": figures(pixels)}
         for cls in ("clean local", "local, not clean", "screen change"):
@@ -651,7 +665,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\npixels only (the oracle as light calls it: no tree, the status bar its top band):")
         print(table(tree_less))
         rows.update({f"pixels only: {k}": v for k, v in tree_less.items()})
-        rows.update({f"tree need: {k}": v for k, v in tree_need(judged, pixels).items()})
+        learnt = [judge(p, oracle, args.status_bar_px, 1, j.naive, mode="pixels, bars learnt")
+                  for p, j in zip(pairs, judged, strict=True)]
+        rows.update({f"tree need: {k}": v for k, v in tree_need(judged, pixels, learnt).items()})
     if args.holdout:
         held = holdout(pairs, args.grid or DEFAULT_GRID, args.status_bar_px, args.set)
         print("\nleave-one-app-out (settings chosen without the app, in brackets):")
