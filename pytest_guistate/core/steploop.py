@@ -131,6 +131,7 @@ class StepLoop:
         note_action: Callable[[str], None],
         *,
         probe: bool = True,
+        poll: Callable[[str], Observation] | None = None,
     ) -> None:
         self.screen = screen
         self.oracle = oracle
@@ -139,6 +140,7 @@ class StepLoop:
         self.clock = clock
         self.hooks = hooks
         self._observe = observe
+        self._poll = poll or observe  # a settle poll (`TaskSession._observe_poll`)
         self._note_action = note_action
         self.probe = probe
         # light: the bar learnt from the trees that were read
@@ -261,7 +263,7 @@ class StepLoop:
         bound = SettlePolicy(timeout_s=min(MOTION_BOUND_S, self.settle_policy.timeout_s),
                              interval_s=self.settle_policy.interval_s, stable_frames=self.settle_policy.stable_frames)
         oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
-        result = settle(self.screen, oracle, after, bound, self.clock, ignore=self.ignore, observe=self._observe,
+        result = settle(self.screen, oracle, after, bound, self.clock, ignore=self.ignore, observe=self._poll,
                         until=None, stop_when_stable=True, trees=trees)
         if result.observation is after:
             return after, judgement
@@ -328,7 +330,7 @@ class StepLoop:
         until = self._until(before, expect, unstable, trees) if wait else None
         oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
         result = settle(self.screen, oracle, start, self.settle_policy, self.clock, ignore=self.ignore,
-                        observe=self._observe, until=until, stop_when_stable=not wait, trees=trees,
+                        observe=self._poll, until=until, stop_when_stable=not wait, trees=trees,
                         placed_by=_tree_if_known(judged) if judged is not None else None)
         # a settled screen has no flicker left: judge without probe regions; a screen that never
         # settled keeps flickering, so the probe's regions still apply

@@ -181,16 +181,16 @@ class ArtifactRecorder:
             raise first
 
     # -- the screens and the files (ArtifactSink) ------------------------------------------------
-    def on_observation(self, observation: Any) -> None:
+    def on_observation(self, observation: Any, *, poll: bool = False) -> None:
         """Remember the password boxes of an observed screen (`ObservedScreens.observe`) before any
         of its bytes can be put. The session does not call this itself: wrap its screen in
-        `RecordingScreen` so every `observe()` passes through here."""
+        `RecordingScreen` so every `observe()` passes through here (`poll`: a settle poll's)."""
         frame = getattr(observation, "frame", None)
         if frame is None:
             return
         if self.screen_size is None:
             self.screen_size = image_size(frame.png)  # the first screen's: what whole frames are
-        self.screens.observe(observation)
+        self.screens.observe(observation, poll=poll)
 
     def put(self, name: str, data: bytes | Callable[[], bytes], media_type: str = "image/png", *,
             cut_from: Any = None) -> str:
