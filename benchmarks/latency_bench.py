@@ -248,6 +248,8 @@ class EveryPollRead(RecordingScreen):
         self._recorder.on_observation(observation)
         return observation
 
+    observe_poll = observe  # a poll as every other screen
+
 
 # name -> (the app and its fault, the step before, the settling step); taps by the Android persona's ids
 SETTLING: dict[str, tuple[str, dict[str, float], Any, Any]] = {
