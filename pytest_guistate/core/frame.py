@@ -189,6 +189,7 @@ class Frame:
     _small_cache: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _decoding: Future[tuple[np.ndarray | None, np.ndarray | None]] | None = field(default=None, repr=False)
     _decoding_divisor: int = field(default=1, repr=False)
+    _full_decoding: Future[np.ndarray | None] | None = field(default=None, repr=False)
     released: bool = field(default=False, repr=False)  # the session's frame window dropped its pixels once
 
     @classmethod
@@ -218,6 +219,15 @@ class Frame:
             self._decoding_divisor = scale_divisor
             self._decoding = _decode_pool().submit(_decode_ahead, self.png, scale_divisor)
 
+    def prefetch_full(self) -> None:
+        """Start the full-size decode on the background thread, for a reader known to need every
+        pixel later: the cross-run memory crops a tapped element's look from the before-frame once
+        the step passed (issue 38), and the oracle's half-size decode does not serve it. `bgr`
+        then waits for this decode instead of doing it on the step loop. Nothing happens for a
+        frame already decoded (or decoding in full) or with no bytes."""
+        if self._bgr is None and self._full_decoding is None and self.png:
+            self._full_decoding = _decode_pool().submit(_imdecode, self.png)
+
     @property
     def bgr(self) -> np.ndarray:
         """Full-resolution pixels (decoded once). Raises `FrameError` naming the frame if corrupt."""
@@ -225,6 +235,9 @@ class Frame:
             if not self.png:
                 raise FrameError(f"empty screenshot{self._where()}")
             image = self._take_pending()
+            if image is None:
+                full, self._full_decoding = self._full_decoding, None
+                image = full.result() if full is not None else None
             if image is None:
                 image = _imdecode(self.png)
             if image is None:
@@ -311,9 +324,10 @@ class Frame:
         tells later readers (crops) to decode for themselves rather than keep pixels on it."""
         self._bgr = None
         self.released = True
-        if self._decoding is not None:
-            self._decoding.cancel()  # a decode already running finishes; its result is dropped
-            self._decoding = None
+        for pending in (self._decoding, self._full_decoding):
+            if pending is not None:
+                pending.cancel()  # a decode already running finishes; its result is dropped
+        self._decoding = self._full_decoding = None
         self._grey_cache.clear()
         self._small_cache.clear()
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
 import cv2
 import numpy as np
 import pytest
 
+from pytest_guistate.core import frame as frame_module
 from pytest_guistate.core.frame import Frame, FrameError
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle import VisualOracle
@@ -137,3 +139,38 @@ def test_a_corrupt_frame_still_names_itself_through_small() -> None:
                 source="step 2 after")
     with pytest.raises(FrameError, match=r"corrupt screenshot \(step 2 after\)"):
         bad.small(2)
+
+
+def test_a_full_prefetch_decodes_on_the_decode_thread_with_the_same_pixels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`prefetch_full` (the memory's learning, issue 38): the full-size decode leaves the caller's
+    thread; the pixels are the on-demand decode's, with or without the oracle's half decode first."""
+    threads: list[str] = []
+    decode = frame_module._imdecode
+
+    def spied(png: bytes) -> np.ndarray | None:
+        threads.append(threading.current_thread().name)
+        return decode(png)
+
+    monkeypatch.setattr(frame_module, "_imdecode", spied)
+    png = _png(5)
+    plain = Frame(png).bgr
+    threads.clear()
+    for half_first in (False, True):
+        ahead = Frame(png)
+        if half_first:
+            ahead.prefetch()  # the oracle's half-size decode, queued first
+        ahead.prefetch_full()
+        assert np.array_equal(ahead.bgr, plain)
+    assert threads and all(name.startswith("guistate-decode") for name in threads)
+
+
+def test_a_full_prefetch_of_a_corrupt_or_released_frame_behaves_as_without_it() -> None:
+    bad = Frame(b"\x89PNG\r\n\x1a\nnot really", source="step 6 before")
+    bad.prefetch_full()
+    with pytest.raises(FrameError, match="corrupt screenshot \\(step 6 before\\)"):
+        _ = bad.bgr
+    frame = Frame(_png(6))
+    frame.prefetch_full()
+    frame.release_pixels()
+    assert not frame.has_pixels
+    assert frame.bgr.shape == (480, 270, 3)  # decoded again on demand
