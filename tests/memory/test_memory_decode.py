@@ -1,5 +1,5 @@
-"""Where the memory's learning decodes the before-frame (issue 38): on the decode thread, while the
-tap is sent, not on the step loop after the step's verdict; what is learnt is the same."""
+"""Where the memory's learning decodes the before-frame (issue 38): on the decode thread, once, while
+the tap is sent, not on the step loop after the step's verdict; what is learnt is the same."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ def test_the_learnt_before_frames_are_decoded_on_the_decode_thread(
 
     def learning(self: MemoryBridge, item: Any, step_name: str) -> None:
         learnt_from.append(item.before.frame.png)  # kept alive: its id stays its own
+        frame_module._decode_pool().submit(lambda: None).result()  # the time a real tap and screenshot take
         learn(self, item, step_name)
 
     monkeypatch.setattr(frame_module, "_imdecode", spied)
