@@ -1,6 +1,7 @@
 """The visual oracle on real recorded transitions, judged against truth taken from the apps' own trees.
 
-Run: ``python benchmarks/real_transitions.py PATH [--out DIR] [--worst N] [--apps A,B] [--repeat N] [--holdout]``.
+Run: ``python benchmarks/real_transitions.py PATH [--out DIR] [--worst N] [--apps A,B] [--repeat N] [--holdout]
+[--pixels-only]``.
 PATH is a folder laid out as a DroidBot-derived transition set: ``manifest_all.jsonl`` (one JSON object
 a line: ``id``, ``app``, ``before`` / ``after`` each with ``screen`` (an image), ``xml`` (UiAutomator2-style
 page source) and ``activity``; paths relative to PATH). Nothing of it is kept in the repository: the
@@ -24,6 +25,20 @@ by default snap_growth, raw_margin, row_max_fraction) are chosen for each app on
 and that app is judged with them; the table gives each app's held-out figures, the pooled held-out
 figures and the worst apps. (Module constants not in OracleConfig, the scrollbar's shape for one, were
 chosen on all apps; the docs say which.)
+With ``--pixels-only`` the same pairs are judged a second time with the oracle as the light tier calls
+it when no check read a tree (`StepLoop._compare` with `pixels_only`): no after-tree, no before-tree, no
+steady keyboard, the status bar from `StatusBars` with nothing learnt (the platform's top band); the
+regions stay raw. Its table follows the first, with the same truth, classes and definitions. (A row
+later gives it once a tree read earlier taught `StatusBars` the bars, the navigation bar too.) Then, per
+step, whether pixels only is "as good" as snapped (a clean local change: recall and precision both within
+0.05 of snapped, not a whole-screen crop; a screen change: judged changed, or snapped did not judge it so
+either), how often signals computable before any tree is read go with "as good" (the regions' count,
+their share of the frame, a screen-level region, `pixels_place` at several fractions), and a rule held
+out leave-one-app-out: each app gets, from a small grid (`pixels_place`'s fraction, a compact local
+change's count and share), the rule that skips most trees on the other apps while each half of it is
+as good on >= 90% of the judged steps it skips there and the figures with it stay within 0.02 of
+always snapped; the table gives always snapped, always pixels only, the rule at `pixels_place`'s
+default on all apps, and the pooled held-out rule, with the share of steps whose tree it skips.
 The "screen" is the area the trees cover (a recorder may leave black rows under it: minicap on a phone
 whose screenshot is taller than the content); frames are given to the oracle whole, as a device sends them.
 """
@@ -39,17 +54,24 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import cv2
 import numpy as np
 
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.oracle import Transition, VisualOracle
-from pytest_guistate.core.oracle_mask import steady_keyboard
+from pytest_guistate.core.oracle import (
+    PIXELS_PLACE_FRACTION,
+    Transition,
+    VisualOracle,
+    covered_area,
+    pixels_place,
+)
+from pytest_guistate.core.oracle_mask import StatusBars, steady_keyboard
 from pytest_guistate.core.oracle_types import OracleConfig
 from pytest_guistate.core.uinode import UINode
 from pytest_guistate.core.uitree import UITree, parse_page_source
@@ -173,13 +195,29 @@ def decoded(data: bytes, pixels: np.ndarray, source: str) -> Frame:
     return frame
 
 
-def run_oracle(oracle: VisualOracle, pair: Pair) -> tuple[Transition, float]:
-    """As `StepLoop._compare` at standard / full: after-tree, before-tree on demand, steady keyboard."""
+Mode = Literal["snapped", "pixels", "pixels, bars learnt"]
+
+
+def run_oracle(oracle: VisualOracle, pair: Pair, mode: Mode = "snapped") -> tuple[Transition, float]:
+    """"snapped": as `StepLoop._compare` at standard / full: after-tree, before-tree on demand, steady
+    keyboard. "pixels": as it calls it at light with no tree read: no tree either side, the status bar
+    from `StatusBars` with nothing learnt (the top band). "pixels, bars learnt": the same once light
+    has read a tree at this size (a check's, a failure's): the bars it names, the navigation bar too,
+    learnt from the before-tree, which stands for that earlier tree (the bars do not move)."""
     before = decoded(pair.before_bytes, pair.before, f"{pair.id} before")
     after = decoded(pair.after_bytes, pair.after, f"{pair.id} after")
+    width, height = after.size
+    bars = StatusBars()
+    if mode == "pixels, bars learnt":
+        bars.boxes(pair.before_tree, width, height)
     started = time.perf_counter()
-    ignore = steady_keyboard(pair.before_tree, pair.after_tree)
-    transition = oracle.compare(before, after, pair.after_tree, ignore=ignore, before_tree=lambda: pair.before_tree)
+    if mode == "snapped":
+        ignore = steady_keyboard(pair.before_tree, pair.after_tree)
+        transition = oracle.compare(before, after, pair.after_tree, ignore=ignore,
+                                    before_tree=lambda: pair.before_tree)
+    else:
+        transition = oracle.compare(before, after, None, before_tree=lambda: None,
+                                    status_bars=bars.boxes(None, width, height))
     return transition, (time.perf_counter() - started) * 1000.0
 
 
@@ -244,12 +282,13 @@ def _scores(truth: Sequence[Box], regions: Sequence[Box], screen: Box) -> tuple[
 
 
 def judge(pair: Pair, oracle: VisualOracle, bar_px: int, repeat: int,
-          naive: list[Box] | None = None) -> Judged:
-    """One pair judged; `naive` passes the baseline's boxes when they were computed already (a grid)."""
+          naive: list[Box] | None = None, mode: Mode = "snapped") -> Judged:
+    """One pair judged; `naive` passes the baseline's boxes when they were computed already (a grid);
+    `mode`: how the oracle is called (`run_oracle`); the truth and the classes are the same in every mode."""
     screen = pair.screen
     truth = truth_boxes(pair.before_tree, pair.after_tree, screen, bar_px)
-    transition, ms = run_oracle(oracle, pair)
-    times = [ms] + [run_oracle(oracle, pair)[1] for _ in range(repeat - 1)]
+    transition, ms = run_oracle(oracle, pair, mode)
+    times = [ms] + [run_oracle(oracle, pair, mode)[1] for _ in range(repeat - 1)]
     regions = [r.box for r in transition.regions]
     naive = naive_boxes(pair.before, pair.after) if naive is None else naive
     truth_share = float(union_area(truth, (screen.height, screen.width)).sum()) / screen.area
@@ -415,6 +454,169 @@ def worst_apps(rows: dict[str, dict[str, float]], count: int = 4) -> list[str]:
     return [f"{k}: shortfall {shortfall(apps[k]):.2f}" for k in ranked[:count] if shortfall(apps[k]) > 0]
 
 
+# -- where the tree is needed (--pixels-only) ------------------------------------------------------
+
+AS_GOOD = 0.05  # pixels only is as good as snapped: recall and precision both within this, not whole-screen
+TOLERANCE = 0.02  # a rule may cost the apps it is chosen on at most this much of any figure
+PLACE_GRID = (0.4, 0.5, 0.6, 0.7, 0.8)  # pixels_place's fraction of the frame
+LOCAL_GRID = ((0, 0.0), (1, 0.01), (1, 0.03), (2, 0.03), (3, 0.05))  # (max regions, max share): 0 = off
+
+
+def as_good(snapped: Judged, pixels: Judged) -> bool:
+    """Per step: a clean local change placed as well without a tree; a screen change judged so."""
+    if snapped.cls == "clean local":
+        return (pixels.recall >= snapped.recall - AS_GOOD and pixels.precision >= snapped.precision - AS_GOOD
+                and not pixels.whole)
+    if snapped.cls == "screen change":
+        return pixels.judged_changed or not snapped.judged_changed
+    return True  # not judged: nothing to lose
+
+
+def frame_share(judged: Judged) -> float:
+    """The pixel-only regions' share of the frame, as the step loop would see it (whole frame)."""
+    height, width = judged.pair.after.shape[:2]
+    screen = Box(0, 0, width, height)
+    return covered_area([r.box.intersection(screen) for r in judged.transition.regions]) / screen.area
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Skip the tree when `pixels_place` says so (`place`, None: never) or when the tree-less
+    transition is a compact local change (at most `regions` regions covering at most `share`)."""
+
+    place: float | None
+    regions: int
+    share: float
+
+    def branch(self, pixels: Judged) -> str | None:
+        """Which half of the rule skips this step's tree ("place", "local"), None: read it."""
+        t = pixels.transition
+        height, width = pixels.pair.after.shape[:2]
+        if self.place is not None and pixels_place(t, width, height, self.place):
+            return "place"
+        if (0 < len(t.regions) <= self.regions and t.verdict == "changed"
+                and all(r.kind == "change" for r in t.regions) and frame_share(pixels) <= self.share):
+            return "local"
+        return None
+
+    def skips(self, pixels: Judged) -> bool:
+        return self.branch(pixels) is not None
+
+    def label(self) -> str:
+        place = "off" if self.place is None else f"{self.place:.2f}"
+        local = "off" if not self.regions else f"<={self.regions} regions <={self.share:.0%}"
+        return f"place>{place}, local {local}"
+
+
+def with_rule(rule: Rule, snapped: Sequence[Judged], pixels: Sequence[Judged]) -> list[Judged]:
+    return [x if rule.skips(x) else s for s, x in zip(snapped, pixels, strict=True)]
+
+
+PREDICTS = 0.9  # a rule must be right this often on the judged steps it skips (as good without a tree)
+
+
+def rule_fits(rule: Rule, snapped: Sequence[Judged], pixels: Sequence[Judged]) -> tuple[bool, float]:
+    """(the rule is usable on these steps, share of steps it skips). Usable: on the judged steps each
+    half of it skips (clean local, screen change) pixels only is as good at least `PREDICTS` of the time, and
+    the figures with the rule are within `TOLERANCE` of always snapped."""
+    base, mixed = figures(snapped), figures(with_rule(rule, snapped, pixels))
+    losses = (base["recall"] - mixed["recall"], base["precision"] - mixed["precision"],
+              mixed["whole-screen crops"] - base["whole-screen crops"], base["judged changed"] - mixed["judged changed"])
+    predicts = True
+    for branch in ("place", "local"):
+        skipped = [as_good(s, x) for s, x in zip(snapped, pixels, strict=True)
+                   if rule.branch(x) == branch and s.cls in ("clean local", "screen change")]
+        predicts = predicts and (not skipped or sum(skipped) >= PREDICTS * len(skipped))
+    fits = predicts and all(math.isnan(loss) or loss <= TOLERANCE for loss in losses)
+    return fits, _mean(float(rule.skips(x)) for x in pixels)
+
+
+def choose_rule(rules: Sequence[Rule], snapped: Sequence[Judged], pixels: Sequence[Judged]) -> Rule:
+    """The usable rule that skips most trees on these steps (the first listed wins ties); never
+    skipping when none is usable."""
+    best, most = Rule(None, 0, 0.0), 0.0
+    for rule in rules:
+        fits, share = rule_fits(rule, snapped, pixels)
+        if fits and share > most:
+            best, most = rule, share
+    return best
+
+
+def tree_need(snapped: Sequence[Judged], pixels: Sequence[Judged],
+              learnt: Sequence[Judged] = ()) -> dict[str, dict[str, float]]:
+    """Where the tree-less oracle is as good as snapped, what predicts it, and a rule held out;
+    `learnt`: pixels only once a tree taught the bars, a row beside the others."""
+    clean = [(s, x) for s, x in zip(snapped, pixels, strict=True) if s.cls == "clean local"]
+    good = [as_good(s, x) for s, x in clean]
+    print(f"\nclean local changes placed as well without a tree (recall and precision within {AS_GOOD}, not "
+          f"whole-screen): {sum(good)} of {len(clean)}")
+    for name, side in (("snapped", 0), ("pixels only", 1)):
+        touched = [_mean(float(any(r.box.intersects(t) for r in pair[side].transition.regions)) for t in pair[0].truth)
+                   for pair in clean]
+        print(f"  changed items (truth boxes) a region touches, {name}: {_mean(touched):.2f}")
+    for grow in (12, 24, 48):
+        scores = [_scores(s.truth, [r.box.expand(grow) for r in x.transition.regions], s.pair.screen)[:2]
+                  for s, x in clean]
+        print(f"  pixels only, regions grown by {grow} px: recall {_mean(r for r, _ in scores):.2f}, "
+              f"precision {_mean(p for _, p in scores):.2f}")
+    signals: dict[str, Callable[[Judged], bool]] = {
+        "one region": lambda x: len(x.transition.regions) == 1,
+        "<= 2 regions": lambda x: len(x.transition.regions) <= 2,
+        "regions <= 1% of the frame": lambda x: frame_share(x) <= 0.01,
+        "regions <= 5% of the frame": lambda x: frame_share(x) <= 0.05,
+        "a screen-level region (repaint)": lambda x: any(r.kind != "change" for r in x.transition.regions),
+        f"pixels_place (> {PIXELS_PLACE_FRACTION:.0%} of the frame)": Rule(PIXELS_PLACE_FRACTION, 0, 0.0).skips,
+    }
+    for name, signal in signals.items():
+        fired = [g for (_, x), g in zip(clean, good, strict=True) if signal(x)]
+        print(f"  {name:36s} {len(fired):3d} clean local steps, {sum(fired)} of them as good")
+    screens = [(s, x) for s, x in zip(snapped, pixels, strict=True) if s.cls == "screen change"]
+    for fraction in PLACE_GRID:
+        hits = [(s, x) for s, x in zip(snapped, pixels, strict=True)
+                if pixels_place(x.transition, x.pair.after.shape[1], x.pair.after.shape[0], fraction)]
+        print(f"  pixels_place > {fraction:.0%} of the frame: {len(hits)} steps ({sum(s.cls == 'screen change' for s, _ in hits)}"
+              f" of the {len(screens)} screen changes, {sum(s.cls == 'clean local' for s, _ in hits)} clean local), "
+              f"as good in {sum(as_good(s, x) for s, x in hits)}")
+    placed = [s for s, x in zip(snapped, pixels, strict=True) if Rule(PIXELS_PLACE_FRACTION, 0, 0.0).skips(x)]
+    dialogs = sum(any((r.container or "").startswith("dialog") for r in s.transition.regions) for s in placed)
+    windows = sum(any(r.kind == "screen" for r in s.transition.regions) for s in placed)
+    print(f"  of the {len(placed)} steps pixels_place > {PIXELS_PLACE_FRACTION:.0%} takes, snapped finds a dialog's box on "
+          f"{dialogs} and names a new window on {windows} (pixels only: a repaint of the screen)")
+    rules = [Rule(p, n, sh) for p in (None, *PLACE_GRID) for n, sh in LOCAL_GRID]
+    rows: dict[str, dict[str, float]] = {}
+    held: list[Judged] = []
+    skipped: list[float] = []
+    for app in sorted({s.pair.app for s in snapped}):
+        train = [(s, x) for s, x in zip(snapped, pixels, strict=True) if s.pair.app != app]
+        test = [(s, x) for s, x in zip(snapped, pixels, strict=True) if s.pair.app == app]
+        best = choose_rule(rules, [s for s, _ in train], [x for _, x in train])
+        mine = with_rule(best, [s for s, _ in test], [x for _, x in test])
+        held += mine
+        skipped += [float(best.skips(x)) for _, x in test]
+        rows[f"{app[:20]} [{best.label()}]"] = figures(mine)
+    rows["always snapped (standard / full)"] = figures(snapped)
+    rows["always pixels only (light)"] = figures(pixels)
+    if learnt:
+        rows["always pixels only, bars learnt from a tree"] = figures(learnt)
+    in_sample = Rule(PIXELS_PLACE_FRACTION, 0, 0.0)
+    rows[f"pixels_place > {PIXELS_PLACE_FRACTION:.0%} (its default), all apps"] = figures(
+        with_rule(in_sample, snapped, pixels))
+    rows["HELD-OUT rule, all apps pooled"] = figures(held)
+    print(f"\nthe rule held out (leave-one-app-out: each app gets the rule that skips most trees on the other apps, "
+          f"right >= {PREDICTS:.0%} of the judged steps it skips and costing them <= {TOLERANCE} of any figure):")
+    print(table({k: v for k, v in rows.items() if "[" not in k}))
+    chosen = Counter(k.split("[")[1].rstrip("]") for k in rows if "[" in k)
+    print("rules chosen: " + "; ".join(f"{r} ({n} apps)" for r, n in chosen.most_common()))
+    by_cls = {cls: _mean(float(f) for f, s in zip(skipped, held, strict=True) if s.cls == cls)
+              for cls in ("clean local", "local, not clean", "screen change")}
+    print(f"trees skipped held out: {_mean(skipped):.0%} of steps (" + ", ".join(f"{c} {v:.0%}" for c, v in by_cls.items())
+          + ")")
+    print(f"trees skipped by pixels_place > {PIXELS_PLACE_FRACTION:.0%} on all apps: "
+          f"{_mean(float(in_sample.skips(x)) for x in pixels):.0%} of steps")
+    rows["HELD-OUT rule, all apps pooled"]["trees skipped"] = _mean(skipped)
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", type=Path, help="folder with manifest_all.jsonl and the files it names")
@@ -433,6 +635,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="leave-one-app-out: each app judged with settings chosen on the other apps")
     parser.add_argument("--grid", action="append", default=[], metavar="FIELD=V1,V2",
                         help=f"settings --holdout chooses from (repeatable; default {' '.join(DEFAULT_GRID)})")
+    parser.add_argument("--pixels-only", action="store_true",
+                        help="also judge the oracle without trees (as light calls it) and compare the two")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     apps = {a for a in args.apps.split(",") if a} or None
@@ -450,6 +654,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(rows))
     kinds = Counter(t.kind for j in judged for t in j.transition.transients)
     print("transient shapes set aside: " + (", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"))
+    if args.pixels_only:
+        pixels = [judge(p, oracle, args.status_bar_px, max(1, args.repeat), j.naive, mode="pixels")
+                  for p, j in zip(pairs, judged, strict=True)]
+        tree_less: dict[str, dict[str, float]] = {"ALL": figures(pixels)}
+        for cls in ("clean local", "local, not clean", "screen change"):
+            tree_less[f"class: {cls}"] = figures([j for j in pixels if j.cls == cls])
+        for app in sorted({p.app for p in pairs}):
+            tree_less[app] = figures([j for j in pixels if j.pair.app == app])
+        print("\npixels only (the oracle as light calls it: no tree, the status bar its top band):")
+        print(table(tree_less))
+        rows.update({f"pixels only: {k}": v for k, v in tree_less.items()})
+        learnt = [judge(p, oracle, args.status_bar_px, 1, j.naive, mode="pixels, bars learnt")
+                  for p, j in zip(pairs, judged, strict=True)]
+        rows.update({f"tree need: {k}": v for k, v in tree_need(judged, pixels, learnt).items()})
     if args.holdout:
         held = holdout(pairs, args.grid or DEFAULT_GRID, args.status_bar_px, args.set)
         print("\nleave-one-app-out (settings chosen without the app, in brackets):")

@@ -23,6 +23,7 @@ Verdict rules (the step loop's stale-screen policy, steploop.py, depends on them
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 
@@ -45,8 +46,11 @@ from pytest_guistate.core.oracle_transient import FADING, TransientShapes
 from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transient, Transition, Verdict
 from pytest_guistate.core.uitree import UINode, UITree
 
-__all__ = ["Crop", "OracleConfig", "Region", "Transition", "VisualOracle", "status_bar_boxes"]
+__all__ = ["Crop", "OracleConfig", "Region", "Transition", "VisualOracle", "covered_area", "pixels_place", "status_bar_boxes"]
 
+# regions judged without a tree covering more than this share of the frame: a new screen the tree
+# would not narrow (benchmarks/real_transitions.py --pixels-only, docs/oracle.md)
+PIXELS_PLACE_FRACTION = 0.5
 _UNSTABLE_GROWTH = 4  # a probe box grows to a tree node at most this many times its size
 _EDITABLE_HINTS = ("EditText", "TextField", "AutoCompleteTextView", "SearchView")
 
@@ -382,6 +386,40 @@ class VisualOracle:
         if clipped.is_empty:
             raise ValueError(f"crop box {box.as_list()} lies outside the {width}x{height} frame{_where(frame)}")
         return Crop(clipped, None, -1, pixels=frame.bgr[clipped.top : clipped.bottom, clipped.left : clipped.right])
+
+
+def covered_area(boxes: Sequence[Box]) -> int:
+    """Pixels inside at least one box (overlaps counted once), exact: regions overlap, and a
+    bounding box would count the gap between a change at the top and one at the bottom."""
+    xs = sorted({x for b in boxes if not b.is_empty for x in (b.left, b.right)})
+    area = 0
+    for left, right in itertools.pairwise(xs):
+        spans = sorted((b.top, b.bottom) for b in boxes if not b.is_empty and b.left <= left and b.right >= right)
+        covered, reach = 0, None
+        for top, bottom in spans:
+            if reach is None or top > reach:
+                covered += bottom - top
+                reach = bottom
+            elif bottom > reach:
+                covered += bottom - reach
+                reach = bottom
+        area += covered * (right - left)
+    return area
+
+
+def pixels_place(transition: Transition, width: int, height: int, fraction: float = PIXELS_PLACE_FRACTION) -> bool:
+    """Whether a transition judged without a tree already says where the change is as well as the
+    tree would: its regions cover more than `fraction` of the frame, a new screen or a repaint,
+    whose region is the screen whatever the tree holds. A smaller change is placed by its item's
+    box, which only the tree gives (pixels give the ink of a text, not its row), so it is False;
+    so is a transition with no region. Not used by the step loop: a measured rule for deciding
+    when a page source is needed (docs/oracle.md)."""
+    if width <= 0 or height <= 0:
+        raise ValueError(f"pixels_place: the frame is {width}x{height}; both sides must be positive")
+    if transition.verdict != "changed" or not transition.regions:
+        return False
+    screen = Box(0, 0, width, height)
+    return covered_area([r.box.intersection(screen) for r in transition.regions]) > fraction * screen.area
 
 
 def _screen_level(box: Box, kind: str, label: str) -> SnappedRegion:
