@@ -173,6 +173,7 @@ class Device:
         self.action_count = 0
         self._shots = 0  # observations taken
         self._waited = False  # the last find() polled: its element appeared after the newest screenshot
+        self._found_rect: tuple[float, float, float, float] | None = None  # the last web find's viewport rect
         self._typed_secret = False  # a password was typed in this session: any screen may show it
         self._newest: tuple[Observation, int, int] | None = None  # with the shot and input counts it was taken at
         self._motion: tuple[int, int, bool] | None = None  # (shots, inputs, moving) a script last said (web)
@@ -623,6 +624,7 @@ class Device:
             raise ValueError(f"timeout must be >= 0 seconds, got {wait}")
         deadline = time.monotonic() + wait
         self._waited = False
+        self._found_rect = None
         unready = ""
         named = f"{kind}={value!r}" if self.is_web else f"{by}={query!r}"  # as the user wrote it / as sent
         while True:
@@ -659,6 +661,7 @@ class Device:
         """One look: the element (or None) and why it is not ready yet ("" when it is)."""
         if self.is_web:
             located = web.locate(self.driver, kind, value)
+            self._found_rect = None if located is None else located.rect
             return (None, "") if located is None else (located.element, located.why)
         if not self.check_enabled:
             return self.driver.find_element(by, query), ""
@@ -741,11 +744,23 @@ class Device:
             left, top = float(rect["x"]), float(rect["y"])
             return hybrid.to_screen(self._viewport(), left, top, left + float(rect["width"]),
                                     top + float(rect["height"]), document=True)
+        if self.browser:  # the W3C rect is relative to the document: on a scrolled page not where the screenshot shows it
+            return self._scaled(self._call("rect", lambda: web.viewport_rect(self.driver, element)))
         return self._native_box(element)
+
+    def _found_box(self, element: WebElement) -> Box:
+        """The box of the element the last `find` returned: on a browser page from the find's own
+        answer (its place when found, no request; issue 38), else asked of the element."""
+        rect = self._found_rect if self.browser else None
+        return self._scaled(rect) if rect is not None else self.box_of(element)
 
     def _native_box(self, element: WebElement) -> Box:
         rect = self._call("rect", lambda: element.rect)
-        x, y, w, h = (float(rect[k]) * self.scale for k in ("x", "y", "width", "height"))  # CSS px may be fractional
+        return self._scaled(tuple(float(rect[k]) for k in ("x", "y", "width", "height")))
+
+    def _scaled(self, rect: tuple[float, ...]) -> Box:
+        """(left, top, width, height) in driver units as a box in screenshot pixels."""
+        x, y, w, h = (v * self.scale for v in rect)  # CSS px may be fractional
         return Box(round(x), round(y), round(x + w), round(y + h))
 
     # -- inputs --------------------------------------------------------------------------------
@@ -788,7 +803,7 @@ class Device:
             kind, value = one_locator(text=text, desc=desc, id=id, xpath=xpath)
             screen = self._still_shown()
             box = self._box_in_tree(screen, kind, value)
-            self.memory.found(kind, value, box or (lambda: self.box_of(element)), function, screen=screen,
+            self.memory.found(kind, value, box or (lambda: self._found_box(element)), function, screen=screen,
                               facts=lambda: self._element_facts(element))  # asked only when a look is learnt
         self._met_after_wait()
         self._act("click", element.click)

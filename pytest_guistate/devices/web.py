@@ -29,6 +29,7 @@ __all__ = [
     "LOCATE_JS",
     "MOTION_JS",
     "MOVING_JS",
+    "RECT_JS",
     "TREE_JS",
     "Located",
     "closed_components",
@@ -38,6 +39,7 @@ __all__ = [
     "script_tree",
     "tree_from_script",
     "tree_moving",
+    "viewport_rect",
 ]
 
 # The page's motion, as the step loop asks it (`Device.in_motion`): a finite animation or transition
@@ -347,8 +349,13 @@ for (const el of matches) {
   if (best && best.score === 12) break;
 }
 if (!best && matches.length) best = {el: matches[0], rank: 0, why: "not visible", score: 0};
+if (best) { const q = best.el.getBoundingClientRect(); best.rect = [q.left, q.top, q.width, q.height]; }
 return best;
 """
+
+# An element's box as the screenshot shows it: CSS px relative to the viewport. The W3C element rect
+# is relative to the document, so on a scrolled page it is off by the scroll offset.
+RECT_JS = "const r = arguments[0].getBoundingClientRect(); return [r.left, r.top, r.width, r.height];"
 
 # Typing into a component (issue 34): the element itself when it is editable, else the one editable
 # element inside it (through open shadow roots), else null (the caller taps and types into what
@@ -436,6 +443,9 @@ class Located:
     element: Any
     rank: int
     why: str
+    # (left, top, width, height) in CSS px relative to the viewport when found: its place in a
+    # screenshot taken just before, with no request of its own (the cross-run memory learns from it)
+    rect: tuple[float, float, float, float] | None = None
 
     @property
     def ready(self) -> bool:
@@ -457,7 +467,23 @@ def locate(driver: Any, kind: str, value: str) -> Located | None:
         raise WebDriverException(f"the locator script returned {str(found)[:80]!r}")
     if "invalid" in found:
         raise InvalidSelectorException(f"invalid {kind} {value!r}: {found['invalid']}")
-    return Located(found["el"], int(found.get("rank", 0)), str(found.get("why", "")))
+    return Located(found["el"], int(found.get("rank", 0)), str(found.get("why", "")), _rect(found.get("rect")))
+
+
+def _rect(value: Any) -> tuple[float, float, float, float] | None:
+    """Four numbers from a script, or None (a page that changed `Element.prototype` may send anything)."""
+    if not isinstance(value, list) or len(value) != 4 or not all(isinstance(v, int | float) for v in value):
+        return None
+    left, top, width, height = (float(v) for v in value)
+    return left, top, width, height
+
+
+def viewport_rect(driver: Any, element: Any) -> tuple[float, float, float, float]:
+    """`element`'s (left, top, width, height) in CSS px relative to the viewport: one script."""
+    rect = _rect(driver.execute_script(RECT_JS, element))
+    if rect is None:
+        raise WebDriverException("the element's getBoundingClientRect gave no four numbers")
+    return rect
 
 
 def editable_inside(driver: Any, element: Any) -> tuple[Any | None, int]:
