@@ -14,7 +14,8 @@ This module holds what `Device` needs to keep one screen and one coordinate syst
   pixels across its native width, so the ratio is measured from those two (on a real device it is
   the devicePixelRatio; measuring it also holds where a page zooms or a sim sizes its browser
   differently). A box relative to the document (the W3C element rect) has the scroll offset taken
-  off first; a box from `getBoundingClientRect` (the tree walk) is already viewport-relative.
+  off first; a box from `getBoundingClientRect` (the tree walk) is already viewport-relative (the
+  walk's bounds are unmapped by the zoom it used, `web.PageZoom`, then mapped here).
 * `graft`: the step's tree in a web view context, i.e. the native tree with the web view's DOM
   nodes (mapped) as the web view node's children, so the toolbar around the page stays readable.
 """
@@ -109,14 +110,16 @@ def webview_node(tree: UITree) -> UINode | None:
     return max(views, key=lambda n: n.bounds.area if n.bounds is not None else 0, default=None)
 
 
-def graft(native: UITree, page: UITree, viewport: WebViewport, host: UINode) -> UITree:
-    """The native tree with `page`'s nodes (a web tree walk, bounds in CSS px x dpr relative to the
-    viewport) mapped into phone pixels as `host`'s children, in place of what the native driver
-    exposed of the page. Nodes scrolled out of the web view keep no box. Returns `native`."""
+def graft(native: UITree, page: UITree, viewport: WebViewport, host: UINode, page_zoom: float | None = None) -> UITree:
+    """The native tree with `page`'s nodes (a web tree walk, bounds in CSS px x `page_zoom` relative
+    to the visible viewport; devicePixelRatio when None) mapped into phone pixels as `host`'s
+    children, in place of what the native driver exposed of the page. Nodes scrolled out of the web
+    view keep no box. Returns `native`."""
     grafted = list(page.root.children)
+    d = viewport.dpr if page_zoom is None else page_zoom
     for node in (n for top in grafted for n in top.walk()):
         if node.bounds is not None:
-            b, d = node.bounds, viewport.dpr
+            b = node.bounds
             box = to_screen(viewport, b.left / d, b.top / d, b.right / d, b.bottom / d)
             node.bounds = None if box.is_empty else box
     host.children = grafted
