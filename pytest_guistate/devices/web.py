@@ -58,14 +58,14 @@ const pageMoving = () => document.getAnimations().some((a) => (a.pending || a.pl
 # locator, the rect and geometry scripts), so a box and the tap aimed at it use the factor of the page
 # as it was then (`PageZoom`). A page with no <meta name="viewport"> is laid out ~980 CSS px wide and
 # shown zoomed out (visualViewport.scale 0.42 on a 412 px wide phone): devicePixelRatio alone would put
-# its boxes 2.4 times too far. `shown` is the visual viewport in layout-viewport (client) CSS px.
+# its boxes 2.4 times too far. `view` is the visual viewport in layout-viewport (client) CSS px.
 ZOOM_JS = r"""
 const zoomOf = () => {
   const v = window.visualViewport;
   return v ? [(window.devicePixelRatio || 1) * v.scale, v.offsetLeft, v.offsetTop]
            : [window.devicePixelRatio || 1, 0, 0];
 };
-const shownOf = () => {
+const viewOf = () => {
   const v = window.visualViewport;
   return v ? [v.offsetLeft, v.offsetTop, v.offsetLeft + v.width, v.offsetTop + v.height]
            : [0, 0, window.innerWidth, window.innerHeight];
@@ -169,7 +169,7 @@ function wrappedControls() {
 # the composed tree (COMPOSED_JS); a custom element wrapping one native control is one node with the
 # host's label and id and the control's kind, the control's own node folded into it.
 TREE_JS = COMPOSED_JS + r"""
-const [zoom, zoomLeft, zoomTop] = zoomOf(), shown = shownOf();
+const [zoom, zoomLeft, zoomTop] = zoomOf(), view = viewOf();
 const CLICK_ROLES = new Set(["button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "option"]);
 const TEXT_INPUTS = new Set(["text", "search", "email", "url", "tel", "number", "password", ""]);
 const out = document.implementation.createDocument(null, "hierarchy", null);
@@ -182,7 +182,7 @@ const px = (v, offset) => String(Math.round((v - offset) * zoom));
 const owners = wrappedControls();
 const folded = new Set(owners.values());
 for (const [k, v] of [["index", "0"], ["class", "hierarchy"], ["rotation", "0"],
-                      ["width", px(shown[2], shown[0])], ["height", px(shown[3], shown[1])],
+                      ["width", px(view[2], view[0])], ["height", px(view[3], view[1])],
                       ["zoom", String(zoom)], ["zoom-left", String(zoomLeft)], ["zoom-top", String(zoomTop)]]) {
   top.setAttribute(k, v);
 }
@@ -215,7 +215,7 @@ function visit(el, parent, clip) {
   const style = getComputedStyle(el);
   if (style.display === "none") return;
   const r = el.getBoundingClientRect();
-  const base = style.position === "fixed" ? shown : clip;
+  const base = style.position === "fixed" ? view : clip;
   const box = [Math.max(r.left, base[0]), Math.max(r.top, base[1]), Math.min(r.right, base[2]), Math.min(r.bottom, base[3])];
   // an ancestor at opacity 0 (a dialog before its fade-in) hides it too
   const see = el.checkVisibility ? el.checkVisibility({opacityProperty: true, visibilityProperty: true}) : true;
@@ -273,7 +273,7 @@ function visit(el, parent, clip) {
   if (norm(source) !== attrs.text) attrs["source-text"] = norm(source);  // CSS changed its case
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
 }
-visit(document.documentElement, top, shown);
+visit(document.documentElement, top, view);
 for (const node of top.getElementsByTagName("node")) {
   node.setAttribute("index", String(Array.prototype.indexOf.call(node.parentNode.children, node)));
 }
@@ -293,7 +293,7 @@ return new XMLSerializer().serializeToString(out);
 LOCATE_JS = COMPOSED_JS + r"""
 const [how, value] = arguments;
 const wanted = norm(value);
-const shown = shownOf();
+const view = viewOf();
 let matches = [];
 if (how === "xpath") {
   let found;
@@ -365,7 +365,7 @@ const judge = (el) => {
         a.effect && a.effect.getComputedTiming().endTime !== Infinity)) return [1, "moving (an animation runs)"];
   }
   const x = r.left + r.width / 2, y = r.top + r.height / 2;
-  if (x < shown[0] || y < shown[1] || x >= shown[2] || y >= shown[3]) return [1, ""];  // off screen: a click scrolls it into view
+  if (x < view[0] || y < view[1] || x >= view[2] || y >= view[3]) return [1, ""];  // off screen: a click scrolls it into view
   const hit = deepHit(x, y), target = hit && reaches(el, hit);
   return target ? [2, "", target] : [1, "covered by " + (hit ? describe(hit) : "nothing hit-testable")];
 };
