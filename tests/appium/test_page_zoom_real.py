@@ -32,16 +32,31 @@ META = ("data:text/html,<meta name='viewport' content='width=device-width'><body
 
 
 def _pixels(image: np.ndarray, channel: int) -> Box:
-    """Where a screenshot (BGR) is pure red (channel 2) or blue (channel 0). Its last row is left out: the
-    viewport is 915 x 2.625 = 2401.9 px high, and headless Chromium fills that fraction of a row from the
-    top of the page (the fixed bar's blue)."""
-    image = image[:-1]
+    """Where a screenshot (BGR) is pure red (channel 2) or blue (channel 0). Its last row and column are
+    left out: the viewport is 412 x 915 CSS px at 2.625, 1081.5 x 2401.9 px, and headless Chromium fills
+    those fractions of a pixel from the opposite edge of the page."""
+    image = image[:-1, :-1]
     strong = image[:, :, channel] > 200
     for other in {0, 1, 2} - {channel}:
         strong &= image[:, :, other] < 60
     assert strong.sum() > 1000, f"no box of colour channel {channel} in the screenshot"
     ys, xs = np.nonzero(strong)
     return Box(int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1)
+
+
+def _assert_lands(device: Device, what: str) -> None:
+    """The tree's box and the located box are the red button's pixels, and a tap by point at those
+    pixels clicks it (the page logs the click), the fixed bar's box its blue pixels when shown."""
+    image = device.screenshot().bgr
+    pixels = _pixels(image, 2)
+    nodes = {n.resource_id: n for n in device.ui_tree().nodes()}
+    assert _near(nodes["target"].bounds, pixels), (what, nodes["target"].bounds, pixels)
+    if "bar" in nodes:
+        assert _near(nodes["bar"].bounds, _pixels(image, 0)), (what, nodes["bar"].bounds)
+    screen = Box(0, 0, image.shape[1], image.shape[0])  # the located box is not clipped to the screen
+    assert _near(device.box_of(device.find(id="target")).intersection(screen), pixels), what
+    device.tap(x=pixels.center[0], y=pixels.center[1])  # where the screenshot shows it
+    assert device.driver.execute_script("return document.getElementById('log').textContent") == "target", what
 
 
 def _near(box: Box | None, pixels: Box, slack: int = 3) -> bool:
@@ -52,11 +67,17 @@ def _near(box: Box | None, pixels: Box, slack: int = 3) -> bool:
 def test_boxes_and_taps_follow_the_pages_zoom(device: Device, pages: tuple[str, ...]) -> None:
     for page in pages:
         device.open_url(page)
-        image = device.screenshot().bgr
-        pixels, bar = _pixels(image, 2), _pixels(image, 0)
-        nodes = {n.resource_id: n for n in device.ui_tree().nodes()}
-        assert _near(nodes["target"].bounds, pixels), (page[:60], nodes["target"].bounds, pixels)
-        assert _near(nodes["bar"].bounds, bar), (page[:60], nodes["bar"].bounds, bar)
-        assert _near(device.box_of(device.find(id="target")), pixels), page[:60]
-        device.tap(x=pixels.center[0], y=pixels.center[1])  # where the screenshot shows it
-        assert device.driver.execute_script("return document.getElementById('log').textContent") == "target", page[:60]
+        assert "bar" in {n.resource_id for n in device.ui_tree().nodes()}  # the fixed bar is on screen too
+        _assert_lands(device, page[:60])
+
+
+def test_boxes_and_taps_on_a_pinch_zoomed_page(device: Device) -> None:
+    """Pinch-zoomed 2x (DevTools' synthesized pinch): the screen shows part of the layout viewport, from
+    (150, 250) CSS px; boxes take that offset off, and the driver's pointer is relative to it already."""
+    device.open_url(META)
+    device.driver.command_executor.add_command("executeCdpCommand", "POST", "/session/$sessionId/goog/cdp/execute")
+    device.driver.execute("executeCdpCommand", {"cmd": "Input.synthesizePinchGesture",
+                                                "params": {"x": 300, "y": 500, "scaleFactor": 2.0}})
+    zoom = device.page_zoom()
+    assert zoom.factor > 2.625 * 1.5 and zoom.left > 0 and zoom.top > 0, zoom  # pinched and panned
+    _assert_lands(device, "pinch-zoomed")
