@@ -187,6 +187,8 @@ class PerTest:
         self.ms: list[float] = []
         self.windows: list[tuple[float, float]] = []  # wall clock of each test: its requests in the sim's log
         self.fixture_ms: list[float] = []  # setup + teardown: the session handling and the reset
+        self.cpu_ms: list[float] = []  # this process's CPU time in the test, every thread (plugin, client)
+        self.main_cpu_ms: list[float] = []  # the same, the test's own thread only (the rest: background threads)
         self.failed: list[str] = []
         self._phases = 0.0
 
@@ -210,9 +212,11 @@ class PerTest:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
-        start, wall = time.perf_counter(), time.time()
+        start, wall, cpu, main = time.perf_counter(), time.time(), time.process_time(), time.thread_time()
         result = yield
         self.ms.append((time.perf_counter() - start) * 1000)
+        self.cpu_ms.append((time.process_time() - cpu) * 1000)
+        self.main_cpu_ms.append((time.thread_time() - main) * 1000)
         self.windows.append((wall, time.time()))
         return result
 
@@ -276,7 +280,7 @@ def page_sources(folder: Path) -> list[int]:
     return [int(line) for line in path.read_text(encoding="utf-8").split()] if path.exists() else []
 
 
-def run_inner(source: str, args: list[str]) -> tuple[list[float], list[float], list[int], list[tuple[float, float]]]:
+def run_inner(source: str, args: list[str]) -> tuple[PerTest, list[int]]:
     with tempfile.TemporaryDirectory(prefix="session-bench-") as tmp:
         path = Path(tmp) / f"test_bench_{next(_RUNS)}.py"  # a new module name per in-process run
         path.write_text(source, encoding="utf-8")
@@ -288,7 +292,7 @@ def run_inner(source: str, args: list[str]) -> tuple[list[float], list[float], l
                             "--rootdir", tmp, str(path), *args], plugins=[timer])
         if code != 0 or timer.failed:
             raise SystemExit(f"inner run failed ({code}): {timer.failed[:2]}")
-        return timer.ms, timer.fixture_ms, page_sources(Path(tmp)), timer.windows
+        return timer, page_sources(Path(tmp))
 
 
 def kind(method: str, path: str) -> str:
@@ -345,6 +349,8 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
     table = variants(args, url, caps, page, profile)
     samples: dict[str, list[float]] = defaultdict(list)
     fixture: dict[str, list[float]] = defaultdict(list)
+    cpu: dict[str, list[float]] = defaultdict(list)  # this process's CPU ms per test: all threads, the test's own
+    main_cpu: dict[str, list[float]] = defaultdict(list)
     sources: dict[str, list[int]] = defaultdict(list)
     delays: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -358,9 +364,12 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
         for name, (source, extra) in table.items():
             mark = len(sim.request_log()) if sim is not None else 0
             with first_readers(readers[name]), timed_commands(sent[name], sent_ms[name]):
-                whole, phases, calls, windows = run_inner(source, extra)
-            samples[name].extend(whole)
-            fixture[name].extend(phases)
+                timer, calls = run_inner(source, extra)
+            windows = timer.windows
+            samples[name].extend(timer.ms)
+            fixture[name].extend(timer.fixture_ms)
+            cpu[name].extend(timer.cpu_ms)
+            main_cpu[name].extend(timer.main_cpu_ms)
             sources[name].extend(calls)
             log = sim.request_log()[mark:] if sim is not None else []
             if sim is not None:
@@ -412,6 +421,18 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
             top = sorted(sent_ms[name], key=lambda c: -sent_ms[name][c])[:6]
             print(f"  {name:22s} " + ", ".join(
                 f"{c} {sent[name][c] / tests:.2f}x{sent_ms[name][c] / sent[name][c]:.0f}" for c in top))
+    # where the rest of a test's time goes (issue 38: memory on against off on Chromium, same commands)
+    print("  CPU ms of this process per test (median; all threads / the test's thread / the others)"
+          + (", WebDriver command ms per test (mean; waiting on the server) and wall minus it:" if sim is None else
+             " (the sim serves from this process too: its threads are among the others):"))
+    for name, values in samples.items():
+        every, own_thread = statistics.median(cpu[name]), statistics.median(main_cpu[name])
+        others = statistics.median(a - b for a, b in zip(cpu[name], main_cpu[name], strict=True))
+        line = f"  {name:22s} {every:7.0f} {own_thread:7.0f} {others:7.0f}"
+        if sim is None:
+            waiting = sum(sent_ms[name].values()) / tests
+            line += f"   commands {waiting:7.0f}   wall - commands {statistics.fmean(values) - waiting:7.0f}"
+        print(line)
     print("  page sources per test by their first reader (module.function):")
     for name in samples:
         if readers[name]:

@@ -189,6 +189,11 @@ class Frame:
     _small_cache: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _decoding: Future[tuple[np.ndarray | None, np.ndarray | None]] | None = field(default=None, repr=False)
     _decoding_divisor: int = field(default=1, repr=False)
+    # one full-size decode per frame, whichever thread needs it first (the step loop, the report
+    # writer, `prefetch_full`'s task): the others wait for it rather than decode the same bytes again
+    _full_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _full_queued: bool = field(default=False, repr=False)
+    _generation: int = field(default=0, repr=False)  # bumped by release_pixels: a late decode is dropped
     released: bool = field(default=False, repr=False)  # the session's frame window dropped its pixels once
 
     @classmethod
@@ -218,23 +223,53 @@ class Frame:
             self._decoding_divisor = scale_divisor
             self._decoding = _decode_pool().submit(_decode_ahead, self.png, scale_divisor)
 
+    def prefetch_full(self) -> None:
+        """Start the full-size decode on the background thread, for a reader known to need every
+        pixel later: the cross-run memory crops a tapped element's look from the before-frame once
+        the step passed (issue 38), and the oracle's half-size decode does not serve it. `bgr`
+        then finds the pixels decoded (or waits for that decode) instead of decoding on the step
+        loop. Nothing happens for a frame already decoded (or queued) or with no bytes."""
+        if self._bgr is None and not self._full_queued and self.png:
+            self._full_queued = True
+            _decode_pool().submit(self._decode_full, self._generation)
+
+    def _decode_full(self, generation: int) -> None:
+        """`prefetch_full`'s task: skipped when another thread is decoding this frame now (it
+        will set the pixels) or the frame was released since; a corrupt frame is left for `bgr`
+        to name."""
+        if not self._full_lock.acquire(blocking=False):
+            return
+        try:
+            if self._bgr is None and generation == self._generation:
+                image = _imdecode(self.png)
+                if image is not None and generation == self._generation:
+                    self._bgr = image
+        except FrameError:
+            pass  # oversized: `bgr` raises it again, naming the frame, where it is asked for
+        finally:
+            self._full_lock.release()
+
     @property
     def bgr(self) -> np.ndarray:
         """Full-resolution pixels (decoded once). Raises `FrameError` naming the frame if corrupt."""
-        if self._bgr is None:
+        image = self._bgr
+        if image is None:
             if not self.png:
                 raise FrameError(f"empty screenshot{self._where()}")
-            image = self._take_pending()
-            if image is None:
-                image = _imdecode(self.png)
-            if image is None:
-                head = self.png[:8]
-                raise FrameError(
-                    f"corrupt screenshot{self._where()}: {len(self.png)} bytes that OpenCV cannot decode "
-                    f"(starts with {head!r}; a PNG starts with b'\\x89PNG\\r\\n\\x1a\\n')"
-                )
-            self._bgr = image
-        return self._bgr
+            with self._full_lock:
+                image = self._bgr
+                if image is None:
+                    image = self._take_pending()
+                    if image is None:
+                        image = _imdecode(self.png)
+                    if image is None:
+                        head = self.png[:8]
+                        raise FrameError(
+                            f"corrupt screenshot{self._where()}: {len(self.png)} bytes that OpenCV cannot decode "
+                            f"(starts with {head!r}; a PNG starts with b'\\x89PNG\\r\\n\\x1a\\n')"
+                        )
+                    self._bgr = image
+        return image
 
     def _take_pending(self) -> np.ndarray | None:
         """Wait for a `prefetch` (if any), keep its small copy; its full pixels, or None."""
@@ -311,6 +346,8 @@ class Frame:
         tells later readers (crops) to decode for themselves rather than keep pixels on it."""
         self._bgr = None
         self.released = True
+        self._generation += 1  # a full decode still queued or running keeps nothing
+        self._full_queued = False
         if self._decoding is not None:
             self._decoding.cancel()  # a decode already running finishes; its result is dropped
             self._decoding = None

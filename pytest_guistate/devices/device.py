@@ -133,6 +133,10 @@ class Device:
         self._size: tuple[int, int] | None = None
         self._first_frame_size: tuple[int, int] | None = None  # the frame-size limit's basis (core/frame.py)
         self._scale: float | None = None
+        # a browser page's zoom (`web.PageZoom`) and the input count it was measured at: every script that
+        # measures boxes brings it, so a tap by point uses the factor of the boxes it aims at, and
+        # after an input (which may have opened another page) it is measured afresh
+        self._zoom: tuple[web.PageZoom, int] | None = None
         self._web: bool | None = None
         self._ios: bool | None = None
         # Called with text typed into a password field, so reports can scrub it (set by the plugin).
@@ -173,6 +177,7 @@ class Device:
         self.action_count = 0
         self._shots = 0  # observations taken
         self._waited = False  # the last find() polled: its element appeared after the newest screenshot
+        self._found_box: Box | None = None  # the last web find's box in the screenshot when found
         self._typed_secret = False  # a password was typed in this session: any screen may show it
         self._newest: tuple[Observation, int, int] | None = None  # with the shot and input counts it was taken at
         self._motion: tuple[int, int, bool] | None = None  # (shots, inputs, moving) a script last said (web)
@@ -308,18 +313,36 @@ class Device:
     @property
     def scale(self) -> float:
         """Screenshot pixels per driver unit (1 for the sim and UiAutomator2, 2-3 for XCUITest
-        points, devicePixelRatio for a browser session; a native app's web view keeps the native scale),
-        measured once per session."""
+        points, measured once per session; a native app's web view keeps the native scale). A browser
+        session's follows the page: devicePixelRatio x its zoom (`page_zoom`)."""
+        if self.browser:
+            return self.page_zoom().factor
         if self._scale is None:
             # UiAutomator2 bounds are screenshot pixels; its window rect leaves out a side navigation
             # bar in landscape, so a measured ratio would be wrong there
             self._scale = 1.0 if self.platform == "android" and not self.browser else self._measure_scale()
         return self._scale
 
-    def _measure_scale(self) -> float:
+    def page_zoom(self) -> web.PageZoom:
+        """How the browser page maps to the screenshot (`web.PageZoom`): what the last script that
+        measured boxes said, when no input was sent since; else asked (one script)."""
+        if self._zoom is not None and self._zoom[1] == self.action_count:
+            return self._zoom[0]
+        answer = self._call("viewport geometry", lambda: self.driver.execute_script(web.GEOMETRY_JS))
+        try:
+            zoom = web.zoom_from_script(answer)
+        except WebDriverException as exc:
+            raise DeviceError(f"page geometry on {self.url}: {exc.msg}") from None
+        return self.saw_zoom(zoom)
+
+    def saw_zoom(self, zoom: web.PageZoom) -> web.PageZoom:
+        """A script on the current page (tree walk, locator, rect) said how it maps: boxes from it and
+        taps until the next input use that factor."""
         if self.browser:
-            _, _, ratio = self._call("viewport geometry", lambda: self.driver.execute_script(web.GEOMETRY_JS))
-            return float(ratio)
+            self._zoom = (zoom, self.action_count)
+        return zoom
+
+    def _measure_scale(self) -> float:
         shot_width = self.size[0]
         rect = self._native_call("window rect", self.driver.get_window_rect)
         ratio = shot_width / float(rect["width"]) if rect.get("width") else 1.0
@@ -474,8 +497,8 @@ class Device:
         host = hybrid.webview_node(native)
         if host is None or host.bounds is None:
             return native
-        page = self._web_tree()
-        return hybrid.graft(native, page, self._viewport(host.bounds), host)
+        page, zoom = self._web_tree_zoom()
+        return hybrid.graft(native, page, self._viewport(host.bounds), host, zoom.factor if zoom else None)
 
     def _viewport(self, bounds: Box | None = None) -> hybrid.WebViewport:
         """The web view's geometry now: its native bounds (asked from NATIVE_APP unless given) and the
@@ -499,11 +522,17 @@ class Device:
         return max(boxes, key=lambda b: b.area)
 
     def _web_tree(self) -> UITree:
+        return self._web_tree_zoom()[0]
+
+    def _web_tree_zoom(self) -> tuple[UITree, web.PageZoom | None]:
+        """The DOM walk's tree and the zoom its bounds were mapped with (kept for taps by point)."""
         self.page_source_calls += 1
-        tree, moving = web.script_tree(self.driver, self.url)
+        tree, moving, zoom = web.script_tree(self.driver, self.url)
         if moving is not None:
             self.saw_motion(moving)
-        return tree
+        if zoom is not None:
+            self.saw_zoom(zoom)
+        return tree, zoom
 
     def observe(self) -> Observation:
         frame = self.screenshot()
@@ -623,6 +652,7 @@ class Device:
             raise ValueError(f"timeout must be >= 0 seconds, got {wait}")
         deadline = time.monotonic() + wait
         self._waited = False
+        self._found_box = None
         unready = ""
         named = f"{kind}={value!r}" if self.is_web else f"{by}={query!r}"  # as the user wrote it / as sent
         while True:
@@ -659,6 +689,9 @@ class Device:
         """One look: the element (or None) and why it is not ready yet ("" when it is)."""
         if self.is_web:
             located = web.locate(self.driver, kind, value)
+            if located is not None and located.zoom is not None:
+                self.saw_zoom(located.zoom)
+            self._found_box = None if located is None else located.box
             return (None, "") if located is None else (located.element, located.why)
         if not self.check_enabled:
             return self.driver.find_element(by, query), ""
@@ -741,11 +774,24 @@ class Device:
             left, top = float(rect["x"]), float(rect["y"])
             return hybrid.to_screen(self._viewport(), left, top, left + float(rect["width"]),
                                     top + float(rect["height"]), document=True)
+        if self.browser:  # the W3C rect is relative to the document: on a scrolled page not where the screenshot shows it
+            rect, zoom = self._call("rect", lambda: web.viewport_rect(self.driver, element))
+            return self.saw_zoom(zoom).box(rect)
         return self._native_box(element)
+
+    def _box_when_found(self, element: WebElement) -> Box:
+        """The box of the element the last `find` returned: on a browser page from the find's own
+        answer (its place when found, no request; issue 38), else asked of the element."""
+        box = self._found_box if self.browser else None
+        return box if box is not None else self.box_of(element)
 
     def _native_box(self, element: WebElement) -> Box:
         rect = self._call("rect", lambda: element.rect)
-        x, y, w, h = (float(rect[k]) * self.scale for k in ("x", "y", "width", "height"))  # CSS px may be fractional
+        return self._scaled(tuple(float(rect[k]) for k in ("x", "y", "width", "height")))
+
+    def _scaled(self, rect: tuple[float, ...]) -> Box:
+        """(left, top, width, height) in driver units as a box in screenshot pixels."""
+        x, y, w, h = (v * self.scale for v in rect)  # CSS px may be fractional
         return Box(round(x), round(y), round(x + w), round(y + h))
 
     # -- inputs --------------------------------------------------------------------------------
@@ -788,7 +834,7 @@ class Device:
             kind, value = one_locator(text=text, desc=desc, id=id, xpath=xpath)
             screen = self._still_shown()
             box = self._box_in_tree(screen, kind, value)
-            self.memory.found(kind, value, box or (lambda: self.box_of(element)), function, screen=screen,
+            self.memory.found(kind, value, box or (lambda: self._box_when_found(element)), function, screen=screen,
                               facts=lambda: self._element_facts(element))  # asked only when a look is learnt
         self._met_after_wait()
         self._act("click", element.click)
@@ -939,8 +985,12 @@ class Device:
         self._touch(points, hold_ms=hold_ms, move_ms=move_ms)
 
     def _touch(self, points: list[tuple[int, int]], *, hold_ms: int, move_ms: int = 0) -> None:
-        scale = self.scale
-        points = [(round(px / scale), round(py / scale)) for px, py in points]  # screenshot px -> driver units
+        if self.browser:  # the page's client CSS px, by the zoom its boxes were mapped with
+            zoom = self.page_zoom()
+            points = [zoom.to_page(px, py) for px, py in points]
+        else:
+            scale = self.scale
+            points = [(round(px / scale), round(py / scale)) for px, py in points]  # screenshot px -> driver units
         finger = PointerInput(interaction.POINTER_TOUCH, "finger")
         # duration=0: the default pointer move takes 250 ms, which a real server honours.
         builder = ActionBuilder(self.driver, mouse=finger, duration=0)

@@ -9,12 +9,14 @@ CSS pixels of the web view's own viewport, while the plugin's screenshot is the 
 This module holds what `Device` needs to keep one screen and one coordinate system:
 
 * `WebViewport`: where the web view sits on the phone (its native bounds, in screenshot pixels) and
-  what the page says of itself (viewport size in CSS px, devicePixelRatio, scroll offset).
-* `to_screen`: the one mapping of a DOM box into phone pixels. The web view shows `innerWidth` CSS
-  pixels across its native width, so the ratio is measured from those two (on a real device it is
-  the devicePixelRatio; measuring it also holds where a page zooms or a sim sizes its browser
-  differently). A box relative to the document (the W3C element rect) has the scroll offset taken
-  off first; a box from `getBoundingClientRect` (the tree walk) is already viewport-relative.
+  what the page says of the part of it shown (visual viewport size in CSS px, devicePixelRatio, where
+  it starts in the document).
+* `to_screen`: the one mapping of a DOM box into phone pixels. The web view shows the visual
+  viewport's CSS pixels across its native width, so the ratio is measured from those two (on a real
+  device it is the devicePixelRatio; measuring it also holds where a page zooms, has no meta
+  viewport or a sim sizes its browser differently). A box relative to the document (the W3C element
+  rect) has the scroll and pinch offset taken off first; the tree walk's boxes are already relative
+  to the visible viewport (unmapped by the zoom the walk used, `web.PageZoom`, then mapped here).
 * `graft`: the step's tree in a web view context, i.e. the native tree with the web view's DOM
   nodes (mapped) as the web view node's children, so the toolbar around the page stays readable.
 """
@@ -45,8 +47,13 @@ NATIVE_CONTEXT = "NATIVE_APP"
 _WEB_PREFIXES = ("WEBVIEW", "CHROMIUM")
 WEBVIEW_CLASSES = ("android.webkit.WebView", "XCUIElementTypeWebView")
 
-# what the page says of its viewport: size in CSS px, devicePixelRatio, scroll offset
-VIEWPORT_JS = ("return [window.innerWidth, window.innerHeight, window.devicePixelRatio || 1, "
+# what the page says of the part of it the web view shows (the visual viewport): its size in CSS px,
+# devicePixelRatio, and where it starts in the document (scroll plus pinch offset); innerWidth and the
+# scroll offset where a browser has no visualViewport. Pinch-zoomed, Chromium's innerWidth stays the
+# layout viewport's (412 CSS px at 2x, where 206 are shown), so the visual viewport's width is the one
+# the web view's native width spans.
+VIEWPORT_JS = ("const v = window.visualViewport; return v ? [v.width, v.height, window.devicePixelRatio || 1, "
+               "v.pageLeft, v.pageTop] : [window.innerWidth, window.innerHeight, window.devicePixelRatio || 1, "
                "window.scrollX || window.pageXOffset || 0, window.scrollY || window.pageYOffset || 0];")
 
 
@@ -57,8 +64,8 @@ def is_web_context(name: str | None) -> bool:
 
 @dataclass(frozen=True)
 class WebViewport:
-    """The web view on the phone: `bounds` in screenshot pixels; the page's viewport `css_width` x
-    `css_height` CSS px at devicePixelRatio `dpr`, scrolled by (`scroll_x`, `scroll_y`) CSS px."""
+    """The web view on the phone: `bounds` in screenshot pixels; the page's visible viewport `css_width` x
+    `css_height` CSS px at devicePixelRatio `dpr`, starting (`scroll_x`, `scroll_y`) CSS px into the document."""
 
     bounds: Box
     css_width: float
@@ -109,14 +116,16 @@ def webview_node(tree: UITree) -> UINode | None:
     return max(views, key=lambda n: n.bounds.area if n.bounds is not None else 0, default=None)
 
 
-def graft(native: UITree, page: UITree, viewport: WebViewport, host: UINode) -> UITree:
-    """The native tree with `page`'s nodes (a web tree walk, bounds in CSS px x dpr relative to the
-    viewport) mapped into phone pixels as `host`'s children, in place of what the native driver
-    exposed of the page. Nodes scrolled out of the web view keep no box. Returns `native`."""
+def graft(native: UITree, page: UITree, viewport: WebViewport, host: UINode, page_zoom: float | None = None) -> UITree:
+    """The native tree with `page`'s nodes (a web tree walk, bounds in CSS px x `page_zoom` relative
+    to the visible viewport; devicePixelRatio when None) mapped into phone pixels as `host`'s
+    children, in place of what the native driver exposed of the page. Nodes scrolled out of the web
+    view keep no box. Returns `native`."""
     grafted = list(page.root.children)
+    d = viewport.dpr if page_zoom is None else page_zoom
     for node in (n for top in grafted for n in top.walk()):
         if node.bounds is not None:
-            b, d = node.bounds, viewport.dpr
+            b = node.bounds
             box = to_screen(viewport, b.left / d, b.top / d, b.right / d, b.bottom / d)
             node.bounds = None if box.is_empty else box
     host.children = grafted

@@ -3,8 +3,8 @@
 A web session's page source is HTML without geometry, and the chromium driver rejects the `id`
 and `accessibility id` strategies (issue 6). So in a web context `Device` builds its tree with a
 small script that walks the rendered DOM and returns UiAutomator2-shaped XML whose bounds are in
-*screenshot* pixels (CSS px x devicePixelRatio, clipped to the viewport and to scrolling
-ancestors), and locators are answered by a script over the same DOM. The core then sees the same
+*screenshot* pixels (`PageZoom`: CSS px x devicePixelRatio x the page's zoom, less the pinch-zoom
+offset, clipped to what the screen shows and to scrolling ancestors), and locators are answered by a script over the same DOM. The core then sees the same
 `UITree` it sees for the sim: buttons, text views, scroll views, dialogs.
 
 Both walk the composed tree (issue 34): open shadow roots and slots are entered, a custom element
@@ -19,6 +19,7 @@ from typing import Any
 
 from selenium.common.exceptions import InvalidSelectorException, WebDriverException
 
+from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uitree import UITree, UITreeError, parse_page_source
 
 __all__ = [
@@ -29,8 +30,11 @@ __all__ = [
     "LOCATE_JS",
     "MOTION_JS",
     "MOVING_JS",
+    "RECT_JS",
     "TREE_JS",
+    "ZOOM_JS",
     "Located",
+    "PageZoom",
     "closed_components",
     "editable_inside",
     "locate",
@@ -38,6 +42,9 @@ __all__ = [
     "script_tree",
     "tree_from_script",
     "tree_moving",
+    "tree_zoom",
+    "viewport_rect",
+    "zoom_from_script",
 ]
 
 # The page's motion, as the step loop asks it (`Device.in_motion`): a finite animation or transition
@@ -47,11 +54,29 @@ const pageMoving = () => document.getAnimations().some((a) => (a.pending || a.pl
   a.effect && a.effect.getComputedTiming().endTime !== Infinity);
 """
 
+# How the page maps to the screenshot, asked by every script that measures boxes (the tree walk, the
+# locator, the rect and geometry scripts), so a box and the tap aimed at it use the factor of the page
+# as it was then (`PageZoom`). A page with no <meta name="viewport"> is laid out ~980 CSS px wide and
+# shown zoomed out (visualViewport.scale 0.42 on a 412 px wide phone): devicePixelRatio alone would put
+# its boxes 2.4 times too far. `view` is the visual viewport in layout-viewport (client) CSS px.
+ZOOM_JS = r"""
+const zoomOf = () => {
+  const v = window.visualViewport;
+  return v ? [(window.devicePixelRatio || 1) * v.scale, v.offsetLeft, v.offsetTop]
+           : [window.devicePixelRatio || 1, 0, 0];
+};
+const viewOf = () => {
+  const v = window.visualViewport;
+  return v ? [v.offsetLeft, v.offsetTop, v.offsetLeft + v.width, v.offsetTop + v.height]
+           : [0, 0, window.innerWidth, window.innerHeight];
+};
+"""
+
 # What the tree walk and the locators share (issue 34): the composed tree (a shadow host's rendered
 # children are its open shadow root's, a slot's are what is assigned to it), text as the user sees it
 # (CSS text-transform applied) and as the page wrote it, and which custom element wraps one native
 # control. Closed shadow roots are invisible to page scripts: nothing inside them is seen.
-COMPOSED_JS = MOVING_JS + r"""
+COMPOSED_JS = MOVING_JS + ZOOM_JS + r"""
 const SKIP = new Set(["SCRIPT", "STYLE", "HEAD", "META", "LINK", "TEMPLATE", "NOSCRIPT", "TITLE", "IFRAME"]);
 const BAD = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 const norm = (s) => (s || "").replace(/\s+/g, " ").trim().replace(BAD, "?");
@@ -144,7 +169,7 @@ function wrappedControls() {
 # the composed tree (COMPOSED_JS); a custom element wrapping one native control is one node with the
 # host's label and id and the control's kind, the control's own node folded into it.
 TREE_JS = COMPOSED_JS + r"""
-const dpr = window.devicePixelRatio || 1, vw = window.innerWidth, vh = window.innerHeight;
+const [zoom, zoomLeft, zoomTop] = zoomOf(), view = viewOf();
 const CLICK_ROLES = new Set(["button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "option"]);
 const TEXT_INPUTS = new Set(["text", "search", "email", "url", "tel", "number", "password", ""]);
 const out = document.implementation.createDocument(null, "hierarchy", null);
@@ -152,11 +177,15 @@ const top = out.documentElement;
 const pkg = location.origin && location.origin !== "null" ? location.origin : location.href;
 let active = document.activeElement;
 while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
-const px = (v) => String(Math.round(v * dpr));
+// client CSS px -> screenshot px, as PageZoom.box maps a locator's rect
+const px = (v, offset) => String(Math.round((v - offset) * zoom));
 const owners = wrappedControls();
 const folded = new Set(owners.values());
 for (const [k, v] of [["index", "0"], ["class", "hierarchy"], ["rotation", "0"],
-                      ["width", px(vw)], ["height", px(vh)]]) top.setAttribute(k, v);
+                      ["width", px(view[2], view[0])], ["height", px(view[3], view[1])],
+                      ["zoom", String(zoom)], ["zoom-left", String(zoomLeft)], ["zoom-top", String(zoomTop)]]) {
+  top.setAttribute(k, v);
+}
 
 function kind(el, role) {
   const tag = el.tagName, type = (el.getAttribute("type") || "").toLowerCase();
@@ -186,7 +215,7 @@ function visit(el, parent, clip) {
   const style = getComputedStyle(el);
   if (style.display === "none") return;
   const r = el.getBoundingClientRect();
-  const base = style.position === "fixed" ? [0, 0, vw, vh] : clip;
+  const base = style.position === "fixed" ? view : clip;
   const box = [Math.max(r.left, base[0]), Math.max(r.top, base[1]), Math.min(r.right, base[2]), Math.min(r.bottom, base[3])];
   // an ancestor at opacity 0 (a dialog before its fade-in) hides it too
   const see = el.checkVisibility ? el.checkVisibility({opacityProperty: true, visibilityProperty: true}) : true;
@@ -237,13 +266,14 @@ function visit(el, parent, clip) {
     "long-clickable": "false", password: String(tag === "INPUT" && type === "password"),
     scrollable: String(scrollable),
     selected: String(el.selected === true || el.getAttribute("aria-selected") === "true"),
-    bounds: `[${px(box[0])},${px(box[1])}][${px(box[2])},${px(box[3])}]`, displayed: "true",
+    bounds: `[${px(box[0], zoomLeft)},${px(box[1], zoomTop)}][${px(box[2], zoomLeft)},${px(box[3], zoomTop)}]`,
+    displayed: "true",
     hint: norm(control.getAttribute("placeholder")), tag: el.tagName.toLowerCase(),
   };
   if (norm(source) !== attrs.text) attrs["source-text"] = norm(source);  // CSS changed its case
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
 }
-visit(document.documentElement, top, [0, 0, vw, vh]);
+visit(document.documentElement, top, view);
 for (const node of top.getElementsByTagName("node")) {
   node.setAttribute("index", String(Array.prototype.indexOf.call(node.parentNode.children, node)));
 }
@@ -263,7 +293,7 @@ return new XMLSerializer().serializeToString(out);
 LOCATE_JS = COMPOSED_JS + r"""
 const [how, value] = arguments;
 const wanted = norm(value);
-const vw = window.innerWidth, vh = window.innerHeight;
+const view = viewOf();
 let matches = [];
 if (how === "xpath") {
   let found;
@@ -335,7 +365,7 @@ const judge = (el) => {
         a.effect && a.effect.getComputedTiming().endTime !== Infinity)) return [1, "moving (an animation runs)"];
   }
   const x = r.left + r.width / 2, y = r.top + r.height / 2;
-  if (x < 0 || y < 0 || x >= vw || y >= vh) return [1, ""];  // off screen: a click scrolls it into view
+  if (x < view[0] || y < view[1] || x >= view[2] || y >= view[3]) return [1, ""];  // off screen: a click scrolls it into view
   const hit = deepHit(x, y), target = hit && reaches(el, hit);
   return target ? [2, "", target] : [1, "covered by " + (hit ? describe(hit) : "nothing hit-testable")];
 };
@@ -347,8 +377,17 @@ for (const el of matches) {
   if (best && best.score === 12) break;
 }
 if (!best && matches.length) best = {el: matches[0], rank: 0, why: "not visible", score: 0};
+if (best) {
+  const q = best.el.getBoundingClientRect();
+  best.rect = [q.left, q.top, q.width, q.height];
+  best.zoom = zoomOf();
+}
 return best;
 """
+
+# An element's box as the screenshot shows it: CSS px relative to the viewport, with the page's zoom.
+# The W3C element rect is relative to the document, so on a scrolled page it is off by the scroll offset.
+RECT_JS = ZOOM_JS + "const r = arguments[0].getBoundingClientRect(); return [[r.left, r.top, r.width, r.height], zoomOf()];"
 
 # Typing into a component (issue 34): the element itself when it is editable, else the one editable
 # element inside it (through open shadow roots), else null (the caller taps and types into what
@@ -392,7 +431,53 @@ return Array.from(new Set(out)).slice(0, 5);
 # a step whose expectation held asks no question of its own (issue 34).
 MOTION_JS = MOVING_JS + "return pageMoving();"
 
-GEOMETRY_JS = "return [window.innerWidth, window.innerHeight, window.devicePixelRatio || 1];"
+# the page's zoom alone: for a tap by point on a page no script has measured since the last input
+GEOMETRY_JS = ZOOM_JS + "return zoomOf();"
+
+
+@dataclass(frozen=True)
+class PageZoom:
+    """How a browser page's CSS px map to screenshot px, as `ZOOM_JS` measured it.
+
+    `factor` is screenshot px per CSS px: devicePixelRatio x `visualViewport.scale` (a page without
+    <meta name="viewport"> is shown zoomed out: 2.625 x 0.42 = 1.10 on a Pixel 7, not 2.625).
+    (`left`, `top`) is where the visual viewport sits in the layout viewport (pinch zoom), in CSS px:
+    `getBoundingClientRect` is relative to the layout viewport, the screenshot and the driver's pointer
+    to the visual one (measured on Chromium pinch-zoomed 2x with the visual viewport at (150, 250): a
+    tap sent at (200, 450) arrives at clientX/Y (350, 700)). The one mapping both ways, so a box and
+    a tap agree.
+    """
+
+    factor: float
+    left: float = 0.0
+    top: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.factor > 0:
+            raise ValueError(f"the page reports {self.factor} screenshot px per CSS px: nothing to map")
+
+    def box(self, rect: tuple[float, float, float, float]) -> Box:
+        """(left, top, width, height) in client CSS px as a box in screenshot px."""
+        x, y, w, h = rect
+        left, top = (x - self.left) * self.factor, (y - self.top) * self.factor
+        return Box(round(left), round(top), round(left + w * self.factor), round(top + h * self.factor))
+
+    def to_page(self, x: float, y: float) -> tuple[int, int]:
+        """A screenshot point as the driver's pointer takes it: CSS px from the visual viewport's corner
+        (the browser adds the pinch offset itself)."""
+        return round(x / self.factor), round(y / self.factor)
+
+
+def zoom_from_script(value: object) -> PageZoom:
+    """`zoomOf()`'s [factor, offsetLeft, offsetTop] from a script; a clear error for anything else
+    (a page that replaced `visualViewport` may send anything)."""
+    if not isinstance(value, list) or len(value) != 3 or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        raise WebDriverException(f"the page's zoom script returned {str(value)[:80]!r}, not [factor, left, top]")
+    try:
+        return PageZoom(float(value[0]), float(value[1]), float(value[2]))
+    except ValueError as exc:
+        raise WebDriverException(str(exc)) from None
 
 
 def looks_like_html(source: str) -> bool:
@@ -414,9 +499,18 @@ def tree_moving(result: str) -> bool | None:
     return True if 'moving="true"' in head else False if 'moving="false"' in head else None
 
 
-def script_tree(driver: Any, url: str) -> tuple[UITree, bool | None]:
-    """The tree of the page open in `driver`, bounds in screenshot pixels, and whether the page was
-    animating as it was walked (`tree_moving`)."""
+def tree_zoom(tree: UITree) -> PageZoom | None:
+    """The zoom TREE_JS mapped the tree's bounds with (on its root), None if it did not say."""
+    attrs = tree.root.attrs
+    try:
+        return PageZoom(float(attrs["zoom"]), float(attrs.get("zoom-left", 0)), float(attrs.get("zoom-top", 0)))
+    except (KeyError, ValueError):
+        return None
+
+
+def script_tree(driver: Any, url: str) -> tuple[UITree, bool | None, PageZoom | None]:
+    """The tree of the page open in `driver`, bounds in screenshot pixels, whether the page was
+    animating as it was walked (`tree_moving`) and the zoom its bounds were mapped with (`tree_zoom`)."""
     try:
         result = driver.execute_script(TREE_JS)
     except WebDriverException as exc:
@@ -425,7 +519,7 @@ def script_tree(driver: Any, url: str) -> tuple[UITree, bool | None]:
             f"{(exc.msg or str(exc)).strip()}"
         ) from exc
     tree = tree_from_script(result, url)
-    return tree, tree_moving(result)
+    return tree, tree_moving(result), tree_zoom(tree)
 
 
 @dataclass(frozen=True)
@@ -436,6 +530,16 @@ class Located:
     element: Any
     rank: int
     why: str
+    # (left, top, width, height) in CSS px relative to the viewport when found, and the page's zoom then:
+    # its place in a screenshot taken just before, with no request of its own (the cross-run memory
+    # learns from it)
+    rect: tuple[float, float, float, float] | None = None
+    zoom: PageZoom | None = None
+
+    @property
+    def box(self) -> Box | None:
+        """Where the screenshot shows the element when it was found, None if the script did not say."""
+        return None if self.rect is None or self.zoom is None else self.zoom.box(self.rect)
 
     @property
     def ready(self) -> bool:
@@ -457,7 +561,26 @@ def locate(driver: Any, kind: str, value: str) -> Located | None:
         raise WebDriverException(f"the locator script returned {str(found)[:80]!r}")
     if "invalid" in found:
         raise InvalidSelectorException(f"invalid {kind} {value!r}: {found['invalid']}")
-    return Located(found["el"], int(found.get("rank", 0)), str(found.get("why", "")))
+    zoom = zoom_from_script(found["zoom"]) if "zoom" in found else None
+    return Located(found["el"], int(found.get("rank", 0)), str(found.get("why", "")), _rect(found.get("rect")), zoom)
+
+
+def _rect(value: Any) -> tuple[float, float, float, float] | None:
+    """Four numbers from a script, or None (a page that changed `Element.prototype` may send anything)."""
+    if not isinstance(value, list) or len(value) != 4 or not all(isinstance(v, int | float) for v in value):
+        return None
+    left, top, width, height = (float(v) for v in value)
+    return left, top, width, height
+
+
+def viewport_rect(driver: Any, element: Any) -> tuple[tuple[float, float, float, float], PageZoom]:
+    """`element`'s (left, top, width, height) in CSS px relative to the viewport, and the page's zoom:
+    one script."""
+    answer = driver.execute_script(RECT_JS, element)
+    rect = _rect(answer[0]) if isinstance(answer, list) and len(answer) == 2 else None
+    if rect is None:
+        raise WebDriverException(f"the element's getBoundingClientRect gave no four numbers: {str(answer)[:80]!r}")
+    return rect, zoom_from_script(answer[1])
 
 
 def editable_inside(driver: Any, element: Any) -> tuple[Any | None, int]:

@@ -15,9 +15,10 @@ whose look the memory already keeps costs no request at all (issue 38): the step
 awaited, then the kept look is searched in the before-frame and refreshed (`refresh_kept`), so a
 suite run again and again on one app pays nothing for learning. Only a look not kept yet (or one
 that was not found again in this test) asks the element its box, app and whether it is a password
-field (`ElementFacts`). Only when no current screen is known (the locator waited for the element,
-or an input came between) is a fresh one taken, and never at a step that reads no trees. A heal
-always observes the screen now, tree included.
+field (`ElementFacts`); the full-size decode of the before-frame that the look is cropped from
+starts at once on the decode thread, overlapping the tap. Only when no current screen is known
+(the locator waited for the element, or an input came between) is a fresh one taken, and never at
+a step that reads no trees. A heal always observes the screen now, tree included.
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ class MemoryBridge:
         before = self._screen_for(step, box_now, screen, facts, locator)
         if before is not None:
             self._found.append(_Found(step.index, before, locator, box_now(), function))
+            if before.known_package:  # `learn_patch` will crop the look from full-size pixels
+                before.frame.prefetch_full()  # decoded while the tap is sent, not on the step loop after it
 
     def _kept(self, key: str) -> bool:
         """The memory keeps a look of `key` that was not missed in this test (a look missed once

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+import time
 
 import cv2
 import numpy as np
 import pytest
 
+from pytest_guistate.core import frame as frame_module
 from pytest_guistate.core.frame import Frame, FrameError
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle import VisualOracle
@@ -137,3 +140,71 @@ def test_a_corrupt_frame_still_names_itself_through_small() -> None:
                 source="step 2 after")
     with pytest.raises(FrameError, match=r"corrupt screenshot \(step 2 after\)"):
         bad.small(2)
+
+
+def _drained() -> None:
+    """Wait for the decode thread's queue: what a step's requests give it time for."""
+    frame_module._decode_pool().submit(lambda: None).result()
+
+
+def _spy_decodes(monkeypatch: pytest.MonkeyPatch, delay_s: float = 0.0) -> list[str]:
+    """The threads of every full decode from now on (`delay_s` widens the window for a race)."""
+    threads: list[str] = []
+    decode = frame_module._imdecode
+
+    def spied(png: bytes) -> np.ndarray | None:
+        threads.append(threading.current_thread().name)
+        time.sleep(delay_s)
+        return decode(png)
+
+    monkeypatch.setattr(frame_module, "_imdecode", spied)
+    return threads
+
+
+def test_a_full_prefetch_decodes_on_the_decode_thread_with_the_same_pixels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`prefetch_full` (the memory's learning, issue 38): given the time a tap takes, the full-size
+    decode is done off the caller's thread, once; the pixels are the on-demand decode's, with or
+    without the oracle's half decode queued first."""
+    png = _png(5)
+    plain = Frame(png).bgr
+    threads = _spy_decodes(monkeypatch)
+    for half_first in (False, True):
+        ahead = Frame(png)
+        if half_first:
+            ahead.prefetch()  # the oracle's half-size decode, queued first
+        ahead.prefetch_full()
+        _drained()
+        assert ahead.has_pixels
+        assert np.array_equal(ahead.bgr, plain)
+    assert len(threads) == 2 and all(name.startswith("guistate-decode") for name in threads)
+
+
+def test_threads_asking_for_a_frames_pixels_at_once_decode_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The step loop, the report writer and a prefetch may want one frame's pixels at the same time:
+    one decodes, the others wait for it (before, each decoded the same bytes again)."""
+    threads = _spy_decodes(monkeypatch, delay_s=0.05)
+    frame = Frame(_png(7))
+    frame.prefetch_full()
+    seen: list[np.ndarray] = []
+    readers = [threading.Thread(target=lambda: seen.append(frame.bgr)) for _ in range(3)]
+    for reader in readers:
+        reader.start()
+    seen.append(frame.bgr)
+    for reader in readers:
+        reader.join()
+    _drained()
+    assert len(threads) == 1 and len(seen) == 4 and all(image is seen[0] for image in seen)
+
+
+def test_a_full_prefetch_of_a_corrupt_or_released_frame_behaves_as_without_it() -> None:
+    bad = Frame(b"\x89PNG\r\n\x1a\nnot really", source="step 6 before")
+    bad.prefetch_full()
+    _drained()
+    with pytest.raises(FrameError, match="corrupt screenshot \\(step 6 before\\)"):
+        _ = bad.bgr
+    frame = Frame(_png(6))
+    frame.prefetch_full()
+    frame.release_pixels()
+    _drained()
+    assert not frame.has_pixels  # a decode queued before the release keeps nothing
+    assert frame.bgr.shape == (480, 270, 3)  # decoded again on demand

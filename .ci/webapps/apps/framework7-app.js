@@ -6,7 +6,7 @@
   const theme = new URLSearchParams(location.search).get("theme") || "ios";
   const app = new Framework7({el: "#app", theme});
   const content = document.getElementById("content");
-  const esc = (s) => s.replace(/[<&>"]/g, "");
+  const esc = model.plain;
 
   function signInView() {
     content.innerHTML = `

@@ -25,7 +25,7 @@
 
   function notesView() {
     content.innerHTML = `
-      <h2>Signed in as ${model.state.user.replace(/[<&>"]/g, "")}</h2>
+      <h2>Signed in as ${model.plain(model.state.user)}</h2>
       <ion-list>
         <ion-item><ion-toggle id="notifications">Notifications</ion-toggle></ion-item>
       </ion-list>

@@ -23,6 +23,8 @@
   });
   window.notesModel = {
     state,
+    // text the apps write into innerHTML: user input (the sign-in email) and note fields, markup stripped
+    plain: (text) => String(text).replace(/[<&>"]/g, ""),
     // how long the list takes to redraw after a delete, and the app to hydrate (ms, from the URL)
     redrawMs: Number(params.get("redraw") || 700),
     hydrateMs: Number(params.get("hydrate") || 900),

@@ -4,7 +4,7 @@
 (() => {
   const model = window.notesModel;
   const content = document.getElementById("content");
-  const esc = (s) => s.replace(/[<&>"]/g, "");
+  const esc = model.plain;
 
   function signInView() {
     content.innerHTML = `
