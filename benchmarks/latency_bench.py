@@ -1,7 +1,7 @@
 """What a step and a test cost under realistic driver latency (issues 11 and 12).
 
 Run: `python benchmarks/latency_bench.py [--profiles none,uiautomator2,xcuitest] [--pairs 2] [--rounds 1]
-[--steps 4] [--skip-test] [--memory off|on]`.
+[--steps 4] [--skip-test] [--memory off|on] [--settling]`.
 
 The embedded HTTP sim serves the Feed with a latency profile (`guistate:latency`): `none` (the
 sim's own speed), `uiautomator2`, `xcuitest` (estimates, docs/latency.md). The xcuitest profile runs
@@ -29,6 +29,14 @@ plugin at light and standard (on demand); the session start is in both.
 `--memory on`: the plugin rows run with the cross-run memory on (a fresh store per run, as the plugin's
 default `.guistate/memory.sqlite` would be), so each located tap also teaches the memory its element's
 look; the line after the table says how many looks were learnt.
+
+`--settling` (instead of the rest): the step the plugin settles in because the app is slow, on
+screens that never repeat (`known_screens = 0`), at standard and full: `late redraw` (the Feed's
+list redraws 3 s after a confirmed delete: settle, pull to refresh, settle) and `spinner` (the
+Shop's results after a 2.5 s spinner: settle through it). `before` reads every new poll's page
+source when its screenshot is taken, as the recorder and the settle loop did before issue 38's
+change (a wrapper of the screen, `EveryPollRead`); `after` is the plugin as it is. Rounds alternate
+before / after; columns: ms and page sources per settling step (medians), after / before.
 
 Ratios are against baselines measured in the same run; timing only, nothing here is a pass/fail
 criterion. The delays are real sleeps (the server's phones run on the real clock here).
@@ -224,6 +232,92 @@ def per_test(scenario: Scenario, steps: int, root: Path) -> None:
     print(f"  per test (new session + {steps} steps + quit): {line}")
 
 
+class EveryPollRead(RecordingScreen):
+    """The recorder's screen as it was before issue 38's change at standard and full: each new
+    screenshot's page source read as it is taken (a poll with the bytes of the one before read none)."""
+
+    def __init__(self, screen: Any, recorder: ArtifactRecorder) -> None:
+        super().__init__(screen, recorder)
+        self._last_png = b""
+
+    def observe(self) -> Any:
+        observation = self._screen.observe()
+        if observation.frame.png != self._last_png:
+            _ = observation.tree
+        self._last_png = observation.frame.png
+        self._recorder.on_observation(observation)
+        return observation
+
+    observe_poll = observe  # a poll as every other screen
+
+
+# name -> (the app and its fault, the step before, the settling step); taps by the Android persona's ids
+SETTLING: dict[str, tuple[str, dict[str, float], Any, Any]] = {
+    "late redraw": (FEED, {"refresh_delay": 3.0},
+                    lambda device: device.tap(desc="Delete post by Carol"),
+                    lambda device: device.tap(id="android:id/button1")),
+    "spinner": ("com.guistate.shopa", {"search_delay": 2.5}, None,
+                lambda device: device.type("Phone Case\n", id="search")),
+}
+SETTLING_EXPECT = {"late redraw": (visible("Delete post by Carol?"), gone("Carol")),
+                   "spinner": (None, visible(id="result_row"))}
+
+
+def settling_step(url: str, profile: str, case: str, tier: str, before: bool, root: Path,
+                  driver: Any) -> tuple[float, int, str]:
+    """One settling step on a fresh phone (`mobile: guistateReset`, not timed): ms, page sources, outcome."""
+    app, faults, first, settling = SETTLING[case]
+    first_expect, expect = SETTLING_EXPECT[case]
+    # the running clock: a frozen one stills the spinners, so a loading screen would look settled
+    wanted = {**caps(profile), "appium:appPackage": app, "guistate:faults": faults, "guistate:clock": "realtime"}
+    driver.execute_script("mobile: guistateReset", {"capabilities": wanted})
+    device = Device(driver, url=url, is_sim=True)
+    device.known_screens = 0  # screens that never repeat: no tree taken from an earlier screenshot
+    nodeid = f"latency_bench.py::test_settling_{tier}_{'before' if before else 'after'}"
+    recorder = ArtifactRecorder(create_test_folder(root, nodeid), nodeid=nodeid, tier=tier, background=True)
+    screen = EveryPollRead(device, recorder) if before else RecordingScreen(device, recorder)
+    session = TaskSession(screen, policy=TierPolicy.for_tier(tier), listeners=[recorder], artifacts=recorder,
+                          name=nodeid)
+    recorder.bind(session)
+    session.goal(case, plan=[])
+    if first is not None:
+        session.perform("the step before", lambda: first(device), expect=first_expect)
+    started, sources = time.perf_counter(), device.page_source_calls
+    record = session.perform("the settling step", lambda: settling(device), expect=expect, idempotent=False)
+    elapsed = time.perf_counter() - started
+    recorder.drain()
+    recorder.close_writer()
+    return elapsed * 1000, device.page_source_calls - sources, record.outcome
+
+
+def settling(url: str, profile: str, rounds: int, root: Path) -> None:
+    driver = sim_scenario(url, profile).open()
+    ms: dict[tuple[str, str, bool], list[float]] = defaultdict(list)
+    sources: dict[tuple[str, str, bool], list[int]] = defaultdict(list)
+    outcomes: dict[tuple[str, str, bool], set[str]] = defaultdict(set)
+    try:
+        for r in range(rounds):
+            for case in SETTLING:
+                for tier in ("standard", "full"):
+                    for before in ((True, False) if r % 2 == 0 else (False, True)):
+                        took, read, outcome = settling_step(url, profile, case, tier, before, root / f"s{r}", driver)
+                        ms[case, tier, before].append(took)
+                        sources[case, tier, before].append(read)
+                        outcomes[case, tier, before].add(outcome)
+    finally:
+        driver.quit()
+    print(f"\nsim, latency {profile}: the settling step, median of {rounds} round(s); load {os.getloadavg()[0]:.1f}")
+    print(f"  {'case':>12} {'tier':>8}  {'ms before':>9} {'ms after':>9} {'after/before':>12}  "
+          f"{'sources before':>14} {'sources after':>13}  outcomes")
+    for case in SETTLING:
+        for tier in ("standard", "full"):
+            old, new = (statistics.median(ms[case, tier, b]) for b in (True, False))
+            src_old, src_new = (statistics.median(sources[case, tier, b]) for b in (True, False))
+            seen = sorted(outcomes[case, tier, True] | outcomes[case, tier, False])
+            print(f"  {case:>12} {tier:>8}  {old:9.0f} {new:9.0f} {new / old:11.2f}x  {src_old:14.1f} {src_new:13.1f}"
+                  f"  {'/'.join(seen)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profiles", default="none,uiautomator2,xcuitest")
@@ -236,12 +330,18 @@ def main(argv: list[str] | None = None) -> int:
                              "the web Feed; `bash .ci/appium.sh start` prints one)")
     parser.add_argument("--memory", choices=("off", "on"), default="off",
                         help="run the plugin rows with the cross-run memory on (a fresh store per run)")
+    parser.add_argument("--settling", action="store_true",
+                        help="only the settling step (late redraw, spinner) before / after issue 38's change")
     args = parser.parse_args(argv)
     MEMORY["on"] = args.memory == "on"
     if args.pairs < 1 or args.rounds < 1 or args.steps < 2:
         parser.error("--pairs and --rounds must be >= 1, --steps >= 2")
     print("the xcuitest profile runs on the sim's Android persona: its delays, not an iOS page source")
     with SimServer(host="127.0.0.1", port=0) as server, tempfile.TemporaryDirectory(prefix="latency-bench-") as tmp:
+        if args.settling:
+            for profile in [p for p in args.profiles.split(",") if p]:
+                settling(server.url, profile, args.rounds, Path(tmp))
+            return 0
         for profile in [p for p in args.profiles.split(",") if p]:
             scenario = sim_scenario(server.url, profile)
             per_step(scenario, args.pairs, args.rounds, Path(tmp))

@@ -460,8 +460,11 @@ class GuistateRuntime:
         # records say "pull-to-refresh" rather than "refresh hook".
         own = self.config.pluginmanager.get_plugin("guistate")
         user_refresh = any(impl.plugin is not own for impl in hook.pytest_guistate_refresh.get_hookimpls())
+        # none implemented: None, so a settle poll that waits for a change can be judged by its pixels first
+        checks = bool(hook.pytest_guistate_transition_check.get_hookimpls())
         return SessionHooks(
-            extra_ignore_regions=ignore, refresh=refresh if user_refresh else None, transition_check=transition_check,
+            extra_ignore_regions=ignore, refresh=refresh if user_refresh else None,
+            transition_check=transition_check if checks else None,
             detect_anchors=anchor_detector(self.config, item),
         )
 

@@ -112,6 +112,7 @@ def settle(
     observe: Callable[[str], Observation] | None = None,
     stop_when_stable: bool = True,
     trees: bool = True,
+    placed_by: UITree | None = None,
 ) -> SettleResult:
     """Poll `screen` from `start` until stable, `until(obs)` holds, or the timeout.
 
@@ -120,28 +121,51 @@ def settle(
     `stop_when_stable=False` waits for `until` (or the timeout) even on a still screen: used when
     no refresh can follow, so an effect that lands late (a delayed redraw) is still caught.
     `trees=False` (light, a step no check reads): compare the pixels with only a tree already read.
+
+    A poll reads no page source of its own for the stability test (`trees=True`): the pixels
+    decide, and the latest tree already read (a poll's that `until` read, else `start`'s, else
+    `placed_by`: the step's after-tree) places what they must ignore (status bar, a focused field's
+    cursor, transient shapes); no input was sent since it was read, so those are where it says.
+    Only with no tree read at all does a poll read its own, as every poll did before. A poll with
+    the very bytes of the one before takes that one's tree (a known screen: a locator check still
+    asks the driver). The tree of the screen the caller keeps is read by the caller's judgement;
+    `until` reads a poll's own tree when its check needs one (never a borrowed one).
     """
     began = clock.monotonic()
     deadline = began + policy.timeout_s
     previous = start
+    known = start.tree if start.tree_fetched else placed_by  # the latest tree already read
     run = 1
     polls = 0
     while True:
         clock.sleep(policy.interval_s)
         current = observe(f"settle poll {polls + 1}") if observe is not None else screen.observe()
         polls += 1
+        same = previous.frame.same_bytes(current.frame)
+        if same and trees and previous.tree_fetched and not current.tree_fetched:
+            current.tree = previous.tree  # the same screen, no input in between: its tree is already read
+            current.known_screen = True
         if until is not None and until(current):
             return SettleResult(current, polls, False, clock.monotonic() - began, stopped_early=True)
-        if previous.frame.same_bytes(current.frame):
+        if same:
             run += 1
         else:
-            tree = current.tree if trees or current.tree_fetched else None
+            tree = _placing_tree(current, known) if trees else current.tree if current.tree_fetched else None
             verdict = oracle.compare(previous.frame, current.frame, tree, ignore=ignore(current),
                                      unstable=unstable).verdict
             run = run + 1 if verdict == "no_change" else 1
+        if trees and current.tree_fetched:
+            known = current.tree
         last, previous = previous, current
         if run >= policy.stable_frames and (stop_when_stable or until is None):
             return SettleResult(current, polls, True, clock.monotonic() - began, previous=last)
         if clock.monotonic() >= deadline:
             return SettleResult(current, polls, False, clock.monotonic() - began)
 
+
+def _placing_tree(current: Observation, known: UITree | None) -> UITree | None:
+    """The tree that places a poll's ignored regions: its own when already read, else the latest
+    one read, else (none read yet) its own, read now."""
+    if current.tree_fetched or known is None:
+        return current.tree
+    return known

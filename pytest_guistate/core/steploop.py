@@ -131,6 +131,7 @@ class StepLoop:
         note_action: Callable[[str], None],
         *,
         probe: bool = True,
+        poll: Callable[[str], Observation] | None = None,
     ) -> None:
         self.screen = screen
         self.oracle = oracle
@@ -139,6 +140,7 @@ class StepLoop:
         self.clock = clock
         self.hooks = hooks
         self._observe = observe
+        self._poll = poll or observe  # a settle poll (`TaskSession._observe_poll`)
         self._note_action = note_action
         self.probe = probe
         # light: the bar learnt from the trees that were read
@@ -261,7 +263,7 @@ class StepLoop:
         bound = SettlePolicy(timeout_s=min(MOTION_BOUND_S, self.settle_policy.timeout_s),
                              interval_s=self.settle_policy.interval_s, stable_frames=self.settle_policy.stable_frames)
         oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
-        result = settle(self.screen, oracle, after, bound, self.clock, ignore=self.ignore, observe=self._observe,
+        result = settle(self.screen, oracle, after, bound, self.clock, ignore=self.ignore, observe=self._poll,
                         until=None, stop_when_stable=True, trees=trees)
         if result.observation is after:
             return after, judgement
@@ -298,7 +300,8 @@ class StepLoop:
             # with a refresh to follow, stop at the first still screen and refresh (TSR fig. 2);
             # with none, wait for the effect itself up to the settle timeout
             wait = not self.policy.refresh
-            verification = self._settle_and_judge(record, before, latest, expect, unstable, "settle", wait=wait)
+            verification = self._settle_and_judge(record, before, latest, expect, unstable, "settle", wait=wait,
+                                                  judged=after)
             if verification.met or not self.policy.refresh:
                 return verification
             after = verification.after
@@ -307,22 +310,28 @@ class StepLoop:
             how = self.refresh(after, refreshers)
             if how:
                 verification = self._settle_and_judge(record, before, self._observe("after refresh"), expect, unstable,
-                                                      "refresh", wait=False, refreshed_by=how, started=started)
+                                                      "refresh", wait=False, refreshed_by=how, started=started,
+                                                      judged=after)
                 return verification
             record.attempts[-1].refreshed_by = "nothing to refresh"
-            return self._settle_and_judge(record, before, after, expect, unstable, "wait", wait=True)
+            return self._settle_and_judge(record, before, after, expect, unstable, "wait", wait=True, judged=after)
         return Verification(judgement.met, record.attempts[-1].stage, after, judgement, unstable=unstable)
 
     def _settle_and_judge(
         self, record: StepRecord, before: Observation | None, start: Observation, expect: Check | None,
         unstable: list[Box], stage: str, *, wait: bool, refreshed_by: str = "", started: float | None = None,
+        judged: Observation | None = None,
     ) -> Verification:
+        """Settle from `start` and judge the screen it settles on. `judged`: the step's last judged
+        screen, whose tree (read for that judgement) places the polls' ignored regions when `start`'s
+        is not read (settle's `placed_by`): the polls read no page source of their own."""
         started = self.clock.monotonic() if started is None else started
         trees = record.reads_trees
-        until = (lambda obs: self.judge(before, obs, expect, unstable=unstable, trees=trees).met) if wait else None
+        until = self._until(before, expect, unstable, trees) if wait else None
         oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
         result = settle(self.screen, oracle, start, self.settle_policy, self.clock, ignore=self.ignore,
-                        observe=self._observe, until=until, stop_when_stable=not wait, trees=trees)
+                        observe=self._poll, until=until, stop_when_stable=not wait, trees=trees,
+                        placed_by=_tree_if_known(judged) if judged is not None else None)
         # a settled screen has no flicker left: judge without probe regions; a screen that never
         # settled keeps flickering, so the probe's regions still apply
         judgement = self.judge(before, result.observation, expect, unstable=() if result.stable else unstable,
@@ -330,6 +339,27 @@ class StepLoop:
         self._attempt(record, stage, judgement, started, polls=result.polls, refreshed_by=refreshed_by)
         return Verification(judgement.met, stage, result.observation, judgement, refreshed_by=refreshed_by,
                             unstable=unstable)
+
+    def _until(self, before: Observation | None, expect: Check | None, unstable: Sequence[Box],
+               trees: bool) -> Callable[[Observation], bool]:
+        """What ends a settle that waits for the effect, asked of each poll at the least cost that
+        answers it: with an expect, the expect alone decides "met" (`judge`), so the oracle is not
+        run on the poll (a locator check is a find where the screen answers finds; a check that
+        needs the tree reads the poll's own). With none, a poll whose pixels show no change against
+        the before-screen (placed by the before-tree) is unmet without its own tree; any other is
+        judged in full, with its own tree (and the hook's verdict)."""
+        if expect is not None:
+            return lambda obs: expect(obs).ok
+
+        def met(obs: Observation) -> bool:
+            if (trees and before is not None and self.policy.gate_transitions and self.policy.compare
+                    and self.hooks.transition_check is None and not obs.tree_fetched):
+                pixels = self.oracle.compare(before.frame, obs.frame, _tree_if_known(before), ignore=self.ignore(obs),
+                                             unstable=unstable)
+                if pixels.verdict == "no_change":  # a wrong "no" only waits longer: the last poll is judged in full
+                    return False
+            return self.judge(before, obs, expect, unstable=unstable, trees=trees).met
+        return met
 
     def refresh(self, observation: Observation, refreshers: Sequence[tuple[str, RefreshFn | None]]) -> str:
         """Run the first available refresh; returns what refreshed, or "" if nothing could."""

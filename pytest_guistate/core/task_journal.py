@@ -341,7 +341,7 @@ class Journal:
         detail = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}" if error else ""
         last = host.last_observation
         # no page source at the end only to name the app of an anchor that is not recorded (light)
-        app = "" if last is None else last.package if host.policy.anchors else last.known_package
+        app = "" if last is None else _package_at_finish(last) if host.policy.anchors else last.known_package
         anchor = self.anchor(AnchorType.FINISH, f"test {outcome}", step_index=len(host.steps) or None,
                              detail=detail, app=app,
                              data={"outcome": outcome, "progress": self.state.progress().to_dict()})
@@ -351,3 +351,15 @@ class Journal:
             if error is not None and self._pending:
                 self.anchors.link(self._pending[-1], anchor, LinkType.BLOCKS)
         self._emit("on_finish", host)
+
+
+def _package_at_finish(observation: Observation) -> str:
+    """The FINISH anchor's app: the newest screen's package, "" when its tree can no longer be read
+    (a settle poll nobody read, the screen moved on since) or the device failed to give it (the step
+    that read it met that error already and the test reports it): the record is finished either way."""
+    if observation.tree_available is False:
+        return observation.known_package
+    try:
+        return observation.package
+    except Exception:  # noqa: BLE001 - see above: never a second failure for the one the step met
+        return ""

@@ -148,7 +148,7 @@ class TaskSession:
         self.anchors = self.journal.anchors
         self.frames = FrameWindow(self.policy.frames_window)
         self.loop = StepLoop(self.screen, self.oracle, self.policy, self.settle_policy, self.clock, self.hooks,
-                             self._observe, self._note_action, probe=probe)
+                             self._observe, self._note_action, probe=probe, poll=self._observe_poll)
         self._steps: list[StepRecord] = []
         self._refresh: Callable[[], object] | None = None
         self._goal_set = False
@@ -319,7 +319,7 @@ class TaskSession:
         observation = self._fresh()
         if settled and self.policy.settle:
             observation = settle(self.screen, self.oracle, observation, self.settle_policy, self.clock,
-                                 ignore=self.loop.ignore, until=until, observe=self._observe).observation
+                                 ignore=self.loop.ignore, until=until, observe=self._observe_poll).observation
         _ = observation.tree
         return observation
 
@@ -344,7 +344,7 @@ class TaskSession:
             result = milestone.check(observation)
             if not result.ok and self.policy.settle:
                 observation = settle(self.screen, self.oracle, observation, self.settle_policy, self.clock,
-                                     ignore=self.loop.ignore, observe=self._observe).observation
+                                     ignore=self.loop.ignore, observe=self._observe_poll).observation
                 result = milestone.check(observation)
             if not result.ok:
                 conflict = Conflict(name, step_index, f"declared reached but {result.evidence}", "not completed")
@@ -463,13 +463,19 @@ class TaskSession:
         self._open_step = record
         return record
 
-    def _observe(self, source: str) -> Observation:
-        observation = self.screen.observe()
+    def _observe(self, source: str, *, poll: bool = False) -> Observation:
+        take = getattr(self.screen, "observe_poll", None) if poll else None
+        observation = take() if take is not None else self.screen.observe()
         step = self._open_step
         observation.frame.source = f"step {step.index} {source}" if step else source
         self.frames.add(observation.frame)
         self._last = (observation, self._epoch, self.clock.monotonic(), getattr(self.screen, "action_count", None))
         return observation
+
+    def _observe_poll(self, source: str) -> Observation:
+        """A settle poll: a screen the next poll supersedes, whose tree is read only if something
+        reads it (`core/settle.py`); a recording screen (`observe_poll`) does not read it at once."""
+        return self._observe(source, poll=True)
 
     def _fresh(self) -> Observation:
         if self._last is None:

@@ -8,6 +8,9 @@ crops), a crop whose frame the caller names takes that frame's, other bytes that
 saw those of the latest screens. At light (`defer`, issue 12) a screen's tree is read only when
 something is put, or at once when the screen before it had a secure field (it may still show one);
 a screen that moved on unread is remembered as unknown and filled whole if ever put, its crops too.
+At standard and full (`step_trees`) every screen's tree is read at once, except a settle poll's (issue 38):
+it waits the same way, for the step loop to read it (the screen a settle ends on is judged), a put, or the
+step's close.
 
 The caller's thread notes what is observed (`observe`, `settle`); what the boxes are kept for runs
 on the recorder's writer, in order with the puts (`record`, `boxes_for`).
@@ -37,10 +40,14 @@ Submit = Callable[..., None]
 class ObservedScreens:
     """The screens a test observed and their password boxes."""
 
-    def __init__(self, redactor: Redactor, frames: FrameStore, submit: Submit, *, defer: bool) -> None:
+    def __init__(self, redactor: Redactor, frames: FrameStore, submit: Submit, *, defer: bool,
+                 step_trees: bool = False) -> None:
         self.redactor = redactor
         self.frames = frames
         self.defer = defer  # light and off: no page source per step for redaction (issue 12)
+        # standard and full: every screen read at once, except a settle poll (issue 38): it waits for
+        # its tree to be read (the screen a settle ends on is judged), a put, or the step's close
+        self.step_trees = step_trees
         self.last_tree: Any = None  # the latest screen's tree: the after-screen when its step is recorded
         self._submit = submit
         self._boxes: dict[str, list[Box]] = {}  # frame digest -> password boxes (insertion = time)
@@ -48,22 +55,25 @@ class ObservedScreens:
         self._deferred: list[Any] = []  # observations whose tree is not read yet (light)
         self._unknown: dict[str, None] = {}  # digests (oldest first) of screens that moved on before their tree was read
 
-    def observe(self, observation: Any) -> None:
+    def observe(self, observation: Any, *, poll: bool = False) -> None:
         """Remember the password boxes of an observed screen, keyed by its PNG bytes.
 
         At light (`defer`) a screen whose tree is not read yet and can still be read later waits:
         its boxes are taken when something is put (the tree is fetched then, while current), or
         once its tree was read; a screen that moved on unread is remembered as unknown, and its
-        bytes, if ever put, are filled whole (never an unredacted frame)."""
+        bytes, if ever put, are filled whole (never an unredacted frame). At standard and full a
+        settle `poll` waits the same way (no step keeps a poll's bytes unless it read its tree)."""
         frame = observation.frame
         self.settle(resolve=False)
         last = self._last
         if not getattr(observation, "tree_fetched", True) and last is not None and last[0] == frame.png:
             boxes = list(last[1])  # the same pixels as the screen before: its password boxes (no page source)
             tree = None  # the viewer keeps the previous screen's tree: the same pixels
-        elif (self.defer and not getattr(observation, "tree_fetched", True)
+        elif ((self.defer or (self.step_trees and poll)) and not getattr(observation, "tree_fetched", True)
               and getattr(observation, "tree_available", None) is not None
-              and not (last is not None and last[1])):  # after a secure field: read now, never guess
+              # after a secure field, light reads now (its step may never read the tree: never guess);
+              # a poll at standard and full is superseded unread unless the step loop reads it
+              and ((self.step_trees and poll) or not (last is not None and last[1]))):
             self._deferred.append(observation)
             return
         else:
@@ -77,6 +87,12 @@ class ObservedScreens:
         self._last = (frame.png, boxes)
         self._submit("on_observation", self.record, frame, boxes, tree)
 
+    def step_closed(self) -> None:
+        """Standard and full: before a step is recorded, the screens it left are taken (a tree read
+        now if still current and unread), so the journal's tree after the step is its own screen's."""
+        if self.step_trees:
+            self.settle(resolve=True)
+
     def settle(self, *, resolve: bool) -> None:
         """Deferred screens (light): boxes from a tree already read, or (`resolve`, before a put)
         fetched now while still current; a screen that moved on unread becomes unknown."""
@@ -89,6 +105,8 @@ class ObservedScreens:
                 tree = observation.tree if observation.tree_fetched or observation.tree_available else None
             except TreeExpired:
                 tree = None
+            except Exception:  # noqa: BLE001 - a hung or gone device: the step that read it met the error already;
+                tree = None  # its screen is unknown (filled whole), and the report is still built
             if tree is None and not observation.tree_fetched:
                 self._unknown[digest(observation.frame.png)] = None
                 while len(self._unknown) > KEPT:

@@ -80,6 +80,13 @@ class RecordingScreen:
         self._recorder.on_observation(observation)
         return observation
 
+    def observe_poll(self) -> Any:
+        """A settle poll (`TaskSession._observe_poll`): at standard and full its tree is read only if
+        something reads it (`ObservedScreens.observe`), not at once as every other screen's."""
+        observation = self._screen.observe()
+        self._recorder.on_observation(observation, poll=True)
+        return observation
+
     def pull_to_refresh(self) -> bool:
         return bool(self._screen.pull_to_refresh())
 

@@ -128,7 +128,8 @@ class ArtifactRecorder:
         self.journal = JournalWriter(folder / JOURNAL_NAME)
         self._writer = SerialWriter(inline=not background)
         # light and off read no page source per step for redaction (issue 12): screens wait for a put
-        self.screens = ObservedScreens(self.redactor, self.frames, self._submit, defer=self.tier in ("light", "off"))
+        self.screens = ObservedScreens(self.redactor, self.frames, self._submit, defer=self.tier in ("light", "off"),
+                                       step_trees=self.tier in ("standard", "full"))
         # the device commands sent since the last step (`CommandLog.take`), for the viewer's action log
         self.command_source: Callable[[], list[dict[str, Any]]] | None = None
         self.driver_log: Any = None  # where the finish reads this test's driver log from (runtime.py)
@@ -180,16 +181,16 @@ class ArtifactRecorder:
             raise first
 
     # -- the screens and the files (ArtifactSink) ------------------------------------------------
-    def on_observation(self, observation: Any) -> None:
+    def on_observation(self, observation: Any, *, poll: bool = False) -> None:
         """Remember the password boxes of an observed screen (`ObservedScreens.observe`) before any
         of its bytes can be put. The session does not call this itself: wrap its screen in
-        `RecordingScreen` so every `observe()` passes through here."""
+        `RecordingScreen` so every `observe()` passes through here (`poll`: a settle poll's)."""
         frame = getattr(observation, "frame", None)
         if frame is None:
             return
         if self.screen_size is None:
             self.screen_size = image_size(frame.png)  # the first screen's: what whole frames are
-        self.screens.observe(observation)
+        self.screens.observe(observation, poll=poll)
 
     def put(self, name: str, data: bytes | Callable[[], bytes], media_type: str = "image/png", *,
             cut_from: Any = None) -> str:
@@ -288,6 +289,7 @@ class ArtifactRecorder:
         before_crops = self.before_crops or step.get("outcome") == "failed"
         trace = {"commands": self.command_source() if self.command_source is not None else [],
                  "source": test_source_line(self.raw_nodeid)}  # on the test's thread: its stack is here
+        self.screens.step_closed()
         self._submit("on_step", self._on_step, step, before_crops, links, trace, step=True)
 
     def _on_step(self, step: dict[str, Any], before_crops: bool, links: int,

@@ -27,48 +27,9 @@ from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.uitree import parse_page_source
 from pytest_guistate.devices.sim.phone import Phone
 from pytest_guistate.report.recorder import ArtifactRecorder
-from tests.helpers.direct_screen import DirectScreen
+from tests.helpers.lazy_screen import LazyScreen
 
 FEED = "com.guistate.feed"
-
-
-class LazyScreen:
-    """The sim phone with the tree fetched on first read, counted, and only while current."""
-
-    def __init__(self, phone: Phone) -> None:
-        self.direct = DirectScreen(phone)
-        self.phone = phone
-        self.page_source_calls = 0
-        self.action_count = 0
-        self._shots = 0
-
-    def observe(self) -> Observation:
-        self._shots += 1
-        shot, inputs = self._shots, self.action_count
-
-        def current() -> bool:
-            return (self._shots, self.action_count) == (shot, inputs)
-
-        def fetch():  # type: ignore[no-untyped-def]
-            if not current():
-                raise TreeExpired("the screen moved on")
-            self.page_source_calls += 1
-            return parse_page_source(self.phone.page_source())
-
-        return Observation(Frame(self.phone.screenshot_png()), fetch_tree=fetch, tree_current=current,
-                           package_of=lambda tree: self.phone.current_package())
-
-    def pull_to_refresh(self) -> bool:
-        self.action_count += 1
-        return self.direct.pull_to_refresh()
-
-    def tap_text(self, text: str) -> None:
-        self.action_count += 1
-        self.direct.tap_text(text)
-
-    def tap(self, x: int, y: int) -> None:
-        self.action_count += 1
-        self.direct.tap(x, y)
 
 
 def session_on(policy: TierPolicy) -> tuple[TaskSession, LazyScreen]:
