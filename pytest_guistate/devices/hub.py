@@ -139,6 +139,9 @@ def open_through_hub(
         except WebDriverException as exc:
             text = trim_grid_message(exc.msg or str(exc))
             if is_queue_timeout(text):
+                # a queue that gave up while every matching node was down (the hub marked them DOWN
+                # before this request reached a node) waited for nothing: that hub is out
+                _take_out_if_every_node_failed(pool, spec, capabilities)
                 raise DeviceError(
                     f"no slot of hub {spec.label} came free: the hub's queue gave up after "
                     f"{time.monotonic() - started:.0f} s (its session-request-timeout): {text} — a wait, not a "

@@ -242,6 +242,19 @@ def test_the_hubs_queue_timeout_is_a_wait_and_is_not_retried(hub: FakeHub, tmp_p
     assert len(opener.calls) == 1 and pool.dead() == {} and pool.node_failures(pool.specs[0]) == {}
 
 
+def test_a_queue_timeout_while_every_matching_node_is_down_takes_the_hub_out(hub: FakeHub, tmp_path: Path) -> None:
+    """CI caught it on a real Grid: both nodes killed, the hub had marked them DOWN before the request came, so
+    it queued the request until its session-request-timeout; that is no wait for a slot but a hub with none."""
+    pool = pool_of(tmp_path, hub.url)
+    hub.down = {1, 2}  # both Appium services gone: each node's own /status says DOWN
+    opener = Opener(SessionNotCreatedException(QUEUE_TIMED_OUT), "never asked")
+    with pytest.raises(HubOut), pytest.warns(DevicePoolWarning, match="is taken out of the pool: every node"):
+        open_through_hub(pool, pool.specs[0], CHROMIUM, opener, 30.0, lambda _: None)
+    [reason] = pool.dead().values()
+    assert reason.startswith("every node behind the hub that matches the capabilities failed (2 of 2): nodes not up: ")
+    assert len(opener.calls) == 1
+
+
 def test_a_refusal_naming_no_node_goes_back_to_the_caller(hub: FakeHub, tmp_path: Path) -> None:
     pool = pool_of(tmp_path, hub.url)
     refusal = SessionNotCreatedException("No nodes support the capabilities in the request")
