@@ -791,7 +791,7 @@ class Device:
 
     def _scaled(self, rect: tuple[float, ...]) -> Box:
         """(left, top, width, height) in driver units as a box in screenshot pixels."""
-        x, y, w, h = (v * self.scale for v in rect)  # CSS px may be fractional
+        x, y, w, h = (v * self.scale for v in rect)  # XCUITest points may be fractional (a browser maps by PageZoom)
         return Box(round(x), round(y), round(x + w), round(y + h))
 
     # -- inputs --------------------------------------------------------------------------------
