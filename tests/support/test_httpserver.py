@@ -60,13 +60,15 @@ def _listening(port: int) -> bool:
 
 @pytest.mark.parametrize("kind", list(SERVERS))
 def test_a_server_listens_on_a_free_port_at_start_and_leaves_nothing_at_stop(kind: str) -> None:
-    before = {t.ident for t in threading.enumerate()}
+    # Thread objects, not idents: a thread that ends after this line (another test's daemon) frees its ident for
+    # the server's own thread, which an ident set would then count as old.
+    before = set(threading.enumerate())
     server = SERVERS[kind]()
     server.start()
     try:
         port = _port_of(server.url)
         assert port > 0 and _listening(port)
-        serving = [t for t in threading.enumerate() if t.ident not in before and t.name.endswith(f"-{port}")]
+        serving = [t for t in threading.enumerate() if t not in before and t.name.endswith(f"-{port}")]
         assert len(serving) == 1 and serving[0].daemon, [t.name for t in threading.enumerate()]
     finally:
         server.stop()
