@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_guistate.core.uitree import UINode, UITree
-from pytest_guistate.llm.cache.identity import identity, identity_words
+from pytest_guistate.llm.cache.identity import differs, identity, identity_words
 from pytest_guistate.llm.cassette import cassette_path
 from pytest_guistate.llm.prompt import ImageScale, element_lines
 
 __all__ = ["SCHEMA", "ActionCache", "CacheError", "CachedCheck", "CachedRun", "CachedStep", "TargetMatch",
            "actions_path", "best_target", "claim_words", "fingerprint", "load_cache", "screen_labels", "screen_rows",
-           "screen_signature", "screen_similarity", "write_cache"]
+           "screen_signature", "screen_similarity", "state_after", "write_cache"]
 
 SCHEMA = "guistate.actions/1"
 _WORD = re.compile(r"[A-Za-z0-9$.]+")
@@ -116,7 +116,22 @@ def fingerprint(tree: UITree, node: UINode) -> dict[str, Any]:
     if node.bounds is not None:
         cx, cy = node.bounds.center
         out["position"] = [round(cx / width, 3), round(cy / height, 3)]
+    if node.checkable:  # a switch's state when it was acted on: a replay must not undo a state already reached
+        out["checked"] = bool(node.checked)
     return out
+
+
+def state_after(tree: UITree | None, acted: UINode, cached: dict[str, Any]) -> bool | None:
+    """The checked state, on the screen after a step, of the switch or check box the step acted on
+    (`acted`, as it was before; `cached` its cached fingerprint): the element at the same place in the
+    tree, of the same kind, without another identity. None when the cache keeps no state for it or it
+    is no longer there."""
+    if tree is None or "checked" not in cached:
+        return None
+    node = tree.by_index_path(acted.index_path)
+    if node is None or not node.checkable or node.kind != acted.kind:
+        return None
+    return None if differs(identity(cached), identity(fingerprint(tree, node))) else bool(node.checked)
 
 
 def locator_candidates(print_: dict[str, Any]) -> list[dict[str, str]]:
@@ -148,6 +163,15 @@ class TargetMatch:
     label: str
     parts: dict[str, float] = field(default_factory=dict)
     row: dict[str, Any] = field(default_factory=dict)  # the element as the actor is shown it (its identity)
+    rival_parts: dict[str, float] = field(default_factory=dict)  # the runner-up's parts (another element)
+
+    def told_apart_by_place_only(self) -> bool:
+        """The best element and the runner-up score alike on every part but their place: two switches
+        named alike in two sections, or a duplicate row. A place is no proof of which is meant."""
+        if not self.rival_parts:
+            return False
+        keys = (set(self.parts) | set(self.rival_parts)) - {"position"}
+        return all(abs(self.parts.get(k, 0.0) - self.rival_parts.get(k, 0.0)) <= 0.02 for k in keys)
 
     def describe(self) -> str:
         return f"{self.label!r}, {self.score:.2f}" if self.node is not None else "none"
@@ -194,9 +218,9 @@ def best_target(tree: UITree, cached: dict[str, Any],
         return TargetMatch(None, 0.0, 0.0, "")
     scored.sort(key=lambda item: -item[0])
     score, parts, node, row = scored[0]
-    runner = next((s for s, _, n, _ in scored[1:] if n is not node and not _nested(n, node)), 0.0)
+    runner, rival = next(((s, p) for s, p, n, _ in scored[1:] if n is not node and not _nested(n, node)), (0.0, {}))
     label = str(row.get("text") or row.get("desc") or row.get("rid") or node.kind)
-    return TargetMatch(node, round(score, 3), round(runner, 3), label, parts, row)
+    return TargetMatch(node, round(score, 3), round(runner, 3), label, parts, row, rival)
 
 
 def _nested(a: UINode, b: UINode) -> bool:

@@ -13,9 +13,10 @@ candidate must also carry the cached target's **identity words**, chosen per kin
   tiles), else its own label or description.
 
 Identity words are the label's words of two letters or more, without small words ("to", "by") and
-state words ("on", "off", "selected"). Two identities **differ** when both have words and share
-none: "Add to cart" and "Add to bag" are the same action renamed, "Dark mode" and "Battery saver"
-are not.
+state words ("on", "off", "selected"). A candidate **carries** the cached identity when it shares one
+of its words: "Add to cart" and "Add to bag" are the same action renamed, "Dark mode" and "Battery
+saver" are not, and a switch whose row no longer says what it is (its label moved to a heading) is
+no candidate for a switch that was named.
 
 A heal (the cross-run memory found the target by its look) must also tell **lookalikes** apart:
 elements of the same kind and id (grid tiles, list rows' buttons). It is accepted only when the
@@ -31,7 +32,7 @@ from typing import Any
 
 from pytest_guistate.core.uinode import UINode
 
-__all__ = ["Identity", "LookalikePick", "differs", "identity", "identity_words", "pick_lookalike"]
+__all__ = ["Identity", "LookalikePick", "carries", "differs", "identity", "identity_words", "pick_lookalike"]
 
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
 _SMALL = frozenset({"an", "the", "to", "of", "by", "in", "for", "and", "or", "at", "with", "your", "my", "its",
@@ -95,6 +96,13 @@ def differs(a: Identity, b: Identity) -> bool:
     return bool(a.words) and bool(b.words) and not a.words & b.words
 
 
+def carries(cached: Identity, candidate: Identity) -> bool:
+    """The candidate may be the cached element: it shares a word of the cached identity, or the cached
+    element had none to compare. A candidate that says nothing of what it is (a switch whose label moved
+    to a heading outside its row) proves nothing, so it is no candidate for an element that had words."""
+    return not cached.words or bool(cached.words & candidate.words)
+
+
 @dataclass(frozen=True)
 class LookalikePick:
     """The outcome of telling a healed target's lookalikes apart: `ok`, or `reason` for the miss."""
@@ -120,7 +128,7 @@ def pick_lookalike(rows: list[dict[str, Any]], nodes: dict[str, UINode], cached:
              and (mine.get("rid") or _same_size(nodes.get(str(r["id"])), healed))]
     name = str(mine.get("rid") or mine.get("kind") or "element")
     want = identity(cached)
-    agree = [r for r in alike if not differs(want, identity(r))]
+    agree = [r for r in alike if carries(want, identity(r))]
     if mine not in agree:
         return LookalikePick(False, f"cached {want.label!r} {want.noun()}; the memory found "
                                     f"{identity(mine).label!r} ({len(alike)} lookalike(s) of {name!r})", len(alike))

@@ -17,6 +17,7 @@ from pytest_guistate.llm.cache.cachefile import (
     fingerprint,
     locator_candidates,
     screen_signature,
+    state_after,
 )
 from pytest_guistate.llm.cache.memory_heal import ElementMemory, memory_key
 
@@ -49,6 +50,7 @@ class CacheRecorder:
     runs: list[CachedRun] = field(default_factory=list)
     checks: list[CachedCheck] = field(default_factory=list)
     started_with: list[str] | None = None  # the milestones completed when the run in progress took its first step
+    acted_on: UINode | None = None  # the pending last step's target (to read its state on the next screen)
 
     def step(self, tool: str, args: dict[str, Any], name: str, record: Any, decided_on: Any, target: UINode | None,
              idempotent: bool, completed_before: list[str], *, learn: bool = True) -> CachedStep:
@@ -67,6 +69,7 @@ class CacheRecorder:
         # The screen this step led to is the one the next step decides on (`_close_previous`):
         # observing here would change the test's timing (a cassette replay must see what it saw).
         self._close_previous(decided_on)
+        self.acted_on = target
         newly = [m for m in self.session.state.completed if m not in completed_before]
         clean_args = {k: v for k, v in args.items() if not k.startswith("_") and k != "reason"}
         effect = {"expect": args.get("expect") if isinstance(args.get("expect"), dict) else None,
@@ -94,7 +97,14 @@ class CacheRecorder:
 
     def _close_previous(self, observation: Any) -> None:
         if self.pending and self.pending[-1].effect.get("next_screen") is None:
-            self.pending[-1].effect["next_screen"] = screen_of(observation)
+            last = self.pending[-1]
+            last.effect["next_screen"] = screen_of(observation)
+            # a switch's state after the step: a replay's tap must leave it so (not a disabled switch, not a
+            # confirm dialog the recording did not have); absent when the step's target had no state
+            fp = (last.target or {}).get("fingerprint") or {}
+            state = None if self.acted_on is None else state_after(getattr(observation, "tree", None), self.acted_on, fp)
+            if state is not None:
+                last.effect["checked"] = state
 
     def add_run(self, instruction: str, success: bool, summary: str) -> None:
         """A `guistate.run()` ended: keep its steps when it succeeded, drop them otherwise."""

@@ -43,8 +43,9 @@ from pytest_guistate.llm.cache.cachefile import (
     screen_labels,
     screen_rows,
     screen_similarity,
+    state_after,
 )
-from pytest_guistate.llm.cache.identity import differs, identity, pick_lookalike
+from pytest_guistate.llm.cache.identity import carries, identity, pick_lookalike
 from pytest_guistate.llm.cache.memory_heal import ElementMemory, HealedLook, memory_key
 from pytest_guistate.llm.cache.record import CacheRecorder, screen_of
 from pytest_guistate.llm.cache.secrets import fill
@@ -155,22 +156,70 @@ def _target(tree: UITree, step: CachedStep, thresholds: CacheThresholds) -> tupl
     identity (`identity.py`) is a candidate: the same id, kind and place with other words (the
     switch of the row that replaced "Dark mode") is a miss naming both."""
     fp = (step.target or {}).get("fingerprint") or {}
-    wanted = fp.get("text") or fp.get("desc") or fp.get("rid") or fp.get("kind", "element")
-    want = identity(fp)
-    match = best_target(tree, fp, accept=lambda row: not differs(want, identity(row)))
+    want = identity(fp)  # a switch is named by its label, not by its "OFF"
+    wanted = want.label if want.words else fp.get("text") or fp.get("desc") or fp.get("rid") or fp.get("kind", "element")
+    match = best_target(tree, fp, accept=lambda row: carries(want, identity(row)))
     if match.node is None or match.score < thresholds.target:
         anyone = best_target(tree, fp)
         if anyone.node is not None and anyone.score >= thresholds.target:
             there = identity(anyone.row)
+            named = repr(there.label) if there.words else "not named (nothing in it or its row says what it is)"
+            if anyone.row.get("disabled"):  # a disabled control's row is shown without its neighbours
+                named += ", and disabled"
             return anyone, (f"cached {want.label!r} {want.noun()}; on screen the {there.noun()} in its place is "
-                            f"{there.label!r} (identity: its {want.how})")
+                            f"{named} (identity: its {want.how})")
         return anyone, f"no element like {wanted!r} on screen"
     if match.runner_up >= match.score - thresholds.margin:
         return match, f"ambiguous: two elements like {wanted!r} ({match.score:.2f} and {match.runner_up:.2f})"
+    if match.told_apart_by_place_only():
+        return match, (f"ambiguous: two elements like {wanted!r} alike in all but their place ({match.score:.2f} and "
+                       f"{match.runner_up:.2f}); a place is no proof of which one is meant")
     dialog = _under_dialog(tree, match.node, step.screen)
     if dialog:
         return match, f"{wanted!r} is under a dialog the cached screen did not have ({dialog!r})"
     return match, ""
+
+
+def _unready(node: UINode | None, step: CachedStep) -> str:
+    """Why the recorded element cannot take the step's action as it did when recorded, else '': it is
+    disabled now, or a switch or check box is already in another state than it was (a tap would undo
+    what the step did then: a switch already on is turned off)."""
+    fp = (step.target or {}).get("fingerprint") or {}
+    if node is None or step.tool not in ("tap", "type_text"):
+        return ""
+    want = identity(fp)
+    if not node.enabled:
+        return f"the {want.label!r} {want.noun()} is disabled on this screen"
+    cached = fp.get("checked")
+    if isinstance(cached, bool) and node.checkable and bool(node.checked) != cached:
+        after = step.effect.get("checked")
+        undo = f", and the step turned it {_on(after)}" if isinstance(after, bool) and after != cached else ""
+        return (f"the {want.label!r} {want.noun()} is already {_on(node.checked)} (it was {_on(cached)} when the "
+                f"step was recorded{undo}): replaying the tap would not do what the step did")
+    return ""
+
+
+def _on(checked: object) -> str:
+    return "on" if checked else "off"
+
+
+def _state_check(step: CachedStep, node: UINode | None) -> Callable[[Observation], CheckResult] | None:
+    """A check: the switch or check box the step acted on shows the state the recorded step left it
+    in (None when the cache has no such state). The screen alone cannot say it: a tap on a disabled
+    switch, or one that now asks to confirm first, leaves a screen like the cached next screen."""
+    fp = (step.target or {}).get("fingerprint") or {}
+    want = step.effect.get("checked")
+    if not isinstance(want, bool) or node is None:
+        return None
+    label = identity(fp)
+
+    def check(observation: Observation) -> CheckResult:
+        now = state_after(observation.tree, node, fp)
+        shown = "not on screen" if now is None else _on(now)
+        return CheckResult(now is want, f"the {label.label!r} {label.noun()} is {_on(want)} (now {shown})")
+
+    check.__name__ = f"{label.label!r} {_on(want)}"
+    return check
 
 
 def _action(step: CachedStep, actuator: Actuator, session: TaskSession, tree: UITree | None, match: TargetMatch | None,
@@ -267,6 +316,10 @@ class _Look:
         if step.target is None or tree is None:
             return cls(observation, None)
         match, problem = _target(tree, step, thresholds)
+        if not problem:  # the element is the recorded one; it must also take the action as it did then
+            unready = _unready(match.node, step)
+            if unready:  # no heal: the memory would find the same element
+                return cls(observation, match, unready, match.describe())
         healable = bool(problem) and _foreign_dialog(tree, step.screen)[0] is None
         return cls(observation, match, problem, match.describe() if problem and match.node is not None else "",
                    healable)
@@ -363,10 +416,16 @@ def replay_run(session: TaskSession, actuator: Actuator, cached: CachedRun, reco
             found = _heal(memory, session, look, step, expect is not None)
             if isinstance(found, str):
                 return miss(look.problem, look.nearest, found)
+            unready = _unready(getattr(found.result, "node", None), step)
+            if unready:
+                return miss(look.problem, look.nearest, f"not healed: {unready}")
             heal = found
         elif look.problem:
             return miss(look.problem, look.nearest)
         observation, tree, match = look.observation, look.observation.tree, look.match
+        state = _state_check(step, _acted_node(match, heal))
+        if state is not None:  # the switch the step acted on must be left as the recording left it
+            expect = all_of(expect, state) if expect is not None else state
         remembered = step.args["remember"] if isinstance(step.args.get("remember"), dict) else {}
         size = (tree.width, tree.height) if tree is not None and tree.width and tree.height else observation.frame.size
         completed_before = list(session.state.completed)
