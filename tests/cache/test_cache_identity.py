@@ -9,7 +9,10 @@ import pytest
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uinode import UINode
-from pytest_guistate.llm.cache.identity import differs, identity, pick_lookalike
+from pytest_guistate.core.uitree import UITree, parse_page_source
+from pytest_guistate.llm.cache.cachefile import best_target, fingerprint, state_after
+from pytest_guistate.llm.cache.identity import carries, differs, identity, pick_lookalike
+from pytest_guistate.llm.cache.replay import CacheThresholds
 
 # (fingerprint, its identity label, the rule that chose it) -- as recorded on the sim's apps
 KINDS = [
@@ -98,3 +101,64 @@ def test_a_row_gone_from_the_screen_is_not_picked_by_a_stray_word() -> None:
     rows, nodes = _screen(_delete(1, "Dave", "Two days of rain"), _delete(2, "Frank", "Coffee tasting notes"))
     pick = pick_lookalike(rows, nodes, ERIN, nodes["1/1/3"])
     assert not pick.ok and pick.reason.startswith("ambiguous: 2 lookalikes of 'action_remove'")
+
+
+# -- the rules the user drifts of `test_cache_releases.py` found missing -------------------------------------------
+def test_a_candidate_that_says_nothing_of_what_it_is_carries_no_named_identity() -> None:
+    """A switch whose label moved to a heading outside its row: its row says only "Off"."""
+    dark = identity({"kind": "Switch", "text": "OFF", "in": "Dark mode · Off"})
+    unnamed = identity({"kind": "Switch", "text": "OFF", "in": "Off"})
+    assert not differs(dark, unnamed)  # the old rule let it through: nothing to compare
+    assert not carries(dark, unnamed)
+    assert carries(dark, identity({"kind": "Switch", "text": "ON", "in": "DARK MODE · On"}))
+    assert carries(identity({"kind": "Switch", "text": "OFF"}), unnamed)  # nothing was named: nothing to prove
+
+
+def test_a_lookalike_without_words_is_never_healed_onto() -> None:
+    tiles = [_tile(1, "Beach", "Travel"), _tile(2, "Mountains", "Travel")]
+    rows, nodes = _screen(*tiles)
+    rows[1] = {**rows[1], "desc": "", "in": ""}  # a tile that says nothing of what it shows
+    pick = pick_lookalike(rows, nodes, BEACH, tiles[1][1])
+    assert not pick.ok and pick.reason.startswith("cached 'Beach' element; the memory found ''")
+
+
+def _settings(*rows: tuple[str, bool, int]) -> UITree:
+    """A Settings screen: one row per (label, switch on, top), each a label and a switch."""
+    nodes = "".join(
+        f'<node index="{n}" class="android.widget.LinearLayout" bounds="[0,{top}][1080,{top + 180}]" clickable="true">'
+        f'<node index="0" class="android.widget.TextView" text="{label}" bounds="[48,{top + 30}][800,{top + 96}]"/>'
+        f'<node index="1" class="android.widget.Switch" text="{"ON" if on else "OFF"}" checkable="true" '
+        f'checked="{str(on).lower()}" clickable="true" resource-id="android:id/switch_widget" '
+        f'bounds="[872,{top + 58}][1032,{top + 122}]"/></node>' for n, (label, on, top) in enumerate(rows))
+    return parse_page_source('<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0" width="1080" height="2400">'
+                             '<node index="0" class="android.widget.FrameLayout" bounds="[0,0][1080,2400]">'
+                             f'{nodes}</node></hierarchy>')
+
+
+def _switch(tree: UITree, label: str) -> UINode:
+    return next(n for n in tree.nodes() if n.kind == "Switch" and any(
+        s.text == label for s in next(p for p in tree.nodes() if n in p.children).children))
+
+
+def test_a_switch_keeps_its_state_in_the_cache_and_is_read_again_after_the_step() -> None:
+    before = _settings(("Wi-Fi", True, 300), ("Dark mode", False, 480))
+    switch = _switch(before, "Dark mode")
+    print_ = fingerprint(before, switch)
+    assert print_["checked"] is False and print_["in"] == "Dark mode"
+    assert state_after(_settings(("Wi-Fi", True, 300), ("Dark mode", True, 480)), switch, print_) is True
+    # another setting in its place is no state of this one
+    assert state_after(_settings(("Wi-Fi", True, 300), ("Battery saver", True, 480)), switch, print_) is None
+    button = fingerprint(before, next(n for n in before.nodes() if n.kind == "LinearLayout"))
+    assert "checked" not in button and state_after(before, switch, button) is None
+
+
+def test_switches_told_apart_only_by_their_place_are_a_tie() -> None:
+    """'Dark mode' under Keyboard and under Display: the same row words, kind and id."""
+    tree = _settings(("Wi-Fi", True, 300), ("Dark mode", False, 480), ("Dark mode", False, 1900))  # which one?
+    cached = fingerprint(_settings(("Wi-Fi", True, 300), ("Dark mode", False, 480)),
+                         _switch(_settings(("Wi-Fi", True, 300), ("Dark mode", False, 480)), "Dark mode"))
+    match = best_target(tree, cached)
+    assert match.score - match.runner_up > CacheThresholds().margin  # the margin alone took the one in the old place
+    assert match.told_apart_by_place_only()
+    single = best_target(_settings(("Wi-Fi", True, 300), ("Dark mode", False, 1900)), cached)
+    assert not single.told_apart_by_place_only()  # Wi-Fi's row has other words: not a tie
