@@ -16,11 +16,19 @@ suite's conftest): a replaced Settings row, lookalike Gallery tiles, Bob's post 
 screen, a late redraw, and a price drift (`guistate:seed` 9: ShopA is cheaper). Each is recorded live on
 the undrifted apps with the memory on, then run live, strict and fallback on the drift; `acted` is the
 phone's ground truth (what was toggled, selected, deleted or bought), `wrong act` an action the goal did not
-mean, `false pass` a pass without the action it meant.
+mean, `false pass` a pass without the goal's effect.
+
+Then fifteen releases of the Settings and Feed apps nobody here defined in the sim (`drift_suite.RELEASE_TESTS`,
+on each persona of `--platforms`): switches swapped, a row above, a label in capitals or in German, Dark mode
+already on, disabled or behind a confirm dialog, "Dark mode" twice in two sections (near and far from its old
+place), its label a heading outside its row, ids renamed, a check box for the switch, a new tab; the Feed's list
+reversed and an icon-only Delete. Recorded once on the old release, each release's test replays its own copy
+of the cache, one inner session per mode.
 
 Timing is wall time on a shared machine: expect noise, compare ratios within one run.
 
-Run: python benchmarks/cache_bench.py [--versions 1 renamed ...] [--user-drifts-only] [--json OUT]
+Run: python benchmarks/cache_bench.py [--versions 1 renamed ...] [--user-drifts-only] [--platforms android ios]
+     [--json OUT]
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ from pytest_guistate.llm.reference.server import ReferenceServer
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.cache.drift_suite import DRIFT_CONFTEST, DRIFT_TESTS, SHOP
+from tests.cache.drift_suite import DRIFT_CONFTEST, DRIFT_TESTS, FEED_RELEASES, RELEASE_TESTS, SETTINGS_DRIFTS, SHOP
 from tests.cache.drift_suite import TESTS as DRIFT_SUITE
 
 EXAMPLE = ROOT / "example_suite"
@@ -133,11 +141,83 @@ def _acted(folder: Path, test: str) -> str:
     return ", ".join(f"{e['action']} {what(e)}".strip() for e in entries if e["action"] in _ACTS) or "nothing"
 
 
+# Releases of the Settings and Feed apps (`drift_suite.RELEASE_TESTS`): what the goal means on each. "nothing
+# (already on)": the goal holds with nothing to do; any other "nothing (...)": the goal cannot be reached there.
+RELEASE_MEANT: dict[str, str] = {**{f"test_dark_mode[{r}]": "toggle dark_mode" for r in SETTINGS_DRIFTS},
+                                 "test_dark_mode[already_on]": "nothing (already on)",
+                                 "test_dark_mode[disabled]": "nothing (Dark mode disabled)",
+                                 **{f"test_bob[{r}]": "delete_post Bob" for r in FEED_RELEASES}}
+
+
 def _judged(acted: str, meant: str, outcome: str) -> tuple[bool, bool]:
-    """(a wrong action: one the goal did not mean, a false pass: passed without the meant action)."""
+    """(a wrong action: one the goal did not mean, a false pass: passed without the goal's effect)."""
     wrong = acted not in ("nothing", meant)
-    false_pass = outcome == "passed" and not meant.startswith("nothing") and acted != meant
+    false_pass = outcome == "passed" and acted != meant and meant != "nothing (already on)"
     return wrong, false_pass
+
+
+def _row(drift: str, test: str, mode: str, row: dict[str, Any], acted: str, meant: str) -> dict[str, Any]:
+    """One table row: printed, and returned for `--json`."""
+    cache = row.get("llm_cache") or {}
+    outcome = row.get("outcome", "?")
+    wrong, false_pass = _judged(acted, meant, outcome)
+    entry = {"drift": drift, "test": test, "mode": mode, "outcome": outcome,
+             "tokens": row.get("llm_tokens", 0), "seconds": float(row.get("duration_s") or 0.0),
+             "hit_rate": cache.get("hit_rate"), "live_steps": cache.get("live"), "acted": acted,
+             "meant": meant, "wrong_action": wrong, "false_pass": false_pass, "first_miss": cache.get("first_miss")}
+    rate = "-" if entry["hit_rate"] is None else f"{entry['hit_rate']:.2f}"
+    live = "-" if entry["live_steps"] is None else str(entry["live_steps"])
+    print(f"{drift:<24} {mode:<9} {outcome:<8} {entry['tokens']:>7} {entry['seconds']:>7.2f} "
+          f"{rate:>8} {live:>5} {'YES' if wrong else 'no':>9} {'YES' if false_pass else 'no':>10}  "
+          f"{acted} ({meant})", flush=True)
+    return entry
+
+
+_HEADER = (f"{'drift':<24} {'mode':<9} {'outcome':<8} {'tokens':>7} {'time s':>7} {'hit rate':>8} {'live':>5} "
+           f"{'wrong act':>9} {'false pass':>10}  acted (meant)")
+
+
+def _pytest(folder: Path, env: dict[str, str], *args: str) -> dict[str, dict[str, Any]]:
+    """Run the inner suite in `folder` with its own memory; the summary's rows by test name."""
+    summary = folder / "summary.json"
+    summary.unlink(missing_ok=True)
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    f"--guistate-memory={folder / 'memory.sqlite'}", f"--guistate-summary={summary}", *args],
+                   cwd=folder, env=env, capture_output=True, text=True, timeout=900, check=False)
+    rows = json.loads(summary.read_text())["tests"] if summary.exists() else []
+    return {row["nodeid"].rpartition("::")[2]: row for row in rows}
+
+
+def releases(env: dict[str, str], tmp: Path, platform: str) -> list[dict[str, Any]]:
+    """The Settings and Feed releases: recorded once on the old release (memory on), each release's test
+    replaying its own copy of that cache; one inner session per mode, every release in it."""
+    base = tmp / f"releases-{platform}"
+    base.mkdir()
+    (base / "conftest.py").write_text(DRIFT_CONFTEST)
+    (base / "test_releases.py").write_text(RELEASE_TESTS)
+    (base / "pytest.ini").write_text("[pytest]\nguistate_llm_updater = off\n")
+    persona = f"--guistate-platform={platform}"
+    recorded = _pytest(base, env, persona, "--guistate-llm=anthropic", "-k", "none")
+    folder = base / "cassettes" / "test_releases" / ("ios" if platform == "ios" else "")
+    for test, names in (("test_dark_mode", SETTINGS_DRIFTS), ("test_bob", FEED_RELEASES)):
+        for name in names:
+            shutil.copy(folder / f"{test}_none.actions.json", folder / f"{test}_{name}.actions.json")
+    print(f"\nreleases on {platform} (recorded live on the old release: "
+          + ", ".join(f"{t} {r.get('outcome')} {r.get('llm_tokens')} tokens" for t, r in recorded.items()) + ")",
+          flush=True)
+    print(_HEADER, flush=True)
+    by_mode: dict[str, tuple[dict[str, dict[str, Any]], Path]] = {}
+    for mode in ("live", "cache", "fallback"):
+        run = tmp / f"releases-{platform}-{mode}"
+        shutil.copytree(base, run)
+        shutil.rmtree(run / "logs", ignore_errors=True)
+        by_mode[mode] = (_pytest(run, env, persona, f"--guistate-llm={MODES[mode]}", "-k", "not none"), run)
+    results: list[dict[str, Any]] = []
+    for test, meant in RELEASE_MEANT.items():
+        for mode, (rows, run) in by_mode.items():
+            name = f"{platform}:{test.removeprefix('test_')}"
+            results.append(_row(name, test, mode, rows.get(test, {}), _acted(run, test), meant))
+    return results
 
 
 def user_drifts(env: dict[str, str], tmp: Path) -> list[dict[str, Any]]:
@@ -149,43 +229,19 @@ def user_drifts(env: dict[str, str], tmp: Path) -> list[dict[str, Any]]:
     (base / "pytest.ini").write_text("[pytest]\nguistate_llm_updater = off\n")
     (base / "caps.json").write_text(json.dumps({"guistate:seed": 9}))
 
-    def run(folder: Path, *args: str) -> dict[str, dict[str, Any]]:
-        summary = folder / "summary.json"
-        summary.unlink(missing_ok=True)
-        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        f"--guistate-memory={folder / 'memory.sqlite'}", f"--guistate-summary={summary}", *args],
-                       cwd=folder, env=env, capture_output=True, text=True, timeout=900, check=False)
-        rows = json.loads(summary.read_text())["tests"] if summary.exists() else []
-        return {row["nodeid"].rpartition("::")[2]: row for row in rows}
-
-    recorded = run(base, "--guistate-llm=anthropic")
+    recorded = _pytest(base, env, "--guistate-llm=anthropic")
     print("\nuser drifts (recorded live on the undrifted apps: "
           + ", ".join(f"{t} {r.get('outcome')} {r.get('llm_tokens')} tokens" for t, r in recorded.items()) + ")",
           flush=True)
-    print(f"{'drift':<16} {'mode':<9} {'outcome':<8} {'tokens':>7} {'time s':>7} {'hit rate':>8} {'live':>5} "
-          f"{'wrong act':>9} {'false pass':>10}  acted (meant)", flush=True)
+    print(_HEADER, flush=True)
     results: list[dict[str, Any]] = []
     for drift, (extra, test, meant) in USER_DRIFTS.items():
         for mode in ("live", "cache", "fallback"):
             folder = tmp / f"user-{drift}-{mode}"
             shutil.copytree(base, folder)
             shutil.rmtree(folder / "logs", ignore_errors=True)
-            rows = run(folder, f"--guistate-llm={MODES[mode]}", f"--drift={drift}", "-k", test, *extra)
-            row = rows.get(test, {})
-            cache = row.get("llm_cache") or {}
-            acted, outcome = _acted(folder, test), row.get("outcome", "?")
-            wrong, false_pass = _judged(acted, meant, outcome)
-            entry = {"drift": drift, "test": test, "mode": mode, "outcome": outcome,
-                     "tokens": row.get("llm_tokens", 0), "seconds": float(row.get("duration_s") or 0.0),
-                     "hit_rate": cache.get("hit_rate"), "live_steps": cache.get("live"), "acted": acted,
-                     "meant": meant, "wrong_action": wrong, "false_pass": false_pass,
-                     "first_miss": cache.get("first_miss")}
-            results.append(entry)
-            rate = "-" if entry["hit_rate"] is None else f"{entry['hit_rate']:.2f}"
-            live = "-" if entry["live_steps"] is None else str(entry["live_steps"])
-            print(f"{drift:<16} {mode:<9} {outcome:<8} {entry['tokens']:>7} {entry['seconds']:>7.2f} "
-                  f"{rate:>8} {live:>5} {'YES' if wrong else 'no':>9} {'YES' if false_pass else 'no':>10}  "
-                  f"{acted} ({meant})", flush=True)
+            rows = _pytest(folder, env, f"--guistate-llm={MODES[mode]}", f"--drift={drift}", "-k", test, *extra)
+            results.append(_row(drift, test, mode, rows.get(test, {}), _acted(folder, test), meant))
     return results
 
 
@@ -194,6 +250,8 @@ def main() -> int:
     parser.add_argument("--versions", nargs="+", default=["1", *DRIFTS])
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--user-drifts-only", action="store_true", help="only the drifts made from a conftest")
+    parser.add_argument("--platforms", nargs="+", default=["android", "ios"], choices=["android", "ios"],
+                        help="the personas the Settings and Feed releases run on")
     args = parser.parse_args()
     results: list[dict[str, Any]] = []
     drifted: list[dict[str, Any]] = []
@@ -204,6 +262,8 @@ def main() -> int:
             if args.user_drifts_only:
                 args.versions = []
             drifted = user_drifts(env, Path(tmp))
+            for platform in args.platforms:
+                drifted += releases(env, Path(tmp), platform)
             if not args.versions:
                 return _write(args.json, scripted, results, drifted)
             base = Path(tmp) / "scripted"
