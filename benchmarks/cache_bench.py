@@ -150,9 +150,11 @@ RELEASE_MEANT: dict[str, str] = {**{f"test_dark_mode[{r}]": "toggle dark_mode" f
 
 
 def _judged(acted: str, meant: str, outcome: str) -> tuple[bool, bool]:
-    """(a wrong action: one the goal did not mean, a false pass: passed without the goal's effect)."""
-    wrong = acted not in ("nothing", meant)
-    false_pass = outcome == "passed" and acted != meant and meant != "nothing (already on)"
+    """(a wrong action: one the goal did not mean, a false pass: passed without the goal's effect). `meant`
+    is the action and why in brackets; "nothing (already on)" is the only "nothing" a pass may have done."""
+    action = meant.partition(" (")[0]
+    wrong = acted not in ("nothing", action)
+    false_pass = outcome == "passed" and (acted != action or action == "nothing" and meant != "nothing (already on)")
     return wrong, false_pass
 
 
