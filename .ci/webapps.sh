@@ -19,7 +19,7 @@ if [ "${1:-}" != "--force" ] && [ -f "$installed" ] && [ "$installed" -nt "$DIR/
 fi
 say "npm ci in $DIR"
 npm ci --prefix "$DIR" --no-audit --no-fund --loglevel=error
-for pkg in @ionic/core framework7 onsenui; do
+for pkg in @ionic/core framework7 onsenui @shoelace-style/shoelace @material/web; do
   [ -f "$DIR/node_modules/$pkg/package.json" ] || { say "error: $pkg missing after npm ci"; exit 1; }
 done
 say "installed: $(cd "$DIR" && node -e 'const p=require("./package.json");console.log(Object.entries(p.dependencies).map(([k,v])=>k+"@"+v).join(" "))')"

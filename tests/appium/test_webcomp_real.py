@@ -22,7 +22,10 @@ from typing import Any
 import pytest
 
 WEBAPPS = Path(__file__).resolve().parents[2] / ".ci" / "webapps"
-LIBRARIES = {"ionic": "@ionic/core", "framework7": "framework7", "onsen": "onsenui"}
+LIBRARIES = {
+    "ionic": "@ionic/core", "framework7": "framework7", "onsen": "onsenui",
+    "shoelace": "@shoelace-style/shoelace", "material": "@material/web",
+}
 PASSWORD = "hunter2-Secret"
 
 
@@ -102,7 +105,7 @@ def test_notes(device, guistate):
 
 
 @pytest.mark.appium
-@pytest.mark.parametrize("app", ["ionic", "framework7", "onsen"])
+@pytest.mark.parametrize("app", list(LIBRARIES))
 def test_a_component_library_app_end_to_end(
     app: str, webapps: str, pytester: pytest.Pytester, inner_device: Callable[[int], tuple[str, ...]],
 ) -> None:
