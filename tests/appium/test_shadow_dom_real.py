@@ -105,7 +105,7 @@ LIBRARY_PAGE = """<!doctype html><html><head><meta name="viewport" content="widt
 <x-touch id="publish">Publish</x-touch>
 <x-textfield id="city"></x-textfield>
 <label>Alerts <x-toggle id="alerts"></x-toggle></label>
-<x-sheet id="sheet"><button id="inside" onclick="window.inside = 1">Inside</button></x-sheet>
+<x-sheet id="sheet"><button id="inside" onclick="window.insideTaps = 1">Inside</button></x-sheet>
 <script>
 customElements.define("x-touch", class extends HTMLElement {
   connectedCallback() {
@@ -160,7 +160,7 @@ def test_an_animation_in_a_shadow_root_is_motion_and_moves_what_is_slotted_there
     assert library_page.in_motion() is True  # document.getAnimations() alone does not list it
     with pytest.raises(ElementNotReady, match="Inside.*moving"):
         library_page.tap("Inside", timeout=0.3)  # the button is slotted into the moving panel
-    assert library_page.driver.execute_script("return window.inside") is None  # never tapped mid-motion
+    assert library_page.driver.execute_script("return window.insideTaps") is None  # never tapped mid-motion
 
 
 def test_the_document_element_of_a_short_page_is_the_whole_screen(library_page: Device) -> None:
