@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The real UI component libraries the appium test set drives (issue 34): @ionic/core, Framework7 and
-# Onsen UI at the exact versions of .ci/webapps/package.json, installed by `npm ci` from the committed
+# The real UI component libraries the appium test set drives (issue 34): @ionic/core, Framework7,
+# Onsen UI, Shoelace and Material Web at the exact versions of .ci/webapps/package.json, installed by `npm ci` from the committed
 # package-lock.json into .ci/webapps/node_modules (gitignored, never committed). The apps' own HTML/JS
 # are in .ci/webapps/apps/; tests/appium/test_webcomp_real.py serves the folder on loopback.
 #
