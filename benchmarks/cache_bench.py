@@ -18,11 +18,11 @@ the undrifted apps with the memory on, then run live, strict and fallback on the
 phone's ground truth (what was toggled, selected, deleted or bought), `wrong act` an action the goal did not
 mean, `false pass` a pass without the goal's effect.
 
-Then fifteen releases of the Settings and Feed apps nobody here defined in the sim (`drift_suite.RELEASE_TESTS`,
+Then sixteen releases of the Settings and Feed apps nobody here defined in the sim (`drift_suite.RELEASE_TESTS`,
 on each persona of `--platforms`): switches swapped, a row above, a label in capitals or in German, Dark mode
 already on, disabled or behind a confirm dialog, "Dark mode" twice in two sections (near and far from its old
 place), its label a heading outside its row, ids renamed, a check box for the switch, a new tab; the Feed's list
-reversed and an icon-only Delete. Recorded once on the old release, each release's test replays its own copy
+reversed, an icon-only Delete, a second post by Bob above his old one. Recorded once on the old release, each release's test replays its own copy
 of the cache, one inner session per mode.
 
 Timing is wall time on a shared machine: expect noise, compare ratios within one run.
@@ -123,8 +123,8 @@ def _run(folder: Path, version: str, args: list[str], env: dict[str, str]) -> di
 USER_DRIFTS: dict[str, tuple[list[str], str, str]] = {
     "replaced_row": ([], DRIFT_TESTS["replaced_row"], "nothing (no Dark mode)"),
     "lookalike_tiles": ([], DRIFT_TESTS["lookalike_tiles"], "nothing (no Beach)"),
-    "below_the_fold": ([], DRIFT_TESTS["below_the_fold"], "delete_post Bob"),
-    "late_redraw": ([], DRIFT_TESTS["late_redraw"], "delete_post Bob"),
+    "below_the_fold": ([], DRIFT_TESTS["below_the_fold"], "delete_post Bob/p2"),
+    "late_redraw": ([], DRIFT_TESTS["late_redraw"], "delete_post Bob/p2"),
     "price_seed_9": (["--guistate-caps=caps.json"], SHOP, "add_to_cart ShopA"),
 }
 _ACTS = ("toggle", "select_photo", "move_to_album", "delete_post", "add_to_cart")
@@ -135,6 +135,8 @@ def _acted(folder: Path, test: str) -> str:
     path = folder / "logs" / f"{test}.json"
     entries = json.loads(path.read_text()) if path.exists() else []
     def what(e: dict[str, Any]) -> str:
+        if e["action"] == "delete_post":  # which of an author's posts: Bob may post twice
+            return f"{e.get('author')}/{e.get('post_id')}"
         return str(e.get("setting") or e.get("label") or e.get("author") or e.get("shop")
                    or "+".join(e.get("labels") or []))
 
@@ -146,7 +148,7 @@ def _acted(folder: Path, test: str) -> str:
 RELEASE_MEANT: dict[str, str] = {**{f"test_dark_mode[{r}]": "toggle dark_mode" for r in SETTINGS_DRIFTS},
                                  "test_dark_mode[already_on]": "nothing (already on)",
                                  "test_dark_mode[disabled]": "nothing (Dark mode disabled)",
-                                 **{f"test_bob[{r}]": "delete_post Bob" for r in FEED_RELEASES}}
+                                 **{f"test_bob[{r}]": "delete_post Bob/p2" for r in FEED_RELEASES}}
 
 
 def _judged(acted: str, meant: str, outcome: str) -> tuple[bool, bool]:

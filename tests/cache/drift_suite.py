@@ -22,7 +22,7 @@ __all__ = ["DRIFT_CONFTEST", "DRIFT_TESTS", "FEED", "FEED_RELEASES", "GALLERY", 
 SETTINGS_DRIFTS = ("swapped_switches", "row_above", "label_case", "localized", "already_on", "disabled",
                    "confirm_dialog", "duplicate_label", "duplicate_far", "label_to_heading", "renamed_ids", "checkbox",
                    "new_tab")
-FEED_RELEASES = ("reordered", "icon_delete")
+FEED_RELEASES = ("reordered", "icon_delete", "same_author")
 SETTINGS, GALLERY, FEED, SHOP = ("test_turn_on_dark_mode", "test_move_beach_and_mountains", "test_delete_bob",
                                  "test_buy_in_the_cheaper_shop")
 DRIFT_TESTS = {"replaced_row": SETTINGS, "lookalike_tiles": GALLERY, "below_the_fold": FEED, "late_redraw": FEED}
@@ -174,6 +174,16 @@ def app_drift(request, monkeypatch):
             self.shown = list(self.backend)
 
         monkeypatch.setattr(feed.FeedApp, "__init__", reversed_feed)
+    elif drift == "same_author":  # Bob posts again, above his old post: the cached neighbours say which one
+        original = feed.FeedApp.__init__
+
+        def twice(self, ctx):
+            original(self, ctx)
+            self.backend.insert(0, feed.Post("b2", "Bob", "Second post: the ramen place is closed today.",
+                                             (171, 71, 188)))
+            self.shown = list(self.backend)
+
+        monkeypatch.setattr(feed.FeedApp, "__init__", twice)
     elif drift == "icon_delete":  # each row's Delete is an icon button: its accessibility label only
         row = feed.FeedApp._row
 
