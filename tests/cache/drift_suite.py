@@ -114,12 +114,11 @@ def _settings_release(rows=PLAIN, labels=None, on=None, disabled=(), confirm=(),
                          style=Style(kind="checkbox" if "CheckBox" in control else "switch", bg=self.primary)))
             views.append(row)
             y += px(180)
-        views.append(View("settings/logout", "android.widget.TextView", Box(0, y + px(40), self.m.width, y + px(200)),
-                          text="Log out", rid=f"{self.package}:id/logout", on_tap=self._logout,
-                          style=Style(kind="text", fg=(211, 47, 47), size=px(46), bold=True, align="center")))
-        return views
+        logout = original_settings(self, area)[-1]  # the old release's "Log out", below the rows shown now
+        logout.box = Box(0, y + px(40), self.m.width, y + px(200))
+        return [*views, logout]
 
-    original_toggle = settings.SettingsApp._toggle
+    original_toggle, original_settings = settings.SettingsApp._toggle, settings.SettingsApp._settings
 
     def toggle(self, key):
         if key in confirm and getattr(self, "asking", None) is None:

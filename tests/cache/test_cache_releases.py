@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,14 +113,10 @@ class Releases:
 
 
 @pytest.fixture(params=["android", "ios"])
-def releases(request: pytest.FixtureRequest, pytester: pytest.Pytester,
-             monkeypatch: pytest.MonkeyPatch) -> Iterator[Releases]:
-    with ReferenceServer() as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-release-0000")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        suite = Releases(pytester, request.param)
-        suite.record()
-        yield suite
+def releases(request: pytest.FixtureRequest, pytester: pytest.Pytester, reference_server: ReferenceServer) -> Releases:
+    suite = Releases(pytester, request.param)
+    suite.record()
+    return suite
 
 
 def test_every_release_replays_the_recorded_action_or_misses_with_nothing_done(releases: Releases) -> None:
