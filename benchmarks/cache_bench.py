@@ -18,12 +18,13 @@ the undrifted apps with the memory on, then run live, strict and fallback on the
 phone's ground truth (what was toggled, selected, deleted or bought), `wrong act` an action the goal did not
 mean, `false pass` a pass without the goal's effect.
 
-Then sixteen releases of the Settings and Feed apps nobody here defined in the sim (`drift_suite.RELEASE_TESTS`,
-on each persona of `--platforms`): switches swapped, a row above, a label in capitals or in German, Dark mode
-already on, disabled or behind a confirm dialog, "Dark mode" twice in two sections (near and far from its old
-place), its label a heading outside its row, ids renamed, a check box for the switch, a new tab; the Feed's list
-reversed, an icon-only Delete, a second post by Bob above his old one. Recorded once on the old release, each release's test replays its own copy
-of the cache, one inner session per mode.
+Then seventeen releases of the Settings and Feed apps nobody here defined in the sim
+(`drift_suite.RELEASE_TESTS`, on each persona of `--platforms`): switches swapped, a row above, a label in
+capitals, with other spacing and punctuation, or in German, Dark mode already on, disabled or behind a confirm
+dialog, "Dark mode" twice in two sections (near and far from its old place), its label a heading outside its
+row, ids renamed, a check box for the switch, a new tab; the Feed's list reversed, an icon-only Delete, a
+second post by Bob above his old one. Recorded once on the old release, each release's test replays its own
+copy of the cache, one inner session per mode.
 
 Timing is wall time on a shared machine: expect noise, compare ratios within one run.
 

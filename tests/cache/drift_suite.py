@@ -19,7 +19,7 @@ __all__ = ["DRIFT_CONFTEST", "DRIFT_TESTS", "FEED", "FEED_RELEASES", "GALLERY", 
            "SHOP", "TESTS"]
 
 # Releases of Settings (`SETTINGS_RELEASES` in the conftest: its layout, labels, ids, states) and of the Feed
-SETTINGS_DRIFTS = ("swapped_switches", "row_above", "label_case", "localized", "already_on", "disabled",
+SETTINGS_DRIFTS = ("swapped_switches", "row_above", "label_case", "label_punctuation", "localized", "already_on", "disabled",
                    "confirm_dialog", "duplicate_label", "duplicate_far", "label_to_heading", "renamed_ids", "checkbox",
                    "new_tab")
 FEED_RELEASES = ("reordered", "icon_delete", "same_author")
@@ -49,6 +49,7 @@ SETTINGS_RELEASES = {
     "swapped_switches": dict(rows=["dark_mode", "wifi", "notifications"]),
     "row_above": dict(rows=["airplane", "wifi", "dark_mode", "notifications"]),
     "label_case": dict(labels={"dark_mode": "DARK MODE"}),
+    "label_punctuation": dict(labels={"dark_mode": "  Dark-mode:  "}),
     "localized": dict(labels={"wifi": "WLAN", "dark_mode": "Dunkelmodus", "notifications": "Mitteilungen"}),
     "already_on": dict(on={"dark_mode": True}),
     "disabled": dict(disabled={"dark_mode"}),

@@ -1,15 +1,15 @@
 """App releases nobody here defined in the sim, replayed from a cache recorded on the old release: every
-replay toggles or deletes the element the recording did, or misses with nothing done -- never a wrong
-action, never a pass without the goal's effect.
+replay toggles or deletes the element the recording did, or misses with nothing done (or, when Bob posts
+twice, right after deleting the post recorded) -- never a wrong action, never a pass without the goal's effect.
 
 The releases are made the way a user's app drifts (monkeypatched from the inner conftest,
-`tests/cache/drift_suite.py`): thirteen Settings releases (switches swapped, a row above, the label in
-capitals or in German, Dark mode already on, disabled, behind a confirm dialog, named twice in two sections
-near or far from its old place, its label a heading outside its row, ids renamed, a check box for the
-switch, a new tab) and three Feed releases (the list reversed, an icon-only Delete, a second post by Bob
-above his old one). One inner session
-records Settings' and the Feed's goal on the old release, a second replays every release strictly
-(`--guistate-llm=cache`), each from its own copy of that cache; the phone's action log says what happened.
+`tests/cache/drift_suite.py`): fourteen Settings releases (switches swapped, a row above, the label in
+capitals, with other spacing and punctuation, or in German, Dark mode already on, disabled, behind a
+confirm dialog, named twice in two sections near or far from its old place, its label a heading outside
+its row, ids renamed, a check box for the switch, a new tab) and three Feed releases (the list reversed,
+an icon-only Delete, a second post by Bob above his old one). One inner session records Settings' and the
+Feed's goal on the old release, a second replays every release strictly (`--guistate-llm=cache`), each
+from its own copy of that cache; the phone's action log says what happened.
 
 Before the identity and state rules of `llm/cache/identity.py` and `llm/cache/replay.py` covered them,
 four of these passed wrongly: `disabled` (both personas) and `confirm_dialog` (Android) passed with Dark
@@ -54,6 +54,7 @@ SETTINGS_EXPECTED: Expected = {
     "swapped_switches": PASS,
     "row_above": PASS,
     "label_case": PASS,
+    "label_punctuation": PASS,
     "renamed_ids": PASS,
     "checkbox": {"android": PASS, "ios": miss("no element like 'Dark mode'")},  # iOS shows a check box as a Button
     "localized": miss("Dunkelmodus"),
