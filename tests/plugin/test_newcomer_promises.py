@@ -7,7 +7,8 @@ disagreed once, each held here so it cannot drift back.
 - docs/troubleshooting.md: a budget or a loop limit set by the marker is named as the marker's in its failure;
 - docs/simulated-phone.md: `guistate:appVersion` `"2"` (a caps.json string) is version 2;
 - docs/llm-steps.md: `python -m pytest_guistate.llm.reference.rerecord` runs pytest cleanly (no assert-rewrite
-  warning, since the plugin was already imported by the command itself).
+  warning, since the plugin was already imported by the command itself);
+- README.md's hooks: every type a hook receives or returns is importable from `pytest_guistate`.
 """
 
 from __future__ import annotations
@@ -152,3 +153,19 @@ def test_rerecord_runs_pytest_against_the_reference_server_without_warnings(pyte
     out = result.stdout + result.stderr
     assert result.returncode == 0 and "1 passed" in out, out
     assert "PytestAssertRewriteWarning" not in out, out
+
+
+def test_every_type_a_hook_receives_or_returns_is_importable_from_the_package() -> None:
+    """README.md's hooks: "the types are importable from `pytest_guistate`" - the hookspecs' own type imports
+    (Screen, Transition, StepRecord and Device were not)."""
+    import ast
+
+    import pytest_guistate
+    from pytest_guistate import hookspecs
+
+    tree = ast.parse(Path(hookspecs.__file__).read_text(encoding="utf-8"))
+    named = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+             and (node.module or "").startswith("pytest_guistate.") for alias in node.names}
+    assert {"Observation", "Device", "Redaction"} <= named, named
+    missing = sorted(n for n in named if n not in pytest_guistate.__all__ or not hasattr(pytest_guistate, n))
+    assert not missing, f"hook types not importable from pytest_guistate: {missing}"
