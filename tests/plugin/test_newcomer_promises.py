@@ -169,3 +169,23 @@ def test_every_type_a_hook_receives_or_returns_is_importable_from_the_package() 
     assert {"Observation", "Device", "Redaction"} <= named, named
     missing = sorted(n for n in named if n not in pytest_guistate.__all__ or not hasattr(pytest_guistate, n))
     assert not missing, f"hook types not importable from pytest_guistate: {missing}"
+
+
+def test_a_marker_app_on_a_browser_session_is_an_error_saying_so(
+        pytester: pytest.Pytester, inner: Callable[..., pytest.RunResult]) -> None:
+    """docs/appium.md: the chromium driver ignores `appium:appPackage`, so README's example run against a browser
+    session failed later with "no element ... on screen: 'android.widget.ScrollView'". The capabilities are
+    refused before a session opens, so the sim stands in for the Appium server here."""
+    pytester.makepyfile(test_browser="""
+        import pytest
+
+        @pytest.mark.guistate(app="com.guistate.feed")
+        def test_app_in_a_browser(device):
+            pass
+    """)
+    (pytester.path / "caps.json").write_text(json.dumps({"browserName": "chrome"}), encoding="utf-8")
+    result = inner("-q", "--guistate-caps=caps.json")
+    result.assert_outcomes(errors=1)
+    expected = ("*@pytest.mark.guistate(app='com.guistate.feed') names an app, but this is a browser session "
+                "(browserName 'chrome'), which has no apps: open the page in the test with device.open_url(url)*")
+    result.stdout.fnmatch_lines([expected])
