@@ -124,7 +124,7 @@ class VisualOracle:
                 snapped += [whole] if whole is not None else []
         if covered is not None and any(not s.uncertain for s in snapped) \
                 and all(s.region.kind == "change" for s in snapped):
-            snapped += _another_app(covered, before_tree, tree, screen, ignored, notes)
+            snapped += _another_window(covered, before_tree, tree, screen, ignored, notes)
         verdict: Verdict
         if any(not s.uncertain for s in snapped):
             verdict = "changed"
@@ -438,24 +438,34 @@ def _screen_level(box: Box, kind: str, label: str) -> SnappedRegion:
 
 
 def _new_window(covered: Box, screen: Box, ignored: Sequence[Box]) -> SnappedRegion:
-    """The whole screen below the status bar: a new window's screen-level region."""
-    bars = [b for b in ignored if b.top <= screen.top and b.width >= screen.width * 0.9]
-    top = max((b.bottom for b in bars), default=0)
-    return _screen_level(Box(0, min(top, covered.top), screen.right, screen.bottom), "screen", "new window")
+    """The whole screen between the system bars: a new window's screen-level region."""
+    bars = [b for b in ignored if b.width >= screen.width * 0.9]
+    top = max((b.bottom for b in bars if b.top <= screen.top), default=0)
+    bottom = min((b.top for b in bars if b.top >= screen.height // 2),
+                 default=screen.bottom)
+    return _screen_level(Box(0, min(top, covered.top), screen.right, max(bottom, covered.bottom)), "screen", "new window")
 
 
-def _another_app(covered: Box, before_tree: Callable[[], UITree | None] | None, tree: UITree | None, screen: Box,
-                 ignored: Sequence[Box], notes: list[str]) -> list[SnappedRegion]:
-    """Another app's window in front, however little of the screen changed: the step left the app
-    or came back to it (an app's dialog replaced by the system's permission dialog in the same
-    place, a dialog of the permission controller answered; issue 33 found these on real apps judged
-    as a dialog's change only). A new screen: its screen-level region follows the item regions. The
-    keyboard's window is no app: a field's keyboard coming up keeps the screen."""
+def _another_window(covered: Box, before_tree: Callable[[], UITree | None] | None, tree: UITree | None,
+                    screen: Box, ignored: Sequence[Box], notes: list[str]) -> list[SnappedRegion]:
+    """A window in front that was not, however little of the screen changed: another app's (the
+    step left the app or came back to it: an app's dialog replaced by the system's permission
+    dialog in the same place, the permission controller answered), or a floating window of the app
+    that came or went with no scrim (a popup menu: the dump then holds the popup alone, the screen
+    behind takes no touch until it closes). Issue 33 found these on real apps judged as the item's
+    change only. A new screen: its screen-level region follows the item regions. The keyboard's
+    window is no app: a field's keyboard coming up keeps the screen."""
     old = before_tree() if before_tree is not None and tree is not None else None
-    if old is None or tree is None or _apps(old) == _apps(tree):
+    if old is None or tree is None:
         return []
-    notes.append(f"new window: another app in front ({', '.join(sorted(_apps(tree)))})")
-    return [_new_window(covered, screen, ignored)]
+    if _apps(old) != _apps(tree):
+        notes.append(f"new window: another app in front ({', '.join(sorted(_apps(tree)))})")
+        return [_new_window(covered, screen, ignored)]
+    if (floating_window(old, screen) is None) != (floating_window(tree, screen) is None):
+        went = floating_window(tree, screen) is None
+        notes.append(f"new window: a floating window {'went' if went else 'came'} (its dump holds it alone)")
+        return [_new_window(covered, screen, ignored)]
+    return []
 
 
 def _apps(tree: UITree) -> frozenset[str]:

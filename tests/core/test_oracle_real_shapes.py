@@ -527,21 +527,40 @@ def test_a_scrollbar_fading_under_the_scrim_of_a_closed_dialog_is_set_aside() ->
     assert not any(r.kind == "change" and r.raw.intersects(Box(1068, 260, 1080, 700)) for r in result.regions)
 
 
-def test_a_scrollbar_behind_a_popup_dump_is_set_aside() -> None:
-    """A popup menu's dump holds the popup alone; the list behind it, which the touch showed a
-    scrollbar on, is in the before-tree: the strip at its edge is a scrollbar, not the app's."""
-    popup = Box(480, 84, 1068, 372)
-    tree = _tree(_node("android.widget.FrameLayout", popup, children=_node(
-        "android.widget.ListView", popup, "", "", extra='scrollable="true"', children=_node(
+POPUP = Box(480, 84, 1068, 372)
+
+
+def popup_opened() -> tuple[np.ndarray, np.ndarray, UITree]:
+    """An overflow menu opened over the list, no scrim; its dump holds the popup's window alone."""
+    tree = _tree(_node("android.widget.FrameLayout", POPUP, children=_node(
+        "android.widget.ListView", POPUP, "", "", extra='scrollable="true"', children=_node(
             "android.widget.TextView", Box(480, 84, 1068, 228), "android:id/title", "Settings"))))
     before = rows_screen()
     after = before.copy()
-    cv2.rectangle(after, (popup.left, popup.top), (popup.right, popup.bottom), (255, 255, 255), -1)
+    cv2.rectangle(after, (POPUP.left, POPUP.top), (POPUP.right, POPUP.bottom), (255, 255, 255), -1)
     cv2.putText(after, "Settings", (520, 170), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (0, 0, 0), 3)
+    return before, after, tree
+
+
+def test_a_scrollbar_behind_a_popup_dump_is_set_aside() -> None:
+    """A popup menu's dump holds the popup alone; the list behind it, which the touch showed a
+    scrollbar on, is in the before-tree: the strip at its edge is a scrollbar, not the app's."""
+    before, after, tree = popup_opened()
     cv2.rectangle(after, (1068, 960), (1079, 1360), (120, 120, 120), -1)
     result = compare(before, after, tree, list_tree())
     assert [t.kind for t in result.transients] == ["scrollbar"]
-    assert not any(r.raw.intersects(Box(1068, 960, 1080, 1360)) for r in result.regions)
+    assert not any(r.kind == "change" and r.raw.intersects(Box(1068, 960, 1080, 1360)) for r in result.regions)
+
+
+def test_a_popup_window_opening_without_a_scrim_is_a_new_window() -> None:
+    """The popup is the item (first region); its window in front of the screen, whose dump it now
+    holds alone, is a new window however small the popup (the screen-level region after it)."""
+    before, after, tree = popup_opened()
+    result = compare(before, after, tree, list_tree())
+    first, *_, last = result.regions
+    assert first.kind == "change" and first.raw.intersection(POPUP).area >= 0.8 * POPUP.area
+    assert first.box.area < 0.1 * W * H
+    assert last.kind == "screen" and any("floating window came" in note for note in result.notes)
 
 
 def test_a_row_that_is_one_text_view_is_the_region() -> None:
