@@ -45,7 +45,7 @@ from pytest_guistate.core.oracle_snap import SnappedRegion, grow_unstable, snap_
 from pytest_guistate.core.oracle_transient import FADING, TransientShapes
 from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transient, Transition, Verdict
 from pytest_guistate.core.uitree import UINode, UITree
-from pytest_guistate.core.uitree_platform import is_ime_package
+from pytest_guistate.core.uitree_platform import ANDROID, is_ime_package
 
 __all__ = ["Crop", "OracleConfig", "Region", "Transition", "VisualOracle", "covered_area", "pixels_place", "status_bar_boxes"]
 
@@ -461,7 +461,8 @@ def _another_window(covered: Box, before_tree: Callable[[], UITree | None] | Non
     if _apps(old) != _apps(tree):
         notes.append(f"new window: another app in front ({', '.join(sorted(_apps(tree)))})")
         return [_new_window(covered, screen, ignored)]
-    if (floating_window(old, screen) is None) != (floating_window(tree, screen) is None):
+    android = old.platform == tree.platform == ANDROID  # an Android dump holds the focused window alone
+    if android and (floating_window(old, screen) is None) != (floating_window(tree, screen) is None):
         went = floating_window(tree, screen) is None
         notes.append(f"new window: a floating window {'went' if went else 'came'} (its dump holds it alone)")
         return [_new_window(covered, screen, ignored)]
