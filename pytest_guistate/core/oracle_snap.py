@@ -25,6 +25,7 @@ from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle_mask import RawRegion
 from pytest_guistate.core.oracle_types import OracleConfig, Region
 from pytest_guistate.core.uitree import UINode, UITree
+from pytest_guistate.core.uitree_platform import IOS
 
 __all__ = ["SnappedRegion", "grow_unstable", "snap_regions"]
 
@@ -143,9 +144,10 @@ class _Snapper:
 
     def leaf_row(self, node: UINode) -> bool:
         """A list's row that is one view with nothing in it (a ListView of TextViews, Android's
-        `simple_list_item_1`): no container, yet the row, the item a change of its text belongs to."""
-        return (not node.children and node.bounds is not None and not node.bounds.is_empty
-                and self.list_of(node) is not None)
+        `simple_list_item_1`): no container, yet the row, the item a change of its text belongs to.
+        Android only: an iOS list's rows are cells (containers); a leaf in it is a control of the list."""
+        return (node.platform != IOS and not node.children and node.bounds is not None
+                and not node.bounds.is_empty and self.list_of(node) is not None)
 
     def list_of(self, node: UINode | None) -> UINode | None:
         """The list `node` is a row of, if any."""
