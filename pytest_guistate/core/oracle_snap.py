@@ -133,6 +133,7 @@ class _Snapper:
         node = self.topmost(box)
         while node is not None:
             if self.usable(node) or self.leaf_row(node):
+                node = self.named(node)
                 assert node.bounds is not None
                 inside = Box.union_all(other for other in (box, *self.changes) if self.encloses(node, other))
                 if node.bounds.area <= self.config.snap_growth * max(1, inside.area if inside else box.area):
@@ -148,6 +149,18 @@ class _Snapper:
         Android only: an iOS list's rows are cells (containers); a leaf in it is a control of the list."""
         return (node.platform != IOS and not node.children and node.bounds is not None
                 and not node.bounds.is_empty and self.list_of(node) is not None)
+
+    def named(self, node: UINode) -> UINode:
+        """`node`, or the ancestor of the very same box that has a name when `node` has none: a
+        component's inner parts are drawn its size (Material's md-switch, Android's unnamed FrameLayout
+        inside a described view), and a region named 'android.view.ViewGroup' says nothing."""
+        current = node
+        while current.label == current.cls:
+            parent = self.parents.get(id(current))
+            if parent is None or parent.bounds != current.bounds or not self.usable(parent):
+                return node
+            current = parent
+        return current
 
     def list_of(self, node: UINode | None) -> UINode | None:
         """The list `node` is a row of, if any."""

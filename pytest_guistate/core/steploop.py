@@ -229,17 +229,21 @@ class StepLoop:
             judgement.verdict = snapped.verdict
         judgement.transition = snapped
 
+    def _probe_due(self, after: Observation, judgement: Judgement) -> bool:
+        """Whether a small no-expect change decides the step, so the stability probe looks again."""
+        t = judgement.transition
+        if not self.probe or t is None or judgement.expect_result is not None or not self.policy.gate_transitions:
+            return False
+        if judgement.verdict not in ("changed", "uncertain") or t.identical_bytes or not t.regions:
+            return False
+        width, height = after.frame.size
+        changed = Box.union_all(r.raw for r in t.regions)
+        return changed is not None and changed.area <= self.oracle.config.max_unstable_fraction * width * height
+
     def _probe(self, before: Observation, after: Observation, judgement: Judgement) -> tuple[list[Box], Observation]:
         """Stability probe, only when a small no-expect change decides the step: one more frame
         with no action; what differs between the two is flicker (banner, spinner), not effect."""
-        t = judgement.transition
-        if not self.probe or t is None or judgement.expect_result is not None or not self.policy.gate_transitions:
-            return [], after
-        if judgement.verdict not in ("changed", "uncertain") or t.identical_bytes or not t.regions:
-            return [], after
-        width, height = after.frame.size
-        changed = Box.union_all(r.raw for r in t.regions)
-        if changed is None or changed.area > self.oracle.config.max_unstable_fraction * width * height:
+        if not self._probe_due(after, judgement):
             return [], after
         self.clock.sleep(self.settle_policy.interval_s)
         again = self._observe("stability probe")
@@ -250,13 +254,15 @@ class StepLoop:
             again.tree = tree  # the same screen, no input: the next step's before-tree is already read
         return self.oracle.unstable_regions(after.frame, again.frame, tree, ignore=self.ignore(again)), again
 
-    def _after_motion(self, before: Observation, after: Observation, expect: Check, judgement: Judgement,
+    def _after_motion(self, before: Observation, after: Observation, expect: Check | None, judgement: Judgement,
                       trees: bool) -> tuple[Observation, Judgement]:
         """Evidence after the motion (issue 34): the expectation held at once, but the screen says it
         is still animating (a dialog fading in, a sheet sliding): the after-frame kept for regions and
         crops is the one once the frames stop changing, within `MOTION_BOUND_S`. Only a screen that
         can tell (`in_motion()`, the web) is asked, one cheap question; where nothing moves, nothing
-        waits. If the expectation no longer holds on the settled frame, the first judgement stands."""
+        waits. If the expectation no longer holds on the settled frame, the first judgement stands.
+        A no-expect step whose small change the stability probe would judge is asked too: a switch's
+        knob still sliding differs in the probe's frame, and was taken for flicker (a stale screen)."""
         in_motion = getattr(self.screen, "in_motion", None)
         if in_motion is None or not in_motion():
             return after, judgement
@@ -286,7 +292,7 @@ class StepLoop:
         judgement = self.judge(before, after, expect, trees=trees)
         unstable: list[Box] = []
         latest = after  # the newest frame: settling continues from it
-        if judgement.met and before is not None and expect is not None:
+        if judgement.met and before is not None and (expect is not None or self._probe_due(after, judgement)):
             after, judgement = self._after_motion(before, after, expect, judgement, trees)
             latest = after
         if judgement.met and before is not None:

@@ -48,10 +48,18 @@ __all__ = [
 ]
 
 # The page's motion, as the step loop asks it (`Device.in_motion`): a finite animation or transition
-# running or about to start (an endless spinner never stops, so it is no motion to wait for).
+# running or about to start (an endless spinner never stops, so it is no motion to wait for), in the
+# document or in any open shadow root: `document.getAnimations()` leaves out what runs in shadow trees
+# (Shoelace's sl-dialog scales its panel in its shadow root), each root answers for its own.
 MOVING_JS = r"""
-const pageMoving = () => document.getAnimations().some((a) => (a.pending || a.playState === "running") &&
-  a.effect && a.effect.getComputedTiming().endTime !== Infinity);
+const pageMoving = () => {
+  const roots = [document];
+  for (let i = 0; i < roots.length; i++) {
+    for (const el of roots[i].querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
+  }
+  return roots.some((root) => root.getAnimations().some((a) => (a.pending || a.playState === "running") &&
+    a.effect && a.effect.getComputedTiming().endTime !== Infinity));
+};
 """
 
 # How the page maps to the screenshot, asked by every script that measures boxes (the tree walk, the
@@ -160,6 +168,19 @@ function wrappedControls() {
     }
   }
   for (const [owner, control] of owned) if (!control) owned.delete(owner);
+  // a wrapper drawn inside another component's shadow root around that component's own control is a
+  // part of it (Material's md-outlined-text-field renders md-outlined-field around its <input>): the
+  // node is the component the page wrote, with its id, when it is hardly bigger and holds no other control
+  for (const [part, control] of Array.from(owned)) {
+    let owner = part;
+    for (let root = owner.getRootNode(); root instanceof ShadowRoot && isCustom(root.host); root = owner.getRootNode()) {
+      const host = root.host, a = host.getBoundingClientRect(), b = owner.getBoundingClientRect();
+      if (owned.has(host) || root.querySelectorAll(CONTROLS).length > 1 ||
+          !(a.height <= 3 * b.height && a.width <= 3 * b.width)) break;
+      owner = host;
+    }
+    if (owner !== part) { owned.delete(part); owned.set(owner, control); }
+  }
   return owned;
 }
 """
@@ -216,7 +237,10 @@ function visit(el, parent, clip) {
   if (style.display === "none") return;
   const r = el.getBoundingClientRect();
   const base = style.position === "fixed" ? view : clip;
-  const box = [Math.max(r.left, base[0]), Math.max(r.top, base[1]), Math.min(r.right, base[2]), Math.min(r.bottom, base[3])];
+  // the document element is the window: its background fills the screen however short the page is (a
+  // page shorter than the screen is not a floating window over nothing)
+  const box = el === document.documentElement ? view.slice()
+    : [Math.max(r.left, base[0]), Math.max(r.top, base[1]), Math.min(r.right, base[2]), Math.min(r.bottom, base[3])];
   // an ancestor at opacity 0 (a dialog before its fade-in) hides it too
   const see = el.checkVisibility ? el.checkVisibility({opacityProperty: true, visibilityProperty: true}) : true;
   const shown = box[2] > box[0] && box[3] > box[1] && style.visibility !== "hidden" && parseFloat(style.opacity) > 0 &&
@@ -254,7 +278,7 @@ function visit(el, parent, clip) {
   const checked = control.checked === true || control.getAttribute("aria-checked") === "true" ||
     el.getAttribute("aria-checked") === "true";
   const label = (n) => n.getAttribute("aria-label") || n.getAttribute("alt") || n.getAttribute("title") ||
-    labelledBy(n) || (n === control && n !== el ? fieldLabel(n) : "");
+    labelledBy(n) || (control !== el ? fieldLabel(n) : "");  // a form-associated host has labels too
   const attrs = {
     package: pkg, class: cls, text: norm(text),
     "resource-id": norm(el.getAttribute("data-testid") || el.id || control.getAttribute("data-testid")),
@@ -341,14 +365,22 @@ const deepHit = (x, y) => {
   }
   return hit;
 };
+// the innermost native control or role'd element holding n (n itself included), through shadow hosts
+const controlOf = (n) => {
+  for (let p = n; p; p = hostParent(p)) if (p.matches(CONTROLS)) return p;
+  return null;
+};
 // what a tap at the point reaches for el: el itself when the hit is el or inside it, the hit when it
 // is an ancestor el lets the tap through to (a label that ignores pointer events, text slotted into a
-// component: the component gets the click), else null (something else covers it)
+// component: the component gets the click), the control both sit in when the hit is a sibling of el
+// inside the same control (Material's <button> draws a touch-target <span> over its own label: the
+// button gets the click), else null (something else covers it)
 const reaches = (el, hit) => {
   for (let n = hit; n; n = flatParent(n)) if (n === el) return el;
   for (let n = hit; n; n = hostParent(n)) if (n === el) return el;
   for (let n = el; n; n = hostParent(n)) if (n === hit) return hit;
-  return null;
+  const control = controlOf(el);
+  return control && controlOf(hit) === control ? control : null;
 };
 const describe = (el) => {
   const t = texts(el)[0];
@@ -361,6 +393,9 @@ const judge = (el) => {
   if (!visible || r.width <= 0 || r.height <= 0) return [0, "not visible"];
   for (let n = el; n; n = hostParent(n)) {
     if (n.disabled === true || n.getAttribute("aria-disabled") === "true" || n.inert) return [1, "disabled"];
+  }
+  // what moves it is what it is drawn in: a slotted button moves with the shadow panel its slot sits in
+  for (let n = el; n; n = flatParent(n)) {
     if (n.getAnimations && n.getAnimations().some((a) => a.playState === "running" &&
         a.effect && a.effect.getComputedTiming().endTime !== Infinity)) return [1, "moving (an animation runs)"];
   }

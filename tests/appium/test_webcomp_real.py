@@ -1,8 +1,11 @@
 """Apps on real UI component libraries through real Appium 3 + Chromium (issue 34).
 
 Ionic (`@ionic/core`: shadow roots, Stencil's scoped inputs, ion-alert), Framework7 (a confirm dialog
-fading in over a dimmed backdrop, no `role="dialog"`) and Onsen UI (custom elements around native
-controls, CSS upper-casing its buttons), at the versions pinned in `.ci/webapps/package.json`,
+fading in over a dimmed backdrop, no `role="dialog"`), Onsen UI (custom elements around native
+controls, CSS upper-casing its buttons), Shoelace (Lit components defined lazily by its autoloader, a
+dialog animating in its shadow root, a toast) and Material Web (ES modules through an import map, a
+touch target over each button's label, fields drawn by nested components, a native <dialog> in the
+top layer), at the versions pinned in `.ci/webapps/package.json`,
 installed by `bash .ci/webapps.sh` and served on loopback. Each app is driven by an inner pytest run
 written the way a user writes it (README words only): the locators wait for the app to hydrate, type
 into components, tap a button whose label lives in a shadow root, delete exactly once under a late
@@ -22,7 +25,10 @@ from typing import Any
 import pytest
 
 WEBAPPS = Path(__file__).resolve().parents[2] / ".ci" / "webapps"
-LIBRARIES = {"ionic": "@ionic/core", "framework7": "framework7", "onsen": "onsenui"}
+LIBRARIES = {
+    "ionic": "@ionic/core", "framework7": "framework7", "onsen": "onsenui",
+    "shoelace": "@shoelace-style/shoelace", "material": "@material/web",
+}
 PASSWORD = "hunter2-Secret"
 
 
@@ -102,7 +108,7 @@ def test_notes(device, guistate):
 
 
 @pytest.mark.appium
-@pytest.mark.parametrize("app", ["ionic", "framework7", "onsen"])
+@pytest.mark.parametrize("app", list(LIBRARIES))
 def test_a_component_library_app_end_to_end(
     app: str, webapps: str, pytester: pytest.Pytester, inner_device: Callable[[int], tuple[str, ...]],
 ) -> None:

@@ -256,3 +256,25 @@ def test_opening_a_dimmed_dialog_snaps_to_the_dialog_in_the_after_tree() -> None
     assert [(r.container, r.box) for r in result.regions if r.kind == "change"] == [
         ("dialog 'Delete post?' appeared", DIALOG)]
     assert [r.kind for r in result.regions] == ["change"]  # in the app's window: no scrim region
+
+
+def test_an_unnamed_part_the_size_of_a_named_control_gives_the_control_its_name() -> None:
+    """A component's inner parts are drawn its size (Material's md-switch holds a plain div of its
+    box): a change in them is named after the switch, not 'android.view.ViewGroup'. An unnamed part
+    smaller than its parent keeps its place (the region's box is the same either way)."""
+    switch = ('<android.widget.Switch content-desc="Notifications" resource-id="notifications" bounds="[400,300][520,380]">'
+              '<android.view.ViewGroup bounds="[400,300][520,380]"><android.view.View bounds="{knob}"/>'
+              "</android.view.ViewGroup></android.widget.Switch>")
+    before = screen()
+    after = changed_square(before, Box(420, 310, 470, 370))
+    tree = parse_page_source(f'<hierarchy width="{W}" height="{H}"><android.widget.FrameLayout bounds="[0,0][{W},{H}]">'
+                             f'{switch.format(knob="[420,310][470,370]")}</android.widget.FrameLayout></hierarchy>')
+    result = oracle.compare(Frame.from_array(before), Frame.from_array(after), tree)
+    assert [(r.container, r.box) for r in result.regions] == [("Notifications", Box(400, 300, 520, 380))]
+    inner = parse_page_source(  # the unnamed part is smaller than the switch: it is the container
+        f'<hierarchy width="{W}" height="{H}"><android.widget.FrameLayout bounds="[0,0][{W},{H}]">'
+        '<android.widget.Switch content-desc="Notifications" bounds="[380,290][530,390]">'
+        '<android.view.ViewGroup bounds="[400,300][520,380]"><android.view.View bounds="[420,310][470,370]"/>'
+        "</android.view.ViewGroup></android.widget.Switch></android.widget.FrameLayout></hierarchy>")
+    result = oracle.compare(Frame.from_array(before), Frame.from_array(after), inner)
+    assert [(r.container, r.box) for r in result.regions] == [("android.view.ViewGroup", Box(400, 300, 520, 380))]

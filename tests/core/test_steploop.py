@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 
+import cv2
 import pytest
 
 from pytest_guistate.core.anchors import AnchorType, LinkType
@@ -415,3 +416,39 @@ def test_memory_stays_flat_over_500_steps() -> None:
         assert decoded_frames(screen.frames) <= window
     assert len(session.steps) == 500 and screen.counter == 500
     assert sum(1 for r in session.steps if r.reused_before) == 499
+
+
+class SlidingSwitch(ListScreen):
+    """A switch whose knob slides for 0.3 s after the tap, and a screen that says so (`in_motion`, as
+    a browser page does)."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        super().__init__(clock)
+        self.slid_at: float | None = None
+
+    def toggle(self) -> None:
+        if self._tap():
+            self.slid_at = self.clock()
+
+    def in_motion(self) -> bool:
+        return self.slid_at is not None and self.clock() - self.slid_at < 0.3
+
+    def _draw(self):
+        img = super()._draw()
+        if self.slid_at is not None:
+            x = 240 + round(60 * min(1.0, (self.clock() - self.slid_at) / 0.3))
+            cv2.rectangle(img, (x, 50), (x + 30, 70), (0, 0, 200), -1)
+        return img
+
+
+def test_a_knob_still_sliding_is_the_effect_not_flicker() -> None:
+    """A no-expect step whose small change was still moving: the stability probe's frame differs, which
+    read as flicker (no change, then 'settled': a stale-screen episode for a switch that worked). The
+    screen says it is moving, so the step's after-frame is the one once it stops."""
+    clock = VirtualClock()
+    screen = SlidingSwitch(clock)
+    session = TaskSession(screen, policy=TierPolicy.for_tier("standard"), clock=clock, name="test_x",
+                          settle=SettlePolicy(timeout_s=1.0, interval_s=0.1))
+    record = session.perform("notifications on", screen.toggle)
+    assert (record.outcome, stages(record), record.attempts[0].verdict) == ("ok", ["initial"], "changed")
+    assert session.episodes == 0 and not screen.in_motion()
