@@ -28,7 +28,7 @@ so a reader sees what was set aside and why. The rules are about shapes, not app
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import cv2
 import numpy as np
@@ -92,6 +92,12 @@ def is_overlay(before: np.ndarray, after: np.ndarray, max_alpha: float) -> bool:
     return bool(np.all(fits & gains))
 
 
+def _lists(nodes: Iterable[UINode]) -> list[UINode]:
+    """The scrollable nodes (lists, scroll views, web views): where scrollbars and glows are drawn."""
+    return [n for n in nodes if n.bounds is not None and not n.bounds.is_empty
+            and (n.is_scrollable or any(h in n.cls for h in _LIST_HINTS))]
+
+
 def _signature(node: UINode) -> tuple[object, ...]:
     """What a ripple must leave alone: the node's shown content and state, and its children's."""
     bounds = tuple(node.bounds.as_list()) if node.bounds is not None else None
@@ -112,8 +118,7 @@ class TransientShapes:
         self.lists: list[UINode] = []
         self.controls: list[UINode] = []
         if tree is not None:
-            self.lists = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
-                          and (n.is_scrollable or any(h in n.cls for h in _LIST_HINTS))]
+            self.lists = _lists(tree.nodes())
             limit = _HOST_MAX_FRACTION * screen.area
             self.controls = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
                              and (n.clickable or n.long_clickable) and n.bounds.area <= limit]
@@ -153,8 +158,7 @@ class TransientShapes:
         return None
 
     def _lists_before(self) -> list[UINode]:
-        return [n for n in self._before() if n.bounds is not None and not n.bounds.is_empty
-                and (n.is_scrollable or any(h in n.cls for h in _LIST_HINTS))]
+        return _lists(self._before())
 
     def _before(self) -> list[UINode]:
         """The before-tree's nodes, read once and only when a rule needs them."""
