@@ -194,8 +194,10 @@ def status_bar_boxes(tree: UITree | None, width: int, height: int, platform: str
     StatusBar); when none of them is at the top of the screen (a tree naming only the navigation
     bar), the status bar is measured: the band above the app's first full-width node (Android), the
     band above the navigation bar (iOS), else the platform's top band (`_top_band`). `platform`
-    names the phone when there is no tree to say it. Other systemui nodes are no bar: in the
-    notification shade a notification row is a screen's content like any other (issue 33)."""
+    names the phone when there is no tree to say it. With no bar named in the lower half, the
+    navigation bar is measured below the app's window (`_measured_navigation_bar`). Other systemui
+    nodes are no bar: in the notification shade a notification row is a screen's content like any
+    other (issue 33)."""
     boxes: list[Box] = []
     if tree is not None:
         for node in tree.nodes():
