@@ -8,7 +8,8 @@ disagreed once, each held here so it cannot drift back.
 - docs/simulated-phone.md: `guistate:appVersion` `"2"` (a caps.json string) is version 2;
 - docs/llm-steps.md: `python -m pytest_guistate.llm.reference.rerecord` runs pytest cleanly (no assert-rewrite
   warning, since the plugin was already imported by the command itself);
-- README.md's hooks: every type a hook receives or returns is importable from `pytest_guistate`.
+- README.md's hooks: every type a hook receives or returns is importable from `pytest_guistate`;
+- docs/appium.md: a marker's `app=` on a browser session is an error saying so, not a blank page.
 """
 
 from __future__ import annotations
