@@ -137,7 +137,8 @@ def main() -> int:
         env = {**os.environ, "GUISTATE_FAULT_TABLE": str(table)}
         started = time.monotonic()
         run = subprocess.run([sys.executable, "-m", "pytest", "tests/faults", "-q", "-n", args.workers,
-                              "-p", "no:randomly"], cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+                              "-p", "no:randomly", "-rfE"], cwd=ROOT, env=env, capture_output=True, text=True,
+                             check=False)
         wall = time.monotonic() - started
         rows = [json.loads(line) for line in table.read_text("utf-8").splitlines()] if table.exists() else []
         disk = Path(tmp) / "enospc"
@@ -146,7 +147,12 @@ def main() -> int:
         rows.extend(frame_memory_rows())
         rows.extend(gate_fault_rows(Path(tmp) / "gate"))
     print(f"tests/faults: {run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-300:]} "
-          f"({wall:.0f} s wall, -n {args.workers}, load average {os.getloadavg()[0]:.1f})\n")
+          f"({wall:.0f} s wall, -n {args.workers}, load average {os.getloadavg()[0]:.1f})")
+    # a red run names its tests: "3 failed" alone sends the reader to run the suite again to learn which
+    for line in run.stdout.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(f"  {line}")
+    print()
     print("| fault | time to fail (s) | message | steps kept |")
     print("|---|---|---|---|")
     for row in sorted(rows, key=lambda r: r["case"]):

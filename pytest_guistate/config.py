@@ -56,10 +56,12 @@ __all__ = [
     "SessionMode",
     "add_options",
     "budget_for",
+    "budget_setting",
     "build_config",
     "check_marker_kwargs",
     "check_paths",
     "cycle_limit_for",
+    "cycle_limit_setting",
     "get_config",
 ]
 
@@ -448,10 +450,27 @@ def check_marker_kwargs(item: pytest.Item) -> None:
             f"{', '.join(MARKER_KWARGS)}"), stacklevel=1)
 
 
+def _budget_key(options: dict[str, Any]) -> str | None:
+    """The marker keyword that sets the test's budget, if any (`test_timeout=` wins over `timeout=`)."""
+    return "test_timeout" if "test_timeout" in options else "timeout" if "timeout" in options else None
+
+
+def budget_setting(item: pytest.Item) -> str:
+    """Where the test's budget comes from, for its `TestTimeout` message: a user who set the marker's
+    `timeout=` looks for that, not for an ini key they never set."""
+    key = _budget_key(marker_kwargs(item))
+    return "guistate_test_timeout" if key is None else f"marker {key}="
+
+
+def cycle_limit_setting(item: pytest.Item) -> str:
+    """Where the test's loop limit comes from, for its `CycleDetected` message (as `budget_setting`)."""
+    return "marker cycle_limit=" if "cycle_limit" in marker_kwargs(item) else "ini guistate_cycle_limit"
+
+
 def budget_for(item: pytest.Item, default_s: float) -> float:
     """The test's budget in seconds (0 = none): the marker's `timeout=`/`test_timeout=`, else the option."""
     options = marker_kwargs(item)
-    key = "test_timeout" if "test_timeout" in options else "timeout" if "timeout" in options else None
+    key = _budget_key(options)
     if key is None:
         return default_s
     raw = options[key]

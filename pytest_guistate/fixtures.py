@@ -142,6 +142,13 @@ def _session_capabilities(request: pytest.FixtureRequest, base: dict[str, Any]) 
         from pytest_guistate.devices.ios import is_ios
 
         wanted = {**caps, **(options.get("caps") or {})}  # the marker's own caps may make it an iOS session
+        if wanted.get("browserName"):
+            # the chromium driver ignores appium:appPackage: the test would run on a blank page and fail far
+            # from the cause (an element "not on screen")
+            raise pytest.UsageError(
+                f"{request.node.nodeid}: @pytest.mark.guistate(app={options['app']!r}) names an app, but this is a "
+                f"browser session (browserName {wanted['browserName']!r}), which has no apps: open the page in the "
+                "test with device.open_url(url)")
         caps["appium:bundleId" if is_ios(wanted) else "appium:appPackage"] = options["app"]
     if options.get("faults"):
         caps["guistate:faults"] = dict(options["faults"])

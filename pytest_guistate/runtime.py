@@ -311,9 +311,10 @@ class GuistateRuntime:
             retier_hook=retier,
         )
         recorder.bind(session)
-        from pytest_guistate.config import cycle_limit_for
+        from pytest_guistate.config import cycle_limit_for, cycle_limit_setting
 
         session.cycles.limit = cycle_limit_for(item, self.settings.cycle_limit)
+        session.cycles.limit_setting = cycle_limit_setting(item)
         live = terminal_progress(self.config, test_id, session)
         if live is not None:
             session.journal.listeners.append(live)
@@ -423,10 +424,10 @@ class GuistateRuntime:
     @contextmanager
     def test_budget(self, item: pytest.Item) -> Iterator[None]:
         """The whole-test watchdog around the call phase: the marker's budget, else the option (config.py)."""
-        from pytest_guistate.config import budget_for
+        from pytest_guistate.config import budget_for, budget_setting
         from pytest_guistate.core import watchdog
 
-        watchdog.arm(budget_for(item, self.settings.test_timeout_s), item.nodeid)
+        watchdog.arm(budget_for(item, self.settings.test_timeout_s), item.nodeid, budget_setting(item))
         try:
             yield
         finally:

@@ -86,6 +86,7 @@ class CycleGuard:
     """Per-session loop watch: the screens since the last milestone and the current episode."""
 
     limit: int = DEFAULT_LIMIT
+    limit_setting: str = "ini guistate_cycle_limit"  # where the limit was set, named in the failure
     window: int = 24  # screens kept since the last milestone
     warning: str = ""  # for the LLM actor's prompt while a loop is on
     _keys: list[ScreenKey] = field(default_factory=list)
@@ -137,7 +138,7 @@ class CycleGuard:
             crops = self._loop_frames(steps, artifacts, period)
             message = (f"step {record.index} {record.name!r}: the screens went round in a loop ({shape}, period "
                        f"{period}) over steps {loop_steps[0]}-{loop_steps[-1]} with no milestone reached (limit "
-                       f"{self.limit} steps, ini guistate_cycle_limit); the loop's screens: "
+                       f"{self.limit} steps, {self.limit_setting}); the loop's screens: "
                        f"{', '.join(crops) or '(not kept)'}")
             journal.exception(f"loop of {length} steps: test failed", record, crops=crops, detail=message,
                               data={"kind": "cycle", "period": period, "steps": loop_steps, "failed": True})

@@ -45,6 +45,7 @@ from pytest_guistate.core.oracle_snap import SnappedRegion, grow_unstable, snap_
 from pytest_guistate.core.oracle_transient import FADING, TransientShapes
 from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transient, Transition, Verdict
 from pytest_guistate.core.uitree import UINode, UITree
+from pytest_guistate.core.uitree_platform import ANDROID, is_ime_package
 
 __all__ = ["Crop", "OracleConfig", "Region", "Transition", "VisualOracle", "covered_area", "pixels_place", "status_bar_boxes"]
 
@@ -106,10 +107,13 @@ class VisualOracle:
         snapped = self._into_vanished_dialog(snap_regions(kept, tree, screen, self.config), before_tree, tree, screen)
         covered = Box.union_all(s.region.raw for s in snapped)
         if covered is not None and covered.area >= DIM_FRACTION * screen.area:
-            undimmed = self._undim(before, after, tree, before_tree, ignored, masks, (trusted, untrusted, focused))
+            under_scrim: list[Transient] = []
+            undimmed = self._undim(before, after, tree, before_tree, ignored, masks, (trusted, untrusted, focused),
+                                   shapes, under_scrim)
             if undimmed is not None:
                 snapped, note = undimmed
                 notes.append(note)
+                transients += under_scrim
                 old = before_tree() if before_tree is not None else None
                 if old is not None and tree is not None and _windows(old, screen) != _windows(tree, screen):
                     # the dialog is a window of its own: the screen behind it changed as a whole
@@ -118,6 +122,9 @@ class VisualOracle:
                 filled = sum(s.region.raw.area for s in snapped) >= DIM_FRACTION * screen.area
                 whole = self._new_screen(covered, filled, before_tree, tree, screen, ignored, notes)
                 snapped += [whole] if whole is not None else []
+        if covered is not None and any(not s.uncertain for s in snapped) \
+                and all(s.region.kind == "change" for s in snapped):
+            snapped += _another_window(covered, before_tree, tree, screen, ignored, notes)
         verdict: Verdict
         if any(not s.uncertain for s in snapped):
             verdict = "changed"
@@ -204,10 +211,8 @@ class VisualOracle:
         else they are separate changes (a toast gone, a title changed), kept as they are."""
         old = before_tree() if before_tree is not None else None
         if _windows(old, screen) != _windows(tree, screen) and old is not None and tree is not None:
-            bars = [b for b in ignored if b.top <= screen.top and b.width >= screen.width * 0.9]
-            top = max((b.bottom for b in bars), default=0)
             notes.append("new window: the trees' top-level windows differ")
-            return _screen_level(Box(0, min(top, covered.top), screen.right, screen.bottom), "screen", "new window")
+            return _new_window(covered, screen, ignored)
         if not filled:
             return None
         notes.append(f"repaint: {covered.area / screen.area:.0%} of the screen redrawn in one window")
@@ -215,8 +220,11 @@ class VisualOracle:
 
     def _undim(self, before: Frame, after: Frame, tree: UITree | None,
                before_tree: Callable[[], UITree | None] | None, ignored: list[Box], masks: ChangeMasks,
-               unstable: tuple[list[Box], list[Box], list[UINode]]) -> tuple[list[SnappedRegion], str] | None:
-        """A global dim / undim: the dialog that (dis)appeared plus what changed under the scrim."""
+               unstable: tuple[list[Box], list[Box], list[UINode]], shapes: TransientShapes,
+               set_aside: list[Transient]) -> tuple[list[SnappedRegion], str] | None:
+        """A global dim / undim: the dialog that (dis)appeared plus what changed under the scrim. A
+        scrollbar fading under the scrim (the touch that opened or closed the dialog scrolled nothing,
+        but the list still shows its bar) is set aside into `set_aside` like one outside it."""
         screen = Box(0, 0, *after.size)
         overlay = find_overlay(before_tree() if before_tree is not None else None, tree, screen)
         scale = self.config.scale_divisor
@@ -234,7 +242,9 @@ class VisualOracle:
             small_before, compensate(small_after, 1.0 / gain))
         residual = change_masks(*darker, self.config, after.size,
                                 ignored if by_pixels or overlay is None else [*ignored, overlay.box])
-        kept = self._keep(find_regions(residual, self.config), residual, *unstable, [])
+        found = find_regions(residual, self.config)
+        set_aside += [t for t in (shapes.kind_of(raw.box, layers=False) for raw in found) if t is not None]
+        kept = self._keep([raw for raw in found if not any(t.box == raw.box for t in set_aside)], residual, *unstable, [])
         if by_pixels:  # the dialog is the largest area that does not follow the scrim's gain
             if not kept:
                 return None
@@ -425,6 +435,44 @@ def pixels_place(transition: Transition, width: int, height: int, fraction: floa
 def _screen_level(box: Box, kind: str, label: str) -> SnappedRegion:
     """A screen-level region after the items (`Region.kind`): what the step did to the screen as a whole."""
     return SnappedRegion(Region(box, box, label, 1.0, None, kind), 0, False)
+
+
+def _new_window(covered: Box, screen: Box, ignored: Sequence[Box]) -> SnappedRegion:
+    """The whole screen between the system bars: a new window's screen-level region."""
+    bars = [b for b in ignored if b.width >= screen.width * 0.9]
+    top = max((b.bottom for b in bars if b.top <= screen.top), default=0)
+    bottom = min((b.top for b in bars if b.top >= screen.height // 2),
+                 default=screen.bottom)
+    return _screen_level(Box(0, min(top, covered.top), screen.right, max(bottom, covered.bottom)), "screen", "new window")
+
+
+def _another_window(covered: Box, before_tree: Callable[[], UITree | None] | None, tree: UITree | None,
+                    screen: Box, ignored: Sequence[Box], notes: list[str]) -> list[SnappedRegion]:
+    """A window in front that was not, however little of the screen changed: another app's (the
+    step left the app or came back to it: an app's dialog replaced by the system's permission
+    dialog in the same place, the permission controller answered), or a floating window of the app
+    that came or went with no scrim (a popup menu: the dump then holds the popup alone, the screen
+    behind takes no touch until it closes). Issue 33 found these on real apps judged as the item's
+    change only. A new screen: its screen-level region follows the item regions. The keyboard's
+    window is no app: a field's keyboard coming up keeps the screen."""
+    old = before_tree() if before_tree is not None and tree is not None else None
+    if old is None or tree is None:
+        return []
+    if _apps(old) != _apps(tree):
+        notes.append(f"new window: another app in front ({', '.join(sorted(_apps(tree)))})")
+        return [_new_window(covered, screen, ignored)]
+    android = old.platform == tree.platform == ANDROID  # an Android dump holds the focused window alone
+    if android and (floating_window(old, screen) is None) != (floating_window(tree, screen) is None):
+        went = floating_window(tree, screen) is None
+        notes.append(f"new window: a floating window {'went' if went else 'came'} (its dump holds it alone)")
+        return [_new_window(covered, screen, ignored)]
+    return []
+
+
+def _apps(tree: UITree) -> frozenset[str]:
+    """The packages of a dump's top-level windows but the keyboard's."""
+    packages = {c.package for c in tree.root.children if c.package and not is_ime_package(c.package)}
+    return frozenset(packages or ({tree.root.package} if tree.root.package else set()))
 
 
 def _bars_behind_a_window(tree: UITree | None, before_tree: Callable[[], UITree | None] | None, screen: Box,

@@ -39,6 +39,10 @@ _IOS_STATUS_BAR_FRACTION = 0.065  # iOS: top 6.5% (see status_bar_boxes)
 # an Espresso or single-window UiAutomator2 source lists in place of the bars themselves)
 _BAR_IDS = ("status_bar", "statusBarBackground", "navigationBarBackground")
 _SYSTEM_UI_MAX_FRACTION = 0.1  # a systemui node taller than this is the notification shade, not a bar
+_NAV_BAR_MAX = 0.1  # of the window's height: a navigation bar (48 dp) under a window of 560-900 dp
+_NAV_BAR_MIN = 0.02  # of the frame's height: a thinner gap under a window is no bar
+_NAV_BAR_WINDOW = 0.7  # of the frame's height: a window ending higher was resized (a keyboard under it)
+_FULL_WIDTH = 0.98  # of the screen's width: an app's window (a dialog's window keeps a margin at each side)
 _KEYBOARD_SLACK_PX = 8  # how far a keyboard's edges may move between two trees and still be "the same place"
 
 
@@ -190,8 +194,10 @@ def status_bar_boxes(tree: UITree | None, width: int, height: int, platform: str
     StatusBar); when none of them is at the top of the screen (a tree naming only the navigation
     bar), the status bar is measured: the band above the app's first full-width node (Android), the
     band above the navigation bar (iOS), else the platform's top band (`_top_band`). `platform`
-    names the phone when there is no tree to say it. Other systemui nodes are no bar: in the
-    notification shade a notification row is a screen's content like any other (issue 33)."""
+    names the phone when there is no tree to say it. With no bar named in the lower half, the
+    navigation bar is measured below the app's window (`_measured_navigation_bar`). Other systemui
+    nodes are no bar: in the notification shade a notification row is a screen's content like any
+    other (issue 33)."""
     boxes: list[Box] = []
     if tree is not None:
         for node in tree.nodes():
@@ -201,7 +207,31 @@ def status_bar_boxes(tree: UITree | None, width: int, height: int, platform: str
                 boxes.append(node.bounds.clamp(width, height))
     if not any(box.top <= 0 for box in boxes):
         boxes.append(Box(0, 0, width, max(1, _top_band(tree, width, height, platform))))
+    if not any(box.top >= height // 2 and box.width >= 0.9 * width for box in boxes):
+        boxes += _measured_navigation_bar(tree, width, height)
     return merge_boxes(boxes, 0)
+
+
+def _measured_navigation_bar(tree: UITree | None, width: int, height: int) -> list[Box]:
+    """The navigation bar a dump does not name (issue 33: many name neither bar), measured like the
+    status bar: Android lays an app's window out above the navigation bar, so below a full-width
+    window that starts at the top and ends in the screen's lower part, with nothing of the tree
+    under it, lies the bar. Its buttons are redrawn when a dialog takes focus: the system's change,
+    not the app's. The band is at most `_NAV_BAR_MAX` of the window's height (the frame may be taller
+    than the screen: a recorder's black rows). A window reaching the frame's bottom (drawn under the
+    bar, a launcher), ending higher (resized above a keyboard) or a floating window alone tells nothing."""
+    if tree is None or tree.platform == "ios":
+        return []
+    windows = [c.bounds for c in tree.root.children if c.bounds is not None and not c.bounds.is_empty]
+    full = [b for b in windows if b.width >= _FULL_WIDTH * width and b.top <= _SYSTEM_UI_MAX_FRACTION * height]
+    if not full:
+        return []
+    top = max(b.bottom for b in full)
+    if not _NAV_BAR_WINDOW * height <= top <= height - _NAV_BAR_MIN * height:
+        return []
+    if any(n.bounds is not None and not n.bounds.is_empty and n.bounds.bottom > top for n in tree.nodes()):
+        return []  # something of the tree is drawn there: not a bar's band
+    return [Box(0, top, width, min(height, top + round(_NAV_BAR_MAX * top)))]
 
 
 def _is_bar(node: UINode, height: int) -> bool:

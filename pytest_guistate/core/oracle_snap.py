@@ -1,7 +1,7 @@
 """The UI-tree half of the oracle: changed boxes -> the containers they belong to (AGMem §3.2).
 
 "A crop cut too tight loses the item it belongs to": each raw box is snapped, at full scale, to
-the smallest container (window, panel, dialog, list row) that encloses it *on top*: windows and
+the smallest container (window, panel, dialog, list row, a leaf row too) that encloses it *on top*: windows and
 overlays stack, so the candidate chain starts at the topmost node enclosing the box (the last one
 in document order) and walks up its ancestors -- a spinner drawn over a list row belongs to the
 spinner's layout, not to the row beneath. An empty layer drawn over other nodes (a childless,
@@ -25,6 +25,7 @@ from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle_mask import RawRegion
 from pytest_guistate.core.oracle_types import OracleConfig, Region
 from pytest_guistate.core.uitree import UINode, UITree
+from pytest_guistate.core.uitree_platform import IOS
 
 __all__ = ["SnappedRegion", "grow_unstable", "snap_regions"]
 
@@ -131,7 +132,7 @@ class _Snapper:
         that changed."""
         node = self.topmost(box)
         while node is not None:
-            if self.usable(node):
+            if self.usable(node) or self.leaf_row(node):
                 node = self.named(node)
                 assert node.bounds is not None
                 inside = Box.union_all(other for other in (box, *self.changes) if self.encloses(node, other))
@@ -141,6 +142,13 @@ class _Snapper:
                 return node if node.bounds.height <= row else None
             node = self.parents.get(id(node))
         return None
+
+    def leaf_row(self, node: UINode) -> bool:
+        """A list's row that is one view with nothing in it (a ListView of TextViews, Android's
+        `simple_list_item_1`): no container, yet the row, the item a change of its text belongs to.
+        Android only: an iOS list's rows are cells (containers); a leaf in it is a control of the list."""
+        return (node.platform != IOS and not node.children and node.bounds is not None
+                and not node.bounds.is_empty and self.list_of(node) is not None)
 
     def named(self, node: UINode) -> UINode:
         """`node`, or the ancestor of the very same box that has a name when `node` has none: a

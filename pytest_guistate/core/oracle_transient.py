@@ -28,7 +28,7 @@ so a reader sees what was set aside and why. The rules are about shapes, not app
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import cv2
 import numpy as np
@@ -92,6 +92,12 @@ def is_overlay(before: np.ndarray, after: np.ndarray, max_alpha: float) -> bool:
     return bool(np.all(fits & gains))
 
 
+def _lists(nodes: Iterable[UINode]) -> list[UINode]:
+    """The scrollable nodes (lists, scroll views, web views): where scrollbars and glows are drawn."""
+    return [n for n in nodes if n.bounds is not None and not n.bounds.is_empty
+            and (n.is_scrollable or any(h in n.cls for h in _LIST_HINTS))]
+
+
 def _signature(node: UINode) -> tuple[object, ...]:
     """What a ripple must leave alone: the node's shown content and state, and its children's."""
     bounds = tuple(node.bounds.as_list()) if node.bounds is not None else None
@@ -112,8 +118,7 @@ class TransientShapes:
         self.lists: list[UINode] = []
         self.controls: list[UINode] = []
         if tree is not None:
-            self.lists = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
-                          and (n.is_scrollable or any(h in n.cls for h in _LIST_HINTS))]
+            self.lists = _lists(tree.nodes())
             limit = _HOST_MAX_FRACTION * screen.area
             self.controls = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
                              and (n.clickable or n.long_clickable) and n.bounds.area <= limit]
@@ -123,9 +128,10 @@ class TransientShapes:
         self.previous = previous  # a frame just before `after`, no input between: is the layer still moving?
         self._before_nodes: list[UINode] | None = None
 
-    def kind_of(self, box: Box) -> Transient | None:
-        """The transient `box` is, if its shape is a known one."""
-        return self._scrollbar(box) or self._overscroll(box) or self._ripple(box)
+    def kind_of(self, box: Box, layers: bool = True) -> Transient | None:
+        """The transient `box` is, if its shape is a known one. `layers=False`: the scrollbar only,
+        for a change found under a scrim, whose pixels a layer test would judge by the scrim."""
+        return self._scrollbar(box) or (self._overscroll(box) or self._ripple(box) if layers else None)
 
     def _scrollbar(self, box: Box) -> Transient | None:
         screen = self.screen
@@ -139,12 +145,27 @@ class TransientShapes:
                                         if n.bounds is not None and n.bounds.expand(round(edge)).contains(box)]
         if self.tree is None:
             hosts = [(screen, "screen")]
+        elif not hosts and not any(w.bounds is not None and w.bounds.intersects(box) for w in self.tree.root.children):
+            # a dump of a floating window alone (a popup, a dialog) holds nothing of the screen behind
+            # it, whose list's scrollbar still fades after the touch: the before-screen's lists hold it
+            hosts = [(n.bounds, n.label or n.cls) for n in self._lists_before()
+                     if n.bounds is not None and n.bounds.expand(round(edge)).contains(box)]
         for bounds, name in hosts:
             at_side = abs(box.right - bounds.right) <= edge or abs(box.left - bounds.left) <= edge
             at_bottom = abs(box.bottom - bounds.bottom) <= edge
             if (vertical and at_side) or (horizontal and at_bottom):
                 return Transient("scrollbar", box, name)
         return None
+
+    def _lists_before(self) -> list[UINode]:
+        return _lists(self._before())
+
+    def _before(self) -> list[UINode]:
+        """The before-tree's nodes, read once and only when a rule needs them."""
+        if self._before_nodes is None:
+            old = self.before_tree() if self.before_tree is not None else None
+            self._before_nodes = list(old.nodes()) if old is not None else []
+        return self._before_nodes
 
     def _overscroll(self, box: Box) -> Transient | None:
         height = self.screen.height
@@ -198,8 +219,5 @@ class TransientShapes:
 
     def _unchanged(self, host: UINode) -> bool:
         """Whether the before-tree holds `host` as it is now, with everything in it."""
-        if self._before_nodes is None:
-            old = self.before_tree() if self.before_tree is not None else None
-            self._before_nodes = list(old.nodes()) if old is not None else []
         mine = _signature(host)
-        return any(_signature(n) == mine for n in self._before_nodes if n.bounds == host.bounds and n.cls == host.cls)
+        return any(_signature(n) == mine for n in self._before() if n.bounds == host.bounds and n.cls == host.cls)

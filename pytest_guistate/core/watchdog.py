@@ -54,9 +54,10 @@ class _Budget:
     timer: threading.Timer | None = field(default=None, repr=False)
     previous_handler: Any = field(default=None, repr=False)  # SIGALRM's handler before ours (signal method)
     method: str = "thread"  # "signal" or "thread": how a blocking test is interrupted
+    setting: str = "guistate_test_timeout"  # where the budget was set, named in the message
 
     def message(self, where: str) -> str:
-        return f"test {self.name} exceeded its {self.seconds:g} s budget (guistate_test_timeout) at {where}"
+        return f"test {self.name} exceeded its {self.seconds:g} s budget ({self.setting}) at {where}"
 
 
 _current: _Budget | None = None
@@ -79,13 +80,14 @@ def interrupt_method() -> tuple[str, str]:
     return "signal", "SIGALRM on the main thread"
 
 
-def arm(seconds: float, name: str) -> None:
-    """Start the budget of the test running in this thread; <= 0 means none."""
+def arm(seconds: float, name: str, setting: str = "guistate_test_timeout") -> None:
+    """Start the budget of the test running in this thread; <= 0 means none. `setting` says where the
+    budget was set (the ini/option, or the marker's `timeout=`), for the message."""
     global _current
     disarm()
     if seconds <= 0:
         return
-    budget = _Budget(seconds, name, time.monotonic() + seconds, threading.get_ident())
+    budget = _Budget(seconds, name, time.monotonic() + seconds, threading.get_ident(), setting=setting)
     timer = threading.Timer(seconds + GRACE_S, _interrupt, args=(budget,))
     timer.daemon = True
     budget.timer = timer

@@ -431,3 +431,152 @@ def test_a_navigation_drawer_opening_over_its_scrim_is_the_drawers_box() -> None
     assert all(r.kind == "change" for r in result.regions)
     union = Box.union_all(r.box for r in result.regions)
     assert union is not None and union.area < 0.85 * W * H
+
+
+# -- the minority apps' shapes (apps other than the launcher that dominates the real set) ---------------
+
+
+def app_window_tree(bottom: int = 1776, package: str = "app") -> UITree:
+    """A dump naming neither bar (as many real ones): the app's window ends above the navigation bar."""
+    return _tree(_node("android.widget.FrameLayout", Box(0, 0, W, bottom), package=package,
+                       children=_node("android.widget.FrameLayout", Box(0, 72, W, bottom), "android:id/content",
+                                      package=package,
+                                      children=_node("android.widget.TextView", Box(40, 300, 900, 400), "app:id/title",
+                                                     "Change Log", package))))
+
+
+def nav_buttons(img: np.ndarray, grey: int) -> np.ndarray:
+    out = img.copy()
+    for x in (270, 540, 810):
+        cv2.circle(out, (x, 1848), 30, (grey, grey, grey), -1)
+    return out
+
+
+def test_an_unnamed_navigation_bar_is_measured_below_the_apps_window() -> None:
+    """Real dumps often name no bar at all; the app's window ends where the navigation bar starts.
+    The band below it is the system's: its buttons redrawn are no region (they were three crops)."""
+    boxes = status_bar_boxes(app_window_tree(), W, H)
+    assert Box(0, 1776, W, 1920) in boxes or any(b.contains(Box(0, 1776, W, 1920)) for b in boxes)
+    before = nav_buttons(rows_screen(), 120)
+    after = nav_buttons(before, 230)
+    cv2.rectangle(after, (40, 300), (900, 400), (250, 250, 250), -1)
+    cv2.putText(after, "What is new", (40, 380), cv2.FONT_HERSHEY_SIMPLEX, 2.0, (30, 30, 30), 3)
+    result = compare(before, after, app_window_tree(), app_window_tree())
+    assert result.verdict == "changed" and result.regions
+    assert not any(r.box.intersects(Box(0, 1776, W, 1920)) for r in result.regions)
+
+
+def test_no_navigation_bar_is_measured_where_the_window_says_nothing_of_it() -> None:
+    """A window drawn to the screen's bottom (a launcher), one resized above a keyboard, a dialog's
+    window alone and a node drawn below the window leave the band to the pixels."""
+    for tree in (app_window_tree(bottom=H), app_window_tree(bottom=1100), dialog_window_tree(),
+                 _tree(_node("android.widget.FrameLayout", Box(0, 0, W, 1776), children=_node(
+                     "android.widget.FrameLayout", Box(0, 72, W, 1776)) + _node("android.view.View", Box(0, 1800, W, 1900))))):
+        assert not any(b.top >= H // 2 for b in status_bar_boxes(tree, W, H))
+
+
+def dialog_dump(package: str, title: str) -> UITree:
+    body = _node("android.widget.LinearLayout", Box(75, 620, 1005, 1227), "android:id/content", package=package,
+                 children=_node("android.widget.TextView", Box(140, 680, 940, 760), "android:id/alertTitle", title,
+                                package))
+    return _tree(_node("android.widget.FrameLayout", DIALOG, package=package, children=body))
+
+
+def dialog_frame(title: str) -> np.ndarray:
+    img = (rows_screen().astype(np.float32) * 0.4).astype(np.uint8)  # the app under a scrim
+    cv2.rectangle(img, (DIALOG.left, DIALOG.top), (DIALOG.right, DIALOG.bottom), (255, 255, 255), -1)
+    cv2.putText(img, title, (140, 740), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (0, 0, 0), 3)
+    return img
+
+
+def test_another_apps_dialog_in_the_same_place_is_a_new_window() -> None:
+    """An app's dialog replaced by the system's permission dialog where it was: little of the screen
+    changed, yet another app is in front (the step left the app): the dialog's region, then the
+    screen-level `screen` region."""
+    result = compare(dialog_frame("Choose wordlist"), dialog_frame("Allow access to photos?"),
+                     dialog_dump("com.android.permissioncontroller", "Allow access to photos?"),
+                     dialog_dump("app", "Choose wordlist"))
+    assert result.verdict == "changed"
+    assert result.regions[0].kind == "change" and result.regions[0].box.area < 0.3 * W * H
+    assert result.regions[-1].kind == "screen" and result.regions[-1].box.area > 0.9 * W * (H - 72)
+    assert any("another app" in note for note in result.notes)
+
+
+def test_the_same_apps_dialog_changing_or_a_keyboard_coming_up_is_no_new_window() -> None:
+    same = compare(dialog_frame("Choose wordlist"), dialog_frame("Choose characters"),
+                   dialog_dump("app", "Choose characters"), dialog_dump("app", "Choose wordlist"))
+    assert same.verdict == "changed" and [r.kind for r in same.regions] == ["change"]
+    keyboard = _node("android.widget.FrameLayout", Box(0, 1100, W, 1776), package="com.android.inputmethod.latin",
+                     children=_node("android.view.View", Box(0, 1100, W, 1776), package="com.android.inputmethod.latin"))
+    before = rows_screen()
+    after = before.copy()
+    cv2.rectangle(after, (0, 1100), (W, 1776), (60, 60, 60), -1)
+    cv2.putText(after, "q w e r t y", (60, 1300), cv2.FONT_HERSHEY_SIMPLEX, 2.0, (255, 255, 255), 3)
+    typed = compare(before, after, list_tree(extra_nodes=keyboard), list_tree())
+    assert typed.verdict == "changed" and "screen" not in [r.kind for r in typed.regions]
+
+
+def test_a_scrollbar_fading_under_the_scrim_of_a_closed_dialog_is_set_aside() -> None:
+    """The dialog closed and the screen undimmed; the list behind it still shows its scrollbar:
+    set aside like one outside a scrim, not a region of its own (or of the list)."""
+    after = rows_screen()
+    cv2.rectangle(after, (1068, 260), (1079, 700), (120, 120, 120), -1)
+    result = compare(dialog_frame("Planetary hours"), after, list_tree(), dialog_window_tree())
+    assert result.verdict == "changed"
+    assert [t.kind for t in result.transients] == ["scrollbar"]
+    assert not any(r.kind == "change" and r.raw.intersects(Box(1068, 260, 1080, 700)) for r in result.regions)
+
+
+POPUP = Box(480, 84, 1068, 372)
+
+
+def popup_opened() -> tuple[np.ndarray, np.ndarray, UITree]:
+    """An overflow menu opened over the list, no scrim; its dump holds the popup's window alone."""
+    tree = _tree(_node("android.widget.FrameLayout", POPUP, children=_node(
+        "android.widget.ListView", POPUP, "", "", extra='scrollable="true"', children=_node(
+            "android.widget.TextView", Box(480, 84, 1068, 228), "android:id/title", "Settings"))))
+    before = rows_screen()
+    after = before.copy()
+    cv2.rectangle(after, (POPUP.left, POPUP.top), (POPUP.right, POPUP.bottom), (255, 255, 255), -1)
+    cv2.putText(after, "Settings", (520, 170), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (0, 0, 0), 3)
+    return before, after, tree
+
+
+def test_a_scrollbar_behind_a_popup_dump_is_set_aside() -> None:
+    """A popup menu's dump holds the popup alone; the list behind it, which the touch showed a
+    scrollbar on, is in the before-tree: the strip at its edge is a scrollbar, not the app's."""
+    before, after, tree = popup_opened()
+    cv2.rectangle(after, (1068, 960), (1079, 1360), (120, 120, 120), -1)
+    result = compare(before, after, tree, list_tree())
+    assert [t.kind for t in result.transients] == ["scrollbar"]
+    assert not any(r.kind == "change" and r.raw.intersects(Box(1068, 960, 1080, 1360)) for r in result.regions)
+
+
+def test_a_popup_window_opening_without_a_scrim_is_a_new_window() -> None:
+    """The popup is the item (first region); its window in front of the screen, whose dump it now
+    holds alone, is a new window however small the popup (the screen-level region after it)."""
+    before, after, tree = popup_opened()
+    result = compare(before, after, tree, list_tree())
+    first, *_, last = result.regions
+    assert first.kind == "change" and first.raw.intersection(POPUP).area >= 0.8 * POPUP.area
+    assert first.box.area < 0.1 * W * H
+    assert last.kind == "screen" and any("floating window came" in note for note in result.notes)
+
+
+def test_a_row_that_is_one_text_view_is_the_region() -> None:
+    """A ListView of TextViews (Android's simple_list_item_1): the row is a leaf, not a container;
+    a change of its text is that row, not the changed ink grown by a margin."""
+    def tree(renamed: bool) -> UITree:
+        items = "".join(_node("android.widget.TextView", Box(0, 240 + i * 192, W, 432 + i * 192), "android:id/text1",
+                              "Renamed" if i == 2 and renamed else f"Activity {i} name", extra='clickable="true"')
+                        for i in range(8))
+        return _tree(_node("android.widget.FrameLayout", Box(0, 0, W, 1920), children=_node(
+            "android.widget.ListView", LIST, "app:id/list", extra='scrollable="true"', children=items)))
+
+    before = rows_screen()
+    after = before.copy()
+    cv2.rectangle(after, (190, 640), (900, 700), (250, 250, 250), -1)
+    cv2.putText(after, "Renamed", (190, 690), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (30, 30, 30), 3)
+    result = compare(before, after, tree(True), tree(False))
+    assert result.verdict == "changed"
+    assert [(r.container, r.box) for r in result.regions] == [("Renamed", ROW2)]

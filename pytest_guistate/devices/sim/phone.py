@@ -147,6 +147,8 @@ class Phone:
         if mode not in ("realtime", "frozen"):
             raise SimError("invalid argument", f"guistate:clock must be 'realtime' or 'frozen', got {mode!r}")
         version = caps.get("guistate:appVersion", 1)
+        if isinstance(version, str) and version.strip() in ("1", "2"):
+            version = int(version)  # a caps.json written "2" means the version, as Appium's own appVersion strings do
         if not is_app_version(version):
             raise SimError("invalid argument", f"guistate:appVersion must be 1, 2 or a drift "
                                                f"({', '.join(DRIFTS)}), got {version!r}")

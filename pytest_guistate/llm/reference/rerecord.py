@@ -1,18 +1,20 @@
 """Re-record cassettes against the local reference server (what committed cassettes are):
 
-    python -m pytest_guistate.llm.reference.rerecord example_suite/test_llm_price_compare.py
+    python -m pytest_guistate.llm.reference.rerecord example_suite/test_llm.py
 
 starts the reference server on loopback, points the SDK at it (ANTHROPIC_BASE_URL, a placeholder
 key that is not a secret) and runs pytest with --guistate-llm=record. To record against the real
 API instead: `ANTHROPIC_API_KEY=... pytest ... --guistate-llm=record`.
+
+pytest runs in a child process: this module has already imported the plugin, and a pytest started
+in the same process could not rewrite its asserts (a `PytestAssertRewriteWarning` for every run).
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
-
-import pytest
 
 from pytest_guistate.llm.reference.server import ReferenceServer
 
@@ -21,18 +23,9 @@ PLACEHOLDER_KEY = "reference-server-placeholder-key"
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    saved = {k: os.environ.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
     with ReferenceServer() as server:
-        os.environ["ANTHROPIC_API_KEY"] = PLACEHOLDER_KEY
-        os.environ["ANTHROPIC_BASE_URL"] = server.url
-        try:
-            return int(pytest.main([*args, "--guistate-llm=record"]))
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+        env = {**os.environ, "ANTHROPIC_API_KEY": PLACEHOLDER_KEY, "ANTHROPIC_BASE_URL": server.url}
+        return subprocess.call([sys.executable, "-m", "pytest", *args, "--guistate-llm=record"], env=env)
 
 
 if __name__ == "__main__":
