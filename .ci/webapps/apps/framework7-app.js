@@ -22,10 +22,7 @@
       </ul></div>
       <div class="block"><button class="button button-fill" id="sign-in">Sign in</button></div>
       <div class="block" id="error"></div>`;
-    content.querySelector("#sign-in").addEventListener("click", () => {
-      if (model.signIn(content.querySelector("#email").value, content.querySelector("#password").value)) notesView();
-      else content.querySelector("#error").textContent = "Wrong email or password";
-    });
+    model.wireSignIn(content, notesView);
   }
 
   function notesView() {
@@ -55,8 +52,7 @@
         app.dialog.create({title: "Notes", text: `Delete note by ${note.author}?`, buttons: [
           {text: "Cancel"},
           {text: "Delete", onClick: () => {
-            model.remove(note.id);
-            setTimeout(drawNotes, model.redrawMs);  // the list redraws late
+            model.removeThenRedraw(note.id, drawNotes);
           }},
         ]}).open();
       });

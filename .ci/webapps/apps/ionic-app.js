@@ -15,12 +15,7 @@
       </ion-list>
       <ion-button id="sign-in" expand="block">Sign in</ion-button>
       <ion-text color="danger"><p id="error"></p></ion-text>`;
-    content.querySelector("#sign-in").addEventListener("click", async () => {
-      const email = await content.querySelector("#email").getInputElement();
-      const password = await content.querySelector("#password").getInputElement();
-      if (model.signIn(email.value, password.value)) notesView();
-      else content.querySelector("#error").textContent = "Wrong email or password";
-    });
+    model.wireSignIn(content, notesView, async (field) => (await field.getInputElement()).value);
   }
 
   function notesView() {
@@ -61,8 +56,7 @@
     alert.buttons = [
       {text: "Cancel", role: "cancel"},
       {text: "Delete", role: "destructive", handler: () => {
-        model.remove(note.id);
-        setTimeout(drawNotes, model.redrawMs);  // the list redraws late, as a slow backend would
+        model.removeThenRedraw(note.id, drawNotes);
       }},
     ];
     document.body.appendChild(alert);

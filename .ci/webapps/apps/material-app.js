@@ -20,10 +20,7 @@ function signInView() {
     <md-outlined-text-field id="password" type="password" label="Password"></md-outlined-text-field>
     <md-filled-button id="sign-in">Sign in</md-filled-button>
     <p id="error"></p>`;
-  content.querySelector("#sign-in").addEventListener("click", () => {
-    if (model.signIn(content.querySelector("#email").value, content.querySelector("#password").value)) notesView();
-    else content.querySelector("#error").textContent = "Wrong email or password";
-  });
+  model.wireSignIn(content, notesView);
 }
 
 function notesView() {
@@ -46,9 +43,7 @@ function notesView() {
   content.querySelector("#cancel").addEventListener("click", () => dialog.close("cancel"));
   content.querySelector("#delete").addEventListener("click", () => dialog.close("delete"));
   dialog.addEventListener("close", () => {
-    if (dialog.returnValue === "delete" && model.remove(Number(dialog.dataset.note))) {
-      setTimeout(drawNotes, model.redrawMs);  // the list redraws late, as a slow backend would
-    }
+    if (dialog.returnValue === "delete") model.removeThenRedraw(Number(dialog.dataset.note), drawNotes);
   });
   drawNotes();
 }

@@ -1,4 +1,4 @@
-// The notes model the three component-library apps share: a sign-in, five notes, a delete that is
+// The notes model the component-library apps share: a sign-in, five notes, a delete that is
 // confirmed in a dialog and redrawn late, a toggle. window.__guistateActionLog holds the effective
 // actions (each delete once), window.__guistateGroundTruth() the model, as the web Feed does.
 "use strict";
@@ -40,6 +40,22 @@
       if (at < 0) return false;
       const [note] = state.notes.splice(at, 1);
       log.push({action: "delete_note", note_id: note.id, author: note.author, position: at});
+      return true;
+    },
+    // every app's sign-in form: #sign-in submits #email and #password (`read` gives a field's value, awaited:
+    // Ionic's input lives in its shadow root), #error says why not
+    wireSignIn(root, signedIn, read = (field) => field.value) {
+      root.querySelector("#sign-in").addEventListener("click", async () => {
+        const email = await read(root.querySelector("#email"));
+        const password = await read(root.querySelector("#password"));
+        if (this.signIn(email, password)) signedIn();
+        else root.querySelector("#error").textContent = "Wrong email or password";
+      });
+    },
+    // a confirmed delete: the list redraws late, as a slow backend would; false when there was no such note
+    removeThenRedraw(id, redraw) {
+      if (!this.remove(id)) return false;
+      setTimeout(redraw, this.redrawMs);
       return true;
     },
     toggle(on) {

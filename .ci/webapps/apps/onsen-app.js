@@ -16,10 +16,7 @@
       </ons-list>
       <p style="padding: 0 16px"><ons-button id="sign-in" modifier="large">Sign in</ons-button></p>
       <p id="error"></p>`;
-    content.querySelector("#sign-in").addEventListener("click", () => {
-      if (model.signIn(content.querySelector("#email").value, content.querySelector("#password").value)) notesView();
-      else content.querySelector("#error").textContent = "Wrong email or password";
-    });
+    model.wireSignIn(content, notesView);
   }
 
   function notesView() {
@@ -44,10 +41,7 @@
       row.querySelector("ons-button").addEventListener("click", async () => {
         const answer = await ons.notification.confirm({title: "Notes", message: `Delete note by ${note.author}?`,
                                                        buttonLabels: ["Cancel", "Delete"]});
-        if (answer === 1) {
-          model.remove(note.id);
-          setTimeout(drawNotes, model.redrawMs);  // the list redraws late
-        }
+        if (answer === 1) model.removeThenRedraw(note.id, drawNotes);
       });
       list.append(row);
     }

@@ -14,10 +14,7 @@
       <sl-input id="password" type="password" label="Password" password-toggle></sl-input>
       <sl-button id="sign-in" variant="primary">Sign in</sl-button>
       <p id="error"></p>`;
-    content.querySelector("#sign-in").addEventListener("click", () => {
-      if (model.signIn(content.querySelector("#email").value, content.querySelector("#password").value)) notesView();
-      else content.querySelector("#error").textContent = "Wrong email or password";
-    });
+    model.wireSignIn(content, notesView);
   }
 
   function notesView() {
@@ -38,10 +35,7 @@
     content.querySelector("#delete").addEventListener("click", async () => {
       const id = Number(dialog.dataset.note);
       await dialog.hide();
-      if (model.remove(id)) {
-        toast("Note deleted");
-        setTimeout(drawNotes, model.redrawMs);  // the list redraws late, as a slow backend would
-      }
+      if (model.removeThenRedraw(id, drawNotes)) toast("Note deleted");
     });
     drawNotes();
   }
