@@ -140,3 +140,24 @@ def test_every_release_replays_the_recorded_action_or_misses_with_nothing_done(r
             elif want.words not in miss_said:
                 wrong.append(f"{node}: the miss does not name {want.words!r}: {miss_said[:400]}")
     assert wrong == []
+
+
+TWINS = ("duplicate_label", "duplicate_far")  # "Dark mode" under a new Keyboard heading above the recorded one
+
+
+def test_after_an_ambiguous_miss_the_fallback_toggles_the_recorded_twin_and_live_names_both(releases: Releases) -> None:
+    """The strict replay misses on the place-only tie; the live actor then gets the recorded target's
+    surroundings (`Miss.target_hint`) and must toggle the Display section's Dark mode, never the
+    Keyboard's. Without a cache (live) nothing tells the twins apart: a clear failure naming both."""
+    releases.run("cache-fallback", "-k", " or ".join(TWINS))
+    rows = releases.rows()
+    for release in TWINS:
+        node = f"test_dark_mode[{release}]"
+        assert (rows[node]["outcome"], releases.acts(node)) == ("passed", ["toggle dark_mode"]), rows[node]
+        assert "ambiguous" in str(rows[node]["llm_cache"]["first_miss"])
+    live = releases.run("anthropic", "-k", " or ".join(TWINS))
+    rows = releases.rows()
+    for release in TWINS:
+        node = f"test_dark_mode[{release}]"
+        assert (rows[node]["outcome"], releases.acts(node)) == ("failed", []), rows[node]
+    assert live.stdout.str().count("ambiguous: 2 elements match 'Dark mode'") >= len(TWINS), live.stdout.str()[-3000:]

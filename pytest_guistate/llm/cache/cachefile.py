@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_guistate.core.uitree import UINode, UITree
-from pytest_guistate.llm.cache.identity import differs, identity, identity_words
+from pytest_guistate.llm.cache.identity import differs, identity, identity_words, lookalikes, surroundings
 from pytest_guistate.llm.cassette import cassette_path
 from pytest_guistate.llm.prompt import ImageScale, element_lines
 
@@ -106,8 +106,10 @@ def screen_similarity(cached: dict[str, Any], current: dict[str, Any]) -> float:
 
 def fingerprint(tree: UITree, node: UINode) -> dict[str, Any]:
     """The element's identity as the actor saw it: names, kind, neighbours ("in") and where it sits
-    (centre as a fraction of the screen). Empty fields are left out."""
-    row = next((r for r in screen_rows(tree) if r["id"] == node.index_path), None) or {}
+    (centre as a fraction of the screen), the labels around it and its rank among its lookalikes
+    (`identity.surroundings`, `identity.lookalikes`). Empty fields are left out."""
+    rows = screen_rows(tree)
+    row = next((r for r in rows if r["id"] == node.index_path), None) or {}
     width, height = tree.width or 1, tree.height or 1
     out: dict[str, Any] = {"kind": node.kind}
     for key in ("text", "desc", "rid", "hint", "in"):
@@ -118,6 +120,13 @@ def fingerprint(tree: UITree, node: UINode) -> dict[str, Any]:
         out["position"] = [round(cx / width, 3), round(cy / height, 3)]
     if node.checkable:  # a switch's state when it was acted on: a replay must not undo a state already reached
         out["checked"] = bool(node.checked)
+    if row:  # what surrounded it, for the live actor when the replay cannot tell it from a lookalike
+        near = surroundings(rows, row)
+        if any(near):
+            out["near"] = list(near)
+        alike = lookalikes(rows, out)
+        if row in alike:
+            out["alike"] = [alike.index(row) + 1, len(alike)]
     return out
 
 

@@ -26,13 +26,15 @@ cached identity and then the cached neighbours pick exactly one of them, the one
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_guistate.core.uinode import UINode
 
-__all__ = ["Identity", "LookalikePick", "carries", "differs", "identity", "identity_words", "pick_lookalike"]
+__all__ = ["Identity", "LookalikePick", "carries", "differs", "identity", "identity_words", "lookalikes",
+           "pick_lookalike", "surroundings", "target_hint"]
 
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
 _SMALL = frozenset({"an", "the", "to", "of", "by", "in", "for", "and", "or", "at", "with", "your", "my", "its",
@@ -155,3 +157,55 @@ def _same_size(node: UINode | None, other: UINode | None) -> bool:
     (w1, h1), (w2, h2) = (node.bounds.width, node.bounds.height), (other.bounds.width, other.bounds.height)
     return abs(w1 - w2) <= 0.1 * max(w1, w2, 1) and abs(h1 - h2) <= 0.1 * max(h1, h2, 1)
 
+
+
+def _row_label(row: dict[str, Any]) -> str:
+    return str(row.get("text") or row.get("desc") or "").strip()
+
+
+def surroundings(rows: list[dict[str, Any]], row: dict[str, Any]) -> tuple[str, str]:
+    """The nearest labels above and below an element in the element list, outside its own row: what a
+    person reads around a "Dark mode" switch ("Wi-Fi" above, "Notifications" below, or a "Keyboard"
+    heading). Two lookalikes with the same row differ here, and a recorded element keeps them."""
+    if row not in rows:
+        return "", ""
+    own = identity_words(" ".join(str(row.get(k) or "") for k in ("text", "desc", "in")))
+
+    def label(other: dict[str, Any]) -> str:
+        text = _row_label(other)
+        words = identity_words(text)
+        return text[:40] if words and not words <= own else ""
+
+    at = rows.index(row)
+    above = next((x for r in reversed(rows[:at]) if (x := label(r))), "")
+    below = next((x for r in rows[at + 1:] if (x := label(r))), "")
+    return above, below
+
+
+def lookalikes(rows: list[dict[str, Any]], print_: dict[str, Any]) -> list[dict[str, Any]]:
+    """The elements of the same kind that carry `print_`'s identity (both "Dark mode" switches)."""
+    want = identity(print_)
+    return [r for r in rows if r.get("kind") == print_.get("kind") and want.words and carries(want, identity(r))]
+
+
+def target_hint(print_: dict[str, Any], twins: int) -> str:
+    """The recorded element in words a model can use when `twins` elements on screen now match it
+    and the cache cannot tell which (its first request after the miss). Labels are JSON-quoted, so
+    the reference policy reads them back exactly."""
+    def json_quoted(text: str) -> str:
+        return json.dumps(text, ensure_ascii=False)
+
+    want = identity(print_)
+    state = "" if "checked" not in print_ else f" ({'on' if print_['checked'] else 'off'})"
+    parts = [f"Recorded target: {json_quoted(want.label)} {want.noun()}{state}"]
+    if print_.get("in"):
+        parts.append(f"row {json_quoted(str(print_['in']))}")
+    near = print_.get("near") if isinstance(print_.get("near"), list) else []
+    for side, text in zip(("above", "below"), near):
+        if text:
+            parts.append(f"{side}: {json_quoted(str(text))}")
+    alike = print_.get("alike") if isinstance(print_.get("alike"), list) else []
+    if len(alike) == 2:
+        parts.append(f"{alike[0]} of {alike[1]} like it then")
+    return "; ".join(parts) + (f"; {twins} on this screen match it now: act on the one with these surroundings, "
+                               "and if none can be told apart, do not guess (give up: ambiguous).")

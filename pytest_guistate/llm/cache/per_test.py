@@ -210,7 +210,7 @@ class CacheSession:
                                f"[{self.path}]")
         done = [s.line() for s in outcome.statuses if s.status == "hit"]
         again = [n for n in outcome.non_idempotent_done if miss.step is not None and n == miss.step.n]
-        handover = _handover(done, message, outcome.remaining, again[0] if again else None)
+        handover = _handover(done, message, outcome.remaining, again[0] if again else None, miss.target_hint())
         hits = len(done)
         records = {r.index: r for r in self.session.steps}
         history = [f"{r.index} {r.name.removesuffix(' [cache]')} -> {r.outcome}" for s in outcome.statuses
@@ -336,11 +336,16 @@ def _reached_by_this_run(outcome: Any, held: Sequence[str]) -> str:
 HANDOVER_PLAN_STEPS = 4  # cached steps named to the live actor after a miss
 
 
-def _handover(done: Sequence[str], message: str, remaining: Sequence[Any], acted: int | None) -> list[str]:
+def _handover(done: Sequence[str], message: str, remaining: Sequence[Any], acted: int | None,
+              target: str = "") -> list[str]:
     """What the live actor is told after a miss (its first request only, `ActorConfig.handover`): the
-    steps replayed, the miss, the next few cached steps. Nothing when no step was replayed and none
-    acted: the live run is then the live run, at its tokens (issue 21: a fallback spends no more than
-    the live steps it replaces)."""
+    steps replayed, the miss, the next few cached steps, and (`target`, `Miss.target_hint`) the recorded
+    element when the miss was that lookalikes on screen could not be told apart: the goal's words alone
+    would let the actor act on the wrong one. Nothing when no step was replayed, none acted and the
+    target was not ambiguous: the live run is then the live run, at its tokens (issue 21: a fallback
+    spends no more than the live steps it replaces)."""
+    if target and not done and acted is None:
+        return [f"Then: {message}.", target]
     if not done and acted is None:
         return []
     shown = plan_lines(remaining[:HANDOVER_PLAN_STEPS])
@@ -353,4 +358,6 @@ def _handover(done: Sequence[str], message: str, remaining: Sequence[Any], acted
     if acted is not None:
         lines.append(f"Step {acted}'s action already ran once: do not repeat it unless the screen shows it did "
                      "not happen.")
+    if target:
+        lines.append(target)
     return lines

@@ -45,7 +45,7 @@ from pytest_guistate.llm.cache.cachefile import (
     screen_similarity,
     state_after,
 )
-from pytest_guistate.llm.cache.identity import carries, identity, pick_lookalike
+from pytest_guistate.llm.cache.identity import carries, identity, lookalikes, pick_lookalike, target_hint
 from pytest_guistate.llm.cache.memory_heal import ElementMemory, HealedLook, memory_key
 from pytest_guistate.llm.cache.record import CacheRecorder, screen_of
 from pytest_guistate.llm.cache.secrets import fill
@@ -100,6 +100,12 @@ class Miss:
     screen_title: str = ""
     run_index: int = 0
     memory: str = ""  # why the cross-run memory could not heal the target, when it was asked
+    twins: int = 0  # an ambiguous target: how many elements on screen carry its identity and kind
+
+    def target_hint(self) -> str:
+        """The recorded target in words, for the live actor, when the miss is an ambiguity ('' else)."""
+        fp = ((self.step.target or {}).get("fingerprint") or {}) if self.step is not None else {}
+        return target_hint(fp, self.twins) if self.twins > 1 and fp else ""
 
     def message(self, path: object) -> str:
         what = f"step {self.step.n} '{self.step.summary()}'" if self.step is not None else "the run's end"
@@ -274,6 +280,7 @@ class _Look:
     problem: str = ""
     nearest: str = ""
     healable: bool = False  # the problem is the target alone (gone or ambiguous), no foreign dialog on screen
+    twins: int = 0  # the problem is an ambiguity: the elements on screen that carry the target's identity
 
     @classmethod
     def take(cls, session: TaskSession, step: CachedStep, thresholds: CacheThresholds, *, settled: bool) -> _Look:
@@ -321,8 +328,10 @@ class _Look:
             if unready:  # no heal: the memory would find the same element
                 return cls(observation, match, unready, match.describe())
         healable = bool(problem) and _foreign_dialog(tree, step.screen)[0] is None
+        fp = (step.target or {}).get("fingerprint") or {}
+        twins = len(lookalikes(screen_rows(tree), fp)) if problem.startswith("ambiguous") else 0
         return cls(observation, match, problem, match.describe() if problem and match.node is not None else "",
-                   healable)
+                   healable, twins)
 
 
 @dataclass
@@ -377,10 +386,11 @@ def _heal(memory: ElementMemory, session: TaskSession, look: _Look, step: Cached
 
 
 def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index: int, reason: str,
-            nearest: str = "", memory: str = "") -> ReplayOutcome:
-    """End the replay at `cached.steps[position]` with a named miss (`memory`: why no heal)."""
+            nearest: str = "", memory: str = "", twins: int = 0) -> ReplayOutcome:
+    """End the replay at `cached.steps[position]` with a named miss (`memory`: why no heal; `twins`: the
+    lookalikes on screen when the target is ambiguous)."""
     step = cached.steps[position]
-    outcome.miss = Miss(step, reason, nearest, str(step.screen.get("title") or ""), run_index, memory)
+    outcome.miss = Miss(step, reason, nearest, str(step.screen.get("title") or ""), run_index, memory, twins)
     outcome.remaining = cached.steps[position:]
     status = reason + (f"; memory: {memory}" if memory else "")
     outcome.statuses.append(StepStatus(step.n, step.summary(), "miss", status))
@@ -415,13 +425,13 @@ def replay_run(session: TaskSession, actuator: Actuator, cached: CachedRun, reco
         if look.problem and look.healable and memory is not None:
             found = _heal(memory, session, look, step, expect is not None)
             if isinstance(found, str):
-                return miss(look.problem, look.nearest, found)
+                return miss(look.problem, look.nearest, found, look.twins)
             unready = _unready(getattr(found.result, "node", None), step)
             if unready:
                 return miss(look.problem, look.nearest, f"not healed: {unready}")
             heal = found
         elif look.problem:
-            return miss(look.problem, look.nearest)
+            return miss(look.problem, look.nearest, twins=look.twins)
         observation, tree, match = look.observation, look.observation.tree, look.match
         state = _state_check(step, _acted_node(match, heal))
         if state is not None:  # the switch the step acted on must be left as the recording left it

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from pytest_guistate.llm.cache.identity import identity, identity_words, surroundings
 from pytest_guistate.llm.prompt import parse_elements, parse_sections
 from pytest_guistate.llm.reference.goals import (
     AddToCart,
@@ -268,13 +269,72 @@ def _goto(v: PromptView, app: str | None, why: str) -> Decision | None:
 
 
 # -- one decider per intent --------------------------------------------------------------------------
-def _switch(v: PromptView, setting: str) -> Element | None:
+def _switches(v: PromptView, setting: str) -> list[Element]:
+    """Every switch on screen named `setting` (by its row or its own names)."""
+    found: list[Element] = []
     for e in _tappable(v):
         is_switch = e.get("kind") in ("Switch", "ToggleButton", "CheckBox") or "checked" in e \
             or str(e.get("text", "")).upper() in ("ON", "OFF")
         if is_switch and (_mentions(e.get("in"), setting) or _mentions(_names(e), setting)):
-            return e
-    return None
+            found.append(e)
+    return found
+
+
+# -- telling lookalikes apart ----------------------------------------------------------------------
+_QUOTED = r'("(?:[^"\\]|\\.)*")'
+_HINT_RE = re.compile(r"Recorded target: " + _QUOTED)
+_SIDE_RE = re.compile(r"\b(?:above|below): " + _QUOTED)
+
+
+def _near_key(s: PlanStep[Any]) -> str:
+    return f"{s.key} (near)"
+
+
+def _hinted(v: PromptView, s: PlanStep[Any], what: str) -> list[str]:
+    """The labels around the element meant, as the request says them: the handover's recorded target
+    (`Recorded target: "Dark mode" switch ...; above: "Wi-Fi"; below: "Notifications"`) when it names
+    `what`, else what this intent remembered around the element it acted on. [] when nothing says."""
+    text = v.sections.get("handover", "")
+    found = _HINT_RE.search(text)
+    if found is not None and identity_words(json.loads(found.group(1))) & identity_words(what):
+        return [json.loads(side) for side in _SIDE_RE.findall(text[found.end():].split("\n")[0])]
+    noted = v.facts.get(_near_key(s))
+    if isinstance(noted, str) and noted.startswith("["):
+        return [str(x) for x in json.loads(noted)]
+    return []
+
+
+def _one_of(v: PromptView, s: PlanStep[Any], found: list[Element], what: str) -> Element | GiveUp:
+    """The one element among `found` (several match the goal) that is meant: the goal's words first
+    (the only one named exactly `what`), then the surroundings a hint or an earlier turn gives (the only
+    one with most of those labels around it). Otherwise no guess: a give-up naming every twin, never
+    the first on screen (a wrong action that makes a test pass is worse than a clear failure)."""
+    if len(found) == 1:
+        return found[0]
+    exact = [e for e in found if identity_words(identity(e).label) == identity_words(what)]
+    if len(exact) == 1:
+        return exact[0]
+    found = exact or found
+    around = [surroundings(v.elements, e) for e in found]
+    hint = _hinted(v, s, what)
+    if hint:
+        scores = [sum(any(identity_words(h) and identity_words(h) == identity_words(x) for x in near) for h in hint)
+                  for near in around]
+        best = max(scores)
+        if best > 0 and scores.count(best) == 1:
+            return found[scores.index(best)]
+    twins = ", ".join(f"{e['id']} between {a!r} and {b!r}" for e, (a, b) in zip(found, around))
+    said = "the goal nor the recorded target's surroundings" if hint else "the goal"
+    return GiveUp(f"ambiguous: {len(found)} elements match {what!r} and neither {said} tells them apart "
+                  f"({twins}); name the one meant (its section or a neighbour) in the goal")
+
+
+def _noted_near(v: PromptView, s: PlanStep[Any], found: list[Element], chosen: Element) -> dict[str, str]:
+    """With lookalikes on screen, remember the surroundings of the one acted on: the next turn has no
+    hint, and must judge the same element, not its twin."""
+    if len(found) < 2:
+        return {}
+    return {_near_key(s): json.dumps([x for x in surroundings(v.elements, chosen) if x])}
 
 
 def _switch_on(e: Element) -> bool | None:
@@ -294,19 +354,24 @@ def _login_form(v: PromptView) -> bool:
 def _decide_toggle(v: PromptView, s: PlanStep[Toggle]) -> Decision:
     it = s.intent
     word = "on" if it.on else "off"
-    switch = _switch(v, it.setting)
-    if switch is None:
+    found = _switches(v, it.setting)
+    if not found:
         if (move := _goto(v, it.app, f"to turn {word} {it.setting}")) is not None:
             return move
         if _login_form(v):
             return GiveUp(f"{v.app} shows a sign-in form first and the goal gives no credentials")
         return _scroll_for(v, f"a {it.setting} switch")
+    if len(found) > 1 and all(_switch_on(e) is it.on for e in found):
+        return Satisfied(f"every {it.setting} is {word}")
+    switch = _one_of(v, s, found, it.setting)
+    if isinstance(switch, GiveUp):
+        return switch
     state = _switch_on(switch)
     if state is it.on:
         return Satisfied(f"{it.setting} is {word}")
     if s.marker == "tapped":
         return _look_again(v, f"{it.setting} does not show {word} yet", f"{it.setting} did not turn {word} after one tap")
-    return _act("tap", element_id=switch["id"], remember=s.mark("tapped"),
+    return _act("tap", element_id=switch["id"], remember={**s.mark("tapped"), **_noted_near(v, s, found, switch)},
                 reason=f"turn {word} {it.setting} (it is {'off' if it.on else 'on'})")
 
 
