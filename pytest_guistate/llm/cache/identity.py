@@ -188,6 +188,11 @@ def lookalikes(rows: list[dict[str, Any]], print_: dict[str, Any]) -> list[dict[
     return [r for r in rows if r.get("kind") == print_.get("kind") and want.words and carries(want, identity(r))]
 
 
+def _listed(print_: dict[str, Any], key: str) -> list[Any]:
+    value = print_.get(key)
+    return value if isinstance(value, list) else []
+
+
 def target_hint(print_: dict[str, Any], twins: int) -> str:
     """The recorded element in words a model can use when `twins` elements on screen now match it
     and the cache cannot tell which (its first request after the miss). Labels are JSON-quoted, so
@@ -200,11 +205,11 @@ def target_hint(print_: dict[str, Any], twins: int) -> str:
     parts = [f"Recorded target: {json_quoted(want.label)} {want.noun()}{state}"]
     if print_.get("in"):
         parts.append(f"row {json_quoted(str(print_['in']))}")
-    near = print_.get("near") if isinstance(print_.get("near"), list) else []
+    near = _listed(print_, "near")
     for side, text in zip(("above", "below"), near):
         if text:
             parts.append(f"{side}: {json_quoted(str(text))}")
-    alike = print_.get("alike") if isinstance(print_.get("alike"), list) else []
+    alike = _listed(print_, "alike")
     if len(alike) == 2:
         parts.append(f"{alike[0]} of {alike[1]} like it then")
     return "; ".join(parts) + (f"; {twins} on this screen match it now: act on the one with these surroundings, "
