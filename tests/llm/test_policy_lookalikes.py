@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_guistate.llm.cache.identity import surroundings, target_hint
+from pytest_guistate.llm.cache.per_test import _handover
 from pytest_guistate.llm.reference.policy import actor_answer
 from tests.llm.test_policy_decisions import view
 
@@ -97,3 +98,11 @@ def test_a_hint_about_another_element_is_not_read_for_this_goal() -> None:
     other = target_hint({"kind": "Button", "text": "Delete", "near": ["Wi-Fi", "Notifications"]}, 2)
     name, args = actor_answer(handed_over(other))
     assert name == "done" and args["success"] is False and "ambiguous" in args["summary"]
+
+
+def test_the_handover_carries_the_hint_even_when_no_step_was_replayed() -> None:
+    hint = target_hint(RECORDED, 2)
+    assert _handover([], "cache miss at step 1: ambiguous", [], None, hint) == \
+        ["Then: cache miss at step 1: ambiguous.", hint]
+    assert _handover([], "cache miss at step 1: no element like 'Dark mode'", [], None) == []  # a plain live run
+    assert _handover(["hit: tap Wi-Fi"], "cache miss at step 2: ambiguous", [], None, hint)[-1] == hint
