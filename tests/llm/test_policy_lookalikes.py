@@ -106,3 +106,18 @@ def test_the_handover_carries_the_hint_even_when_no_step_was_replayed() -> None:
         ["Then: cache miss at step 1: ambiguous.", hint]
     assert _handover([], "cache miss at step 1: no element like 'Dark mode'", [], None) == []  # a plain live run
     assert _handover(["hit: tap Wi-Fi"], "cache miss at step 2: ambiguous", [], None, hint)[-1] == hint
+
+
+def post(n: int, author: str, text: str, top: int) -> list[dict[str, Any]]:
+    return [{"id": f"1/{n}/0", "kind": "TextView", "text": author, "at": [40, top, 400, top + 40]},
+            {"id": f"1/{n}/1", "kind": "TextView", "text": text, "at": [40, top + 50, 800, top + 90]},
+            {"id": f"1/{n}/2", "kind": "Button", "text": "Delete", "desc": f"Delete post by {author}", "tap": True,
+             "in": f"{author} · {text}", "at": [880, top + 20, 1040, top + 80]}]
+
+
+def test_two_posts_by_the_same_author_are_ambiguous_not_the_first_deleted() -> None:
+    feed = [*post(1, "Bob", "Hello again", 300), *post(2, "Alice", "Lunch", 500), *post(3, "Bob", "Old news", 700)]
+    name, args = actor_answer(view("Delete the post by Bob", feed, app="com.guistate.feed"))
+    assert name == "done" and args["success"] is False and "ambiguous: 2 elements match 'Bob'" in args["summary"]
+    one = actor_answer(view("Delete the post by Alice", feed, app="com.guistate.feed"))
+    assert (one[0], one[1]["element_id"]) == ("tap", "1/2/2")

@@ -593,9 +593,25 @@ def _decide_delete(v: PromptView, s: PlanStep[DeleteItem]) -> Decision:
         return move
     buttons = _delete_buttons(v, it.label)
     if buttons:
-        return _act("tap", element_id=buttons[0]["id"], expect=_asks(buttons[0], it.label),
+        found = _one_per_row(v, [b for b in buttons if _mentions(_names(b), it.label)] or buttons)
+        button = _one_of(v, s, found, it.label)
+        if isinstance(button, GiveUp):
+            return button
+        return _act("tap", element_id=button["id"], expect=_asks(button, it.label),
                     reason=f"open the delete dialog of {it.label}")
     return _scroll_for(v, f"{it.label} with a Delete button")
+
+
+def _one_per_row(v: PromptView, found: list[Element]) -> list[Element]:
+    """The first of the elements sharing a row (their boxes overlap vertically: a row's icon and text
+    Delete are one post's), so that only different rows count as lookalikes."""
+    kept: list[Element] = []
+    for e in found:
+        at = e.get("at")
+        if not any(isinstance(at, list) and isinstance(k.get("at"), list) and at[1] < k["at"][3] and k["at"][1] < at[3]
+                   for k in kept):
+            kept.append(e)
+    return kept
 
 
 def _asks(button: Element, label: str) -> dict[str, str] | None:
