@@ -253,9 +253,14 @@ class CachedStep:
     effect: dict[str, Any] = field(default_factory=dict)  # expect, outcome, verdict, confirmed, region, next_screen
     milestone: str | None = None
 
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        """The target's cached fingerprint ({} for a step without a target or without one)."""
+        return (self.target or {}).get("fingerprint") or {}
+
     def summary(self) -> str:
         """`tap 'Delete' (in Erin · ...)` -- the step as a reviewer reads it."""
-        fp = (self.target or {}).get("fingerprint") or {}
+        fp = self.fingerprint
         label = fp.get("text") or fp.get("desc") or fp.get("rid") or ""
         if fp.get("text") and not identity_words(str(fp["text"])):  # a switch's "OFF": named by its row
             label = identity(fp).label or label

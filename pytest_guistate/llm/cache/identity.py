@@ -158,7 +158,6 @@ def _same_size(node: UINode | None, other: UINode | None) -> bool:
     return abs(w1 - w2) <= 0.1 * max(w1, w2, 1) and abs(h1 - h2) <= 0.1 * max(h1, h2, 1)
 
 
-
 def _row_label(row: dict[str, Any]) -> str:
     return str(row.get("text") or row.get("desc") or "").strip()
 
@@ -193,22 +192,23 @@ def _listed(print_: dict[str, Any], key: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
 def target_hint(print_: dict[str, Any], twins: int) -> str:
     """The recorded element in words a model can use when `twins` elements on screen now match it
     and the cache cannot tell which (its first request after the miss). Labels are JSON-quoted, so
     the reference policy reads them back exactly."""
-    def json_quoted(text: str) -> str:
-        return json.dumps(text, ensure_ascii=False)
-
     want = identity(print_)
     state = "" if "checked" not in print_ else f" ({'on' if print_['checked'] else 'off'})"
-    parts = [f"Recorded target: {json_quoted(want.label)} {want.noun()}{state}"]
+    parts = [f"Recorded target: {_quoted(want.label)} {want.noun()}{state}"]
     if print_.get("in"):
-        parts.append(f"row {json_quoted(str(print_['in']))}")
+        parts.append(f"row {_quoted(str(print_['in']))}")
     near = _listed(print_, "near")
     for side, text in zip(("above", "below"), near):
         if text:
-            parts.append(f"{side}: {json_quoted(str(text))}")
+            parts.append(f"{side}: {_quoted(str(text))}")
     alike = _listed(print_, "alike")
     if len(alike) == 2:
         parts.append(f"{alike[0]} of {alike[1]} like it then")

@@ -101,7 +101,7 @@ class CacheRecorder:
             last.effect["next_screen"] = screen_of(observation)
             # a switch's state after the step: a replay's tap must leave it so (not a disabled switch, not a
             # confirm dialog the recording did not have); absent when the step's target had no state
-            fp = (last.target or {}).get("fingerprint") or {}
+            fp = last.fingerprint
             state = None if self.acted_on is None else state_after(getattr(observation, "tree", None), self.acted_on, fp)
             if state is not None:
                 last.effect["checked"] = state

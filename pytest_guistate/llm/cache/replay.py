@@ -104,7 +104,7 @@ class Miss:
 
     def target_hint(self) -> str:
         """The recorded target in words, for the live actor, when the miss is an ambiguity ('' else)."""
-        fp = ((self.step.target or {}).get("fingerprint") or {}) if self.step is not None else {}
+        fp = self.step.fingerprint if self.step is not None else {}
         return target_hint(fp, self.twins) if self.twins > 1 and fp else ""
 
     def message(self, path: object) -> str:
@@ -161,7 +161,7 @@ def _target(tree: UITree, step: CachedStep, thresholds: CacheThresholds) -> tupl
     """The element to act on, or why it cannot be trusted. Only an element with the cached target's
     identity (`identity.py`) is a candidate: the same id, kind and place with other words (the
     switch of the row that replaced "Dark mode") is a miss naming both."""
-    fp = (step.target or {}).get("fingerprint") or {}
+    fp = step.fingerprint
     want = identity(fp)  # a switch is named by its label, not by its "OFF"
     wanted = want.label if want.words else fp.get("text") or fp.get("desc") or fp.get("rid") or fp.get("kind", "element")
     match = best_target(tree, fp, accept=lambda row: carries(want, identity(row)))
@@ -190,7 +190,7 @@ def _unready(node: UINode | None, step: CachedStep) -> str:
     """Why the recorded element cannot take the step's action as it did when recorded, else '': it is
     disabled now, or a switch or check box is already in another state than it was (a tap would undo
     what the step did then: a switch already on is turned off)."""
-    fp = (step.target or {}).get("fingerprint") or {}
+    fp = step.fingerprint
     if node is None or step.tool not in ("tap", "type_text"):
         return ""
     want = identity(fp)
@@ -213,7 +213,7 @@ def _state_check(step: CachedStep, node: UINode | None) -> Callable[[Observation
     """A check: the switch or check box the step acted on shows the state the recorded step left it
     in (None when the cache has no such state). The screen alone cannot say it: a tap on a disabled
     switch, or one that now asks to confirm first, leaves a screen like the cached next screen."""
-    fp = (step.target or {}).get("fingerprint") or {}
+    fp = step.fingerprint
     want = step.effect.get("checked")
     if not isinstance(want, bool) or node is None:
         return None
@@ -328,8 +328,7 @@ class _Look:
             if unready:  # no heal: the memory would find the same element
                 return cls(observation, match, unready, match.describe())
         healable = bool(problem) and _foreign_dialog(tree, step.screen)[0] is None
-        fp = (step.target or {}).get("fingerprint") or {}
-        twins = len(lookalikes(screen_rows(tree), fp)) if problem.startswith("ambiguous") else 0
+        twins = len(lookalikes(screen_rows(tree), step.fingerprint)) if problem.startswith("ambiguous") else 0
         return cls(observation, match, problem, match.describe() if problem and match.node is not None else "",
                    healable, twins)
 
@@ -368,7 +367,7 @@ class _Heal:
 def _heal(memory: ElementMemory, session: TaskSession, look: _Look, step: CachedStep, has_effect: bool) -> _Heal | str:
     """Ask the memory for the target on the judged screen: the heal, or why there is none."""
     target = step.target or {}
-    key = memory_key(target.get("fingerprint") or {}, target.get("locators") or [])
+    key = memory_key(step.fingerprint, target.get("locators") or [])
     if key is None:
         return "the cached target has no locator to remember it by"
     if not has_effect:
@@ -379,7 +378,7 @@ def _heal(memory: ElementMemory, session: TaskSession, look: _Look, step: Cached
     tree = look.observation.tree
     if tree is not None:  # the look alone cannot tell a grid's tiles apart: the cache's own words must
         nodes = {n.index_path: n for n in tree.nodes()}
-        pick = pick_lookalike(screen_rows(tree), nodes, target.get("fingerprint") or {}, getattr(result, "node", None))
+        pick = pick_lookalike(screen_rows(tree), nodes, step.fingerprint, getattr(result, "node", None))
         if not pick.ok:
             return f"not healed: {pick.reason}"
     return _Heal(memory, session, result, look.observation, key.wanted)
