@@ -462,8 +462,8 @@ def _another_window(covered: Box, before_tree: Callable[[], UITree | None] | Non
         notes.append(f"new window: another app in front ({', '.join(sorted(_apps(tree)))})")
         return [_new_window(covered, screen, ignored)]
     android = old.platform == tree.platform == ANDROID  # an Android dump holds the focused window alone
-    if android and (floating_window(old, screen) is None) != (floating_window(tree, screen) is None):
-        went = floating_window(tree, screen) is None
+    went = floating_window(tree, screen) is None
+    if android and (floating_window(old, screen) is None) != went:
         notes.append(f"new window: a floating window {'went' if went else 'came'} (its dump holds it alone)")
         return [_new_window(covered, screen, ignored)]
     return []
