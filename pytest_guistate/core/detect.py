@@ -8,13 +8,14 @@ screen replaces the set of view ids; a dialog shows up as a new Dialog/alert nod
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.uitree import UINode, UITree
 
-__all__ = ["is_system_alert", "popup_title", "refreshable_list", "route_change"]
+__all__ = ["is_system_alert", "popup_title", "refreshable_list", "route_change", "undrawn_change"]
 
 _DIALOG_HINTS = ("Dialog", "AlertDialog", "Alert", "PopupWindow")
 _DIALOG_IDS = ("alertTitle", "parentPanel", "dialog", "aerr_", "popup")
@@ -103,4 +104,27 @@ def refreshable_list(tree: UITree | None) -> UINode | None:
     for node in candidates:
         if any(hint in node.cls for hint in _LIST_HINTS):
             return node
+    return None
+
+
+def _drawn_key(node: UINode) -> tuple[object, ...]:
+    return (node.cls, node.resource_id, node.text, node.content_desc, node.checked, node.bounds)
+
+
+def undrawn_change(before: UITree, after: UITree, masked: Sequence[Box] = ()) -> UINode | None:
+    """A node the after-tree shows on screen that the before-tree did not (new, moved, retexted,
+    toggled), outside `masked` (status bar, flicker): asked when the pixels showed no change. The
+    tree already holds what the screen has not drawn yet (a dialog whose fade has not begun, a
+    frame taken before the redraw): its after-frame is no evidence of the step (issue 34's race)."""
+    screen = after.screen_box
+    seen = {_drawn_key(n) for n in before.nodes() if n.displayed and n.bounds is not None}
+    for node in after.nodes():
+        box = node.bounds
+        if not node.displayed or box is None or box.is_empty or _drawn_key(node) in seen:
+            continue
+        if screen is not None and not screen.intersects(box):
+            continue  # laid out below the fold: nothing to draw
+        if any(m.contains(box) for m in masked):
+            continue
+        return node
     return None

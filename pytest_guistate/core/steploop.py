@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pytest_guistate.core.checks import Check, CheckResult
-from pytest_guistate.core.detect import refreshable_list
+from pytest_guistate.core.detect import refreshable_list, undrawn_change
 from pytest_guistate.core.detectors import DetectFn
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
@@ -276,6 +276,45 @@ class StepLoop:
         settled = self.judge(before, result.observation, expect, trees=trees)
         return (result.observation, settled) if settled.met else (after, judgement)
 
+    def _until_drawn(self, before: Observation, after: Observation, expect: Check, judgement: Judgement,
+                     trees: bool) -> tuple[Observation, Judgement]:
+        """The expectation held, yet the pixels show no change while the page source shows something
+        new on screen: the frame was taken before the screen drew it (a dialog whose fade had not
+        begun: the tree is written at once, the pixels a frame or more later). The screen wins: the
+        after-frame kept as evidence is the first that shows a change, within `MOTION_BOUND_S`;
+        if none does, the step keeps its first judgement and its transition says what was not drawn."""
+        t = judgement.transition
+        if judgement.verdict != "no_change" or t is None or not before.tree_fetched:
+            return after, judgement
+        if not (trees or after.tree_fetched):
+            return after, judgement  # light: no page source read for this question
+        try:
+            before_tree, after_tree = before.tree, after.tree
+        except TreeExpired:
+            return after, judgement
+        if before_tree is None or after_tree is None:
+            return after, judgement
+        node = undrawn_change(before_tree, after_tree, [*t.ignored, *t.unstable])
+        if node is None:
+            return after, judgement
+        bound = SettlePolicy(timeout_s=min(MOTION_BOUND_S, self.settle_policy.timeout_s),
+                             interval_s=self.settle_policy.interval_s, stable_frames=self.settle_policy.stable_frames)
+
+        def drawn(obs: Observation) -> bool:
+            return self.oracle.compare(before.frame, obs.frame, before_tree, ignore=self.ignore(obs),
+                                       unstable=t.unstable).verdict != "no_change"
+        oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
+        result = settle(self.screen, oracle, after, bound, self.clock, ignore=self.ignore, observe=self._poll,
+                        until=drawn, stop_when_stable=False, trees=trees, placed_by=after_tree)
+        if result.stopped_early:
+            settled = self.judge(before, result.observation, expect, trees=trees, previous=result.previous)
+            if settled.met:
+                return result.observation, settled
+        what = next((n.text or n.content_desc for n in node.walk() if n.text or n.content_desc), node.cls)
+        t.notes.append(f"the page source shows {what!r} on screen; the screen did not draw a change "
+                       f"within {bound.timeout_s:.1f} s")
+        return after, judgement
+
     def verify(
         self,
         record: StepRecord,
@@ -292,6 +331,8 @@ class StepLoop:
         judgement = self.judge(before, after, expect, trees=trees)
         unstable: list[Box] = []
         latest = after  # the newest frame: settling continues from it
+        if judgement.met and before is not None and expect is not None:
+            after, judgement = self._until_drawn(before, after, expect, judgement, trees)
         if judgement.met and before is not None and (expect is not None or self._probe_due(after, judgement)):
             after, judgement = self._after_motion(before, after, expect, judgement, trees)
             latest = after

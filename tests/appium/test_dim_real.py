@@ -3,6 +3,8 @@ yet the step's region is the dialog (from the before-tree) and its crop is small
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from pytest_guistate.core.checks import gone, visible
@@ -52,3 +54,37 @@ def test_a_full_screen_dialog_layer_gives_the_dialog_box_not_the_frame(device: D
     assert first.box.area < 0.5 * width * height, first.box
     assert transition.crops and all(c.box.area < 0.5 * width * height for c in transition.crops), \
         [c.box for c in transition.crops]
+
+
+LATE_FADE = """<!doctype html><html><head><meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body { font: 18px sans-serif; margin: 16px } [role=dialog] { position: fixed; left: 10%; right: 10%; top: 30%;
+padding: 24px; background: #fff; border: 2px solid #000; opacity: 0.01 }</style></head><body>
+<h1>Notes</h1><p>Note by Bob</p><button id="delete">Delete</button>
+<script>
+document.getElementById("delete").addEventListener("click", () => {
+  const dialog = document.createElement("div");
+  dialog.setAttribute("role", "dialog");
+  dialog.textContent = "Delete note by Bob?";
+  document.body.append(dialog);  // in the DOM at once, at opacity 0.01 (Ionic's start), its fade begins later
+  setTimeout(() => dialog.animate([{opacity: 0.01}, {opacity: 1}], {duration: 250, fill: "forwards"}), 600);
+});
+</script></body></html>"""
+
+
+def test_a_dialog_in_the_page_before_its_fade_begins_is_evidenced_once_drawn(device: Device) -> None:
+    """Ionic's alert through a Grid hub (CI, stop 40): the dialog is in the DOM at opacity 0.01 when the
+    after-frame is taken and its fade starts later, so the check held on a frame that showed nothing new
+    and the step's evidence was the whole screen, 'no change'. The screen wins: the kept frame is the
+    first that draws it, once its fade ends; the crop is the dialog."""
+    device.open_url("data:text/html;base64," + base64.b64encode(LATE_FADE.encode()).decode())
+    device.find(text="Note by Bob")
+    session = TaskSession(device, name="late_fade", settle=SettlePolicy(timeout_s=3.0, interval_s=0.15))
+    with session.step("open the delete dialog", expect=visible("Delete note by Bob?")) as opened:
+        device.tap("Delete")
+    transition = opened.transition
+    assert transition is not None and transition.verdict == "changed", transition and transition.notes
+    width, height = device.screenshot().size
+    assert transition.crops and all(c.box.area < 0.5 * width * height for c in transition.crops), \
+        [c.box for c in transition.crops]
+    assert device.driver.execute_script(
+        "return getComputedStyle(document.querySelector('[role=dialog]')).opacity") == "1"

@@ -452,3 +452,65 @@ def test_a_knob_still_sliding_is_the_effect_not_flicker() -> None:
     record = session.perform("notifications on", screen.toggle)
     assert (record.outcome, stages(record), record.attempts[0].verdict) == ("ok", ["initial"], "changed")
     assert session.episodes == 0 and not screen.in_motion()
+
+
+class LateDialog(ListScreen):
+    """A dialog written into the page source at once and drawn `draw_s` later (a fade that had not
+    begun when the after-frame was taken: real Chromium under Ionic's alert); None: never drawn."""
+
+    def __init__(self, clock: VirtualClock, draw_s: float | None) -> None:
+        super().__init__(clock)
+        self.draw_s = draw_s
+        self.opened_at: float | None = None
+
+    def open(self, title: str) -> None:
+        self.show_dialog(title)
+        self.opened_at = self.clock()
+
+    def _draw(self):
+        title, drawn = self.dialog, self.draw_s is not None and self.opened_at is not None and (
+            self.clock() - self.opened_at >= self.draw_s)
+        if not drawn:
+            self.dialog = None  # in the tree, not yet on screen
+        try:
+            return super()._draw()
+        finally:
+            self.dialog = title
+
+
+@pytest.mark.parametrize("draw_s", [0.25, None])
+def test_a_change_the_tree_shows_and_the_screen_has_not_drawn_waits_for_the_screen(draw_s) -> None:
+    """The expectation holds in the page source while the after-frame shows nothing new: the
+    evidence was a whole-screen 'no change'. The screen wins: the kept frame is the first that
+    draws the change (its crop is the dialog); a change never drawn is said in the transition."""
+    clock = VirtualClock()
+    screen = LateDialog(clock, draw_s)
+    session = TaskSession(screen, policy=TierPolicy.for_tier("full"), clock=clock, name="test_x",
+                          settle=SettlePolicy(timeout_s=3.0, interval_s=0.1))
+    start = clock()
+    record = session.perform("open the dialog", lambda: screen.open("Delete Post 2?"), expect="Delete Post 2?")
+    assert record.outcome == "ok" and record.actions == 1
+    transition = session.last_transition
+    if draw_s is not None:
+        assert record.attempts[0].verdict == "changed"
+        (crop,) = transition.crops
+        assert crop.box.contains(Box(40, 250, 320, 390)) and crop.box.area < 0.5 * 360 * 640, crop.box
+        assert 0.25 <= clock() - start < 0.25 + 0.3
+    else:
+        assert record.attempts[0].verdict == "no_change"
+        assert any("'Delete Post 2?'" in note and "did not draw" in note for note in transition.notes), transition.notes
+        assert clock() - start <= 1.5 + 0.3  # bounded by MOTION_BOUND_S, not the settle timeout
+
+
+def test_an_expectation_already_on_screen_before_a_no_op_does_not_wait() -> None:
+    """Nothing new in the page source: a step whose action drew nothing and whose expectation already
+    held costs no poll (the rule above only waits for what the tree says is on screen and new)."""
+    clock = VirtualClock()
+    screen = ListScreen(clock)
+    session = TaskSession(screen, policy=TierPolicy.for_tier("full"), clock=clock, name="test_x",
+                          settle=SettlePolicy(timeout_s=3.0, interval_s=0.1))
+    session.perform("look", screen.nothing, expect="Post 1")
+    observed, start = screen.observations, clock()
+    record = session.perform("no-op", screen.nothing, expect="Post 2")
+    assert record.outcome == "ok" and record.attempts[0].polls == 0
+    assert screen.observations - observed <= 1 and clock() - start < 0.1
