@@ -155,9 +155,10 @@ def _web_answer(device: Any, query: NodeQuery) -> FindAnswer | None:
                                                         "exact": query.exact})
     except WebDriverException:
         return None  # a context that runs no script: the tree route says why
-    if not isinstance(found, dict) or not isinstance(found.get("moving"), bool):
+    moving = web.motion_answer(found.get("moving")) if isinstance(found, dict) else None
+    if moving is None:
         return None
-    device.saw_motion(found["moving"])  # the step loop's motion question, answered by this same request
+    device.saw_motion(moving)  # the step loop's motion question, answered by this same request
     match = found.get("match")
     if not isinstance(match, dict):
         return FindAnswer((), "find (DOM walk)")

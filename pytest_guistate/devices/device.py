@@ -180,7 +180,9 @@ class Device:
         self._found_box: Box | None = None  # the last web find's box in the screenshot when found
         self._typed_secret = False  # a password was typed in this session: any screen may show it
         self._newest: tuple[Observation, int, int] | None = None  # with the shot and input counts it was taken at
-        self._motion: tuple[int, int, bool] | None = None  # (shots, inputs, moving) a script last said (web)
+        # (shots, inputs, answer, when) a script last said of the page's motion (web: `web.motion_answer`)
+        self._motion: tuple[int, int, bool | float, float] | None = None
+        self._shot_at: float | None = None  # when the newest observation's screenshot was asked for
         # The current context (issue 37): None until the session is known to have several (a switch was
         # seen, or `appium:autoWebview` started it in a web view); followed through every switch this
         # driver sends (`_follow_switches`), so knowing it costs no request.
@@ -535,10 +537,12 @@ class Device:
         return tree, zoom
 
     def observe(self) -> Observation:
+        asked_at = time.monotonic()
         frame = self.screenshot()
         if self.decode_ahead:
             frame.prefetch()  # overlaps the page-source request (or the caller's next steps)
         self._shots += 1
+        self._shot_at = asked_at
         shot, inputs = self._shots, self.action_count
 
         def current() -> bool:
@@ -573,16 +577,30 @@ class Device:
         if not self.is_web:
             return None
         if self._motion is not None and self._motion[:2] == (self._shots, self.action_count):
-            return self._motion[2]  # the check's find or the tree walk on this screen said it: no request
+            # the check's find or the tree walk on this screen said it: no request
+            return self._moved_since_shot(self._motion[2], self._motion[3])
         try:
-            return bool(self.driver.execute_script(web.MOTION_JS))
+            answer = web.motion_answer(self.driver.execute_script(web.MOTION_JS))
         except WebDriverException:
             return None  # a context that runs no script cannot tell
+        return self._moved_since_shot(answer, time.monotonic())
 
-    def saw_motion(self, moving: bool) -> None:
+    def _moved_since_shot(self, answer: bool | float | None, answered_at: float) -> bool:
+        """An animation runs, or the last one ended after the newest screenshot was asked for: that
+        frame may show it half drawn (a fade of 150 ms ends within one screenshot through a Grid hub).
+        The script ran before `answered_at`, so its end is placed no earlier than it was: a frame is
+        judged in motion rather than kept half drawn."""
+        if answer is True:
+            return True
+        if answer is None or answer is False or self._shot_at is None:
+            return False
+        return answered_at - answer / 1000.0 > self._shot_at
+
+    def saw_motion(self, moving: bool | float) -> None:
         """A script on the current screen (the web tree walk, a check's find) also said whether the
-        page was animating: `in_motion` answers from it until the next screenshot or input."""
-        self._motion = (self._shots, self.action_count, moving)
+        page was animating (`web.motion_answer`): `in_motion` answers from it until the next
+        screenshot or input."""
+        self._motion = (self._shots, self.action_count, moving, time.monotonic())
 
     def _remember_screen(self, frame: Frame, tree: UITree) -> UITree:
         """Keep the tree read for a screenshot, keyed by its bytes: a later screenshot with the very

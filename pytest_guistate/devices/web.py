@@ -14,6 +14,8 @@ the page wrote it, whitespace normalised (docs/web-components.md).
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +41,7 @@ __all__ = [
     "editable_inside",
     "locate",
     "looks_like_html",
+    "motion_answer",
     "script_tree",
     "tree_from_script",
     "tree_moving",
@@ -51,14 +54,30 @@ __all__ = [
 # running or about to start (an endless spinner never stops, so it is no motion to wait for), in the
 # document or in any open shadow root: `document.getAnimations()` leaves out what runs in shadow trees
 # (Shoelace's sl-dialog scales its panel in its shadow root), each root answers for its own.
+# `true` while one runs; else how many ms ago the last one still listed ended (an animation that
+# fills forwards stays listed once finished: Ionic's overlays fill "both"), or `false` when none is:
+# the question is asked after the screenshot, and a fade that ended in between left that frame half
+# drawn (`Device.in_motion` compares the two times).
 MOVING_JS = r"""
 const pageMoving = () => {
   const roots = [document];
   for (let i = 0; i < roots.length; i++) {
     for (const el of roots[i].querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
   }
-  return roots.some((root) => root.getAnimations().some((a) => (a.pending || a.playState === "running") &&
-    a.effect && a.effect.getComputedTiming().endTime !== Infinity));
+  const now = document.timeline ? document.timeline.currentTime : null;
+  let still = false;
+  for (const root of roots) {
+    for (const a of root.getAnimations()) {
+      if (!a.effect) continue;
+      const end = a.effect.getComputedTiming().endTime;
+      if (end === Infinity) continue;
+      if (a.pending || a.playState === "running") return true;
+      if (a.playState !== "finished" || a.startTime === null || now === null || !(a.playbackRate > 0)) continue;
+      const ago = Math.max(0, now - (a.startTime + end / a.playbackRate));
+      if (still === false || ago < still) still = ago;
+    }
+  }
+  return still;
 };
 """
 
@@ -528,10 +547,29 @@ def tree_from_script(result: object, url: str) -> UITree:
     return parse_page_source(result)
 
 
-def tree_moving(result: str) -> bool | None:
-    """What TREE_JS said of the page's motion (`moving` on its root), None if it did not say."""
+def motion_answer(value: object) -> bool | float | None:
+    """What `pageMoving()` said: True (an animation runs), the ms since the last listed one ended,
+    False (none listed); None when the value is not such an answer (not the script's)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None
+
+
+def tree_moving(result: str) -> bool | float | None:
+    """What TREE_JS said of the page's motion (`moving` on its root: `motion_answer`), None if it did not say."""
     head = result[: result.find(">") + 1]
-    return True if 'moving="true"' in head else False if 'moving="false"' in head else None
+    found = re.search(r' moving="([^"]*)"', head)
+    if found is None:
+        return None
+    text = found.group(1)
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return motion_answer(float(text))
+    except ValueError:
+        return None
 
 
 def tree_zoom(tree: UITree) -> PageZoom | None:
@@ -543,7 +581,7 @@ def tree_zoom(tree: UITree) -> PageZoom | None:
         return None
 
 
-def script_tree(driver: Any, url: str) -> tuple[UITree, bool | None, PageZoom | None]:
+def script_tree(driver: Any, url: str) -> tuple[UITree, bool | float | None, PageZoom | None]:
     """The tree of the page open in `driver`, bounds in screenshot pixels, whether the page was
     animating as it was walked (`tree_moving`) and the zoom its bounds were mapped with (`tree_zoom`)."""
     try:

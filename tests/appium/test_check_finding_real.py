@@ -8,6 +8,7 @@ by both. Each case compares the find's verdict with the page source's on the sam
 from __future__ import annotations
 
 import base64
+import time
 
 import pytest
 
@@ -110,3 +111,24 @@ def test_the_check_and_the_tree_say_whether_the_page_moves_so_the_step_asks_noth
     assert len(scripts) == 2, "the tree walk answered it"
     device.action_count += 1  # an input since: the page may have changed, so it is asked again
     assert device.in_motion() is bool(seconds) and scripts[2:] == [web.MOTION_JS]
+
+
+FADE = """<!doctype html><html><head><meta name="viewport" content="width=device-width"></head>
+<body><h1>Notes</h1><div id="alert" style="opacity: 0.01">Delete note by Bob?</div></body></html>"""
+FADE_IN = ("document.getElementById('alert').animate([{opacity: 0.01}, {opacity: 1}], "
+           "{duration: 150, fill: 'both'})")  # Ionic's alert: 150 ms, fills both, stays listed once finished
+
+
+def test_a_fade_that_ended_between_the_screenshot_and_the_question_is_motion(device: Device) -> None:
+    """The step asks whether the page moves after its screenshot: a 150 ms fade can end in between, and
+    the kept frame showed the dialog half drawn (issue 34's race). An animation that ended after the
+    screenshot was asked for is motion; one that ended before it is not."""
+    device.open_url("data:text/html;base64," + base64.b64encode(FADE.encode()).decode())
+    device.find(text="Notes")
+    device.driver.execute_script(FADE_IN)
+    device.observe()  # the screenshot during (or at the very end of) the fade
+    time.sleep(0.4)  # the fade is over when the question comes
+    assert device.driver.execute_script(web.MOTION_JS) is not True  # nothing runs any more...
+    assert device.in_motion() is True  # ...but it ended after that screenshot was asked for
+    device.observe()  # a screenshot asked for after the fade ended
+    assert device.in_motion() is False

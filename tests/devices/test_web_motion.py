@@ -4,11 +4,15 @@ nothing of its own while that screen is current. Real Chromium: tests/appium/tes
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+import cv2
+import numpy as np
 import pytest
 
 from pytest_guistate.core.finding import NodeQuery
+from pytest_guistate.core.frame import Frame
 from pytest_guistate.devices import check_finding, web
 from pytest_guistate.devices.device import Device
 
@@ -57,3 +61,35 @@ def test_a_find_that_says_nothing_of_motion_is_no_answer() -> None:
 def test_the_tree_walk_says_motion_on_its_root(xml: str, moving: bool | None) -> None:
     assert web.tree_moving(xml) is moving
     assert 'top.setAttribute("moving", String(pageMoving()));' in web.TREE_JS
+
+
+@pytest.mark.parametrize(("xml", "answer"), [
+    ('<hierarchy width="1" height="1" moving="42.5"/>', 42.5),
+    ('<hierarchy width="1" height="1" moving="soon"/>', None),
+    ('<hierarchy width="1" height="1" moving="-3"/>', None),
+])
+def test_the_tree_walk_says_how_long_ago_the_last_animation_ended(xml: str, answer: float | None) -> None:
+    assert web.tree_moving(xml) == answer
+
+
+def observed(device: Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One observation of a blank page: the newest screenshot, asked for now."""
+    png = cv2.imencode(".png", np.full((8, 8, 3), 255, np.uint8))[1].tobytes()
+    monkeypatch.setattr(device, "screenshot", lambda **_: Frame(png=png, timestamp=time.time()))
+    device.observe()
+
+
+@pytest.mark.parametrize(("ended_ms_ago", "moving"), [(0.0, True), (60_000.0, False)])
+def test_a_fade_that_ended_after_the_screenshot_was_asked_for_is_motion(
+        monkeypatch: pytest.MonkeyPatch, ended_ms_ago: float, moving: bool) -> None:
+    """The question comes after the screenshot: a fade of 150 ms can end in between, leaving the frame
+    half drawn while nothing runs any more. An animation that ended after the screenshot was asked for
+    counts as motion (Ionic's alert fills 'both', so it stays listed once finished); one that ended
+    long before does not."""
+    device, browser = web_device({check_finding.FIND_JS: {"moving": ended_ms_ago, "match": None},
+                                  web.MOTION_JS: ended_ms_ago})
+    observed(device, monkeypatch)
+    check_finding.answer(device, NodeQuery(text="Saved"))
+    assert device.in_motion() is moving and browser.ran == [check_finding.FIND_JS]
+    device.action_count += 1  # asked of the page itself: the same rule
+    assert device.in_motion() is moving and browser.ran[-1] == web.MOTION_JS
