@@ -107,6 +107,9 @@ def refreshable_list(tree: UITree | None) -> UINode | None:
     return None
 
 
+_UNDRAWABLE_PX = 2
+
+
 def _drawn_key(node: UINode) -> tuple[object, ...]:
     return (node.cls, node.resource_id, node.text, node.content_desc, node.checked, node.bounds)
 
@@ -120,8 +123,8 @@ def undrawn_change(before: UITree, after: UITree, masked: Sequence[Box] = ()) ->
     seen = {_drawn_key(n) for n in before.nodes() if n.displayed and n.bounds is not None}
     for node in after.nodes():
         box = node.bounds
-        if not node.displayed or box is None or box.is_empty or _drawn_key(node) in seen:
-            continue
+        if not node.displayed or box is None or min(box.width, box.height) <= _UNDRAWABLE_PX or _drawn_key(node) in seen:
+            continue  # a 1x1 visually hidden live region ("sr-only") draws nothing however new
         if screen is not None and not screen.intersects(box):
             continue  # laid out below the fold: nothing to draw
         if any(m.contains(box) for m in masked):

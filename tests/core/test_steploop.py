@@ -11,6 +11,7 @@ import pytest
 from pytest_guistate.core.anchors import AnchorType, LinkType
 from pytest_guistate.core.artifact_names import frame_name
 from pytest_guistate.core.checks import gone
+from pytest_guistate.core.detect import undrawn_change
 from pytest_guistate.core.errors import (
     GuistateError,
     GuistateWarning,
@@ -24,6 +25,7 @@ from pytest_guistate.core.settle import SettlePolicy, VirtualClock
 from pytest_guistate.core.steploop import SessionHooks
 from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
+from pytest_guistate.core.uitree import parse_page_source
 from tests.core._synthetic import PACKAGE, ListScreen, decoded_frames
 
 
@@ -514,3 +516,20 @@ def test_an_expectation_already_on_screen_before_a_no_op_does_not_wait() -> None
     record = session.perform("no-op", screen.nothing, expect="Post 2")
     assert record.outcome == "ok" and record.attempts[0].polls == 0
     assert screen.observations - observed <= 1 and clock() - start < 0.1
+
+
+def _page(*nodes: str) -> str:
+    return ('<hierarchy width="360" height="640"><android.widget.FrameLayout bounds="[0,0][360,640]">'
+            + "".join(nodes) + "</android.widget.FrameLayout></hierarchy>")
+
+
+@pytest.mark.parametrize(("after", "undrawn"), [
+    ('<android.widget.TextView text="Saved" bounds="[10,100][200,140]"/>', "Saved"),  # new on screen
+    ('<android.widget.TextView text="Saved" bounds="[10,900][200,940]"/>', None),  # laid out below the fold
+    ('<android.widget.TextView text="Saved" bounds="[0,0][1,1]"/>', None),  # a visually hidden live region
+    ('<android.widget.TextView text="12:01" bounds="[0,0][360,20]"/>', None),  # inside a masked region
+])
+def test_what_the_page_source_shows_on_screen_and_new(after: str, undrawn: str | None) -> None:
+    before = parse_page_source(_page('<android.widget.TextView text="12:00" bounds="[0,0][360,20]"/>'))
+    node = undrawn_change(before, parse_page_source(_page(after)), [Box(0, 0, 360, 24)])
+    assert (node.text if node is not None else None) == undrawn
