@@ -266,8 +266,7 @@ class StepLoop:
         in_motion = getattr(self.screen, "in_motion", None)
         if in_motion is None or not in_motion():
             return after, judgement
-        bound = SettlePolicy(timeout_s=min(MOTION_BOUND_S, self.settle_policy.timeout_s),
-                             interval_s=self.settle_policy.interval_s, stable_frames=self.settle_policy.stable_frames)
+        bound = self._motion_bound()
         oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
         result = settle(self.screen, oracle, after, bound, self.clock, ignore=self.ignore, observe=self._poll,
                         until=None, stop_when_stable=True, trees=trees)
@@ -275,6 +274,11 @@ class StepLoop:
             return after, judgement
         settled = self.judge(before, result.observation, expect, trees=trees)
         return (result.observation, settled) if settled.met else (after, judgement)
+
+    def _motion_bound(self) -> SettlePolicy:
+        """The settle policy of a met step's wait for its evidence: at most `MOTION_BOUND_S`."""
+        return SettlePolicy(timeout_s=min(MOTION_BOUND_S, self.settle_policy.timeout_s),
+                            interval_s=self.settle_policy.interval_s, stable_frames=self.settle_policy.stable_frames)
 
     def _until_drawn(self, before: Observation, after: Observation, expect: Check, judgement: Judgement,
                      trees: bool) -> tuple[Observation, Judgement]:
@@ -297,8 +301,7 @@ class StepLoop:
         node = undrawn_change(before_tree, after_tree, [*t.ignored, *t.unstable])
         if node is None:
             return after, judgement
-        bound = SettlePolicy(timeout_s=min(MOTION_BOUND_S, self.settle_policy.timeout_s),
-                             interval_s=self.settle_policy.interval_s, stable_frames=self.settle_policy.stable_frames)
+        bound = self._motion_bound()
 
         def drawn(obs: Observation) -> bool:
             return self.oracle.compare(before.frame, obs.frame, before_tree, ignore=self.ignore(obs),
