@@ -275,6 +275,24 @@ class StepLoop:
         settled = self.judge(before, result.observation, expect, trees=trees)
         return (result.observation, settled) if settled.met else (after, judgement)
 
+    def _through_motion(self, before: Observation, after: Observation, expect: Check, judgement: Judgement,
+                        trees: bool) -> tuple[Observation, Judgement]:
+        """The first look is unmet while the screen says it is animating (a backdrop fading in before
+        its dialog is shown, as Bootstrap's modal does): that look was taken mid-motion, not on a
+        stale screen. The step's first look waits, within `MOTION_BOUND_S`, for the frames to stop
+        changing, and judges that frame: not the first frame that meets the expectation, which is
+        the dialog still sliding in (a finished CSS transition leaves `getAnimations()`, so the
+        question asked later says "still" of a frame taken mid-slide). An expectation still unmet
+        then settles and refreshes as before (and is a stale screen)."""
+        in_motion = getattr(self.screen, "in_motion", None)
+        if in_motion is None or not in_motion():
+            return after, judgement
+        oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
+        result = settle(self.screen, oracle, after, self._motion_bound(), self.clock, ignore=self.ignore,
+                        observe=self._poll, until=None, stop_when_stable=True, trees=trees)
+        return result.observation, self.judge(before, result.observation, expect, trees=trees,
+                                              previous=result.previous)
+
     def _motion_bound(self) -> SettlePolicy:
         """The settle policy of a met step's wait for its evidence: at most `MOTION_BOUND_S`."""
         return SettlePolicy(timeout_s=min(MOTION_BOUND_S, self.settle_policy.timeout_s),
@@ -333,6 +351,8 @@ class StepLoop:
         trees = record.reads_trees
         judgement = self.judge(before, after, expect, trees=trees)
         unstable: list[Box] = []
+        if not judgement.met and before is not None and expect is not None:
+            after, judgement = self._through_motion(before, after, expect, judgement, trees)
         latest = after  # the newest frame: settling continues from it
         if judgement.met and before is not None and expect is not None:
             after, judgement = self._until_drawn(before, after, expect, judgement, trees)
