@@ -88,3 +88,56 @@ def test_a_dialog_in_the_page_before_its_fade_begins_is_evidenced_once_drawn(dev
         [c.box for c in transition.crops]
     assert device.driver.execute_script(
         "return getComputedStyle(document.querySelector('[role=dialog]')).opacity") == "1"
+
+
+BACKDROP_FIRST = """<!doctype html><html><head><meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body { font: 18px sans-serif; margin: 16px }
+.backdrop { position: fixed; inset: 0; background: #000; opacity: 0; transition: opacity .4s linear }
+.backdrop.show { opacity: .5 }
+[role=dialog] { display: none; position: fixed; left: 10%; right: 10%; top: 30%; padding: 24px; background: #fff;
+  opacity: 0; transform: translateY(-120px); transition: opacity .5s linear, transform .5s linear }
+[role=dialog].show { opacity: 1; transform: none }</style></head><body>
+<h1>Notes</h1><p>Note by Bob</p><button id="delete">Delete</button>
+<div role="dialog" aria-modal="true" id="dialog">Delete note by Bob?</div>
+<script>
+// Bootstrap 5's modal, in its shape: the backdrop is appended and fades in first (a CSS transition after a
+// forced reflow); only once it ends is the dialog set display:block and given .show, sliding in
+document.getElementById("delete").addEventListener("click", () => {
+  const backdrop = document.createElement("div");
+  backdrop.className = "backdrop";
+  document.body.append(backdrop);
+  backdrop.offsetHeight;
+  backdrop.classList.add("show");
+  backdrop.addEventListener("transitionend", () => {
+    const dialog = document.getElementById("dialog");
+    dialog.style.display = "block";
+    dialog.offsetHeight;
+    dialog.classList.add("show");
+  }, {once: true});
+});
+</script></body></html>"""
+
+
+def test_a_dialog_shown_after_its_backdrop_fades_is_no_stale_screen(device: Device) -> None:
+    """Bootstrap's modal: the first look after the tap sees the backdrop half faded and no dialog yet
+    (it is display:none until the backdrop's transition ends). That look was mid-motion, not on a
+    stale screen: the step waits for the motion and is met at once ("ok", one look, no stale-screen
+    episode), and the frame it keeps is the dialog where it rests, not sliding in."""
+    device.open_url("data:text/html;base64," + base64.b64encode(BACKDROP_FIRST.encode()).decode())
+    device.find(text="Note by Bob")
+    session = TaskSession(device, name="backdrop_first", settle=SettlePolicy(timeout_s=3.0, interval_s=0.15))
+    with session.step("open the delete dialog", expect=visible("Delete note by Bob?")) as opened:
+        device.tap("Delete")
+    record = opened.record
+    assert (record.outcome, [a.stage for a in record.attempts]) == ("ok", ["initial"]), \
+        [(a.stage, a.evidence) for a in record.attempts]
+    assert not record.episode
+    transition = opened.transition
+    assert transition is not None and transition.regions, transition
+    top, scale = device.driver.execute_script(
+        "return [document.getElementById('dialog').getBoundingClientRect().top, devicePixelRatio]")
+    dialog = transition.regions[0]
+    assert dialog.container is not None and "appeared" in dialog.container, transition.regions
+    # the kept frame shows the dialog at rest: its drawn top is where the page has it now (mid-slide it is
+    # up to 120 CSS px higher)
+    assert abs(dialog.raw.top - top * scale) <= 0.1 * 120 * scale, (dialog.raw, top, scale)

@@ -456,6 +456,51 @@ def test_a_knob_still_sliding_is_the_effect_not_flicker() -> None:
     assert session.episodes == 0 and not screen.in_motion()
 
 
+class BackdropFirst(ListScreen):
+    """Bootstrap's modal in its shape: the tap starts a backdrop fading in for 0.3 s (the screen says it
+    moves, as a browser page does); only then is the dialog in the tree and drawn."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        super().__init__(clock)
+        self.opened_at: float | None = None
+        self.title = ""
+
+    def open(self, title: str) -> None:
+        if self._tap():
+            self.opened_at, self.title = self.clock(), title
+
+    def _progress(self) -> float:
+        return 0.0 if self.opened_at is None else min(1.0, (self.clock() - self.opened_at) / 0.3)
+
+    def in_motion(self) -> bool:
+        return self.opened_at is not None and self._progress() < 1.0
+
+    def _advance(self) -> None:
+        super()._advance()
+        if self.opened_at is not None and self._progress() >= 1.0:
+            self.dialog = self.title
+
+    def _draw(self):
+        img = super()._draw()
+        if self.opened_at is not None:
+            gain = 1.0 - 0.5 * self._progress()
+            img[100:] = (img[100:] * gain).astype(img.dtype)
+        return img
+
+
+def test_an_unmet_first_look_while_the_screen_moves_is_no_stale_screen() -> None:
+    """The first look after the tap sees the backdrop half faded and no dialog yet: taken mid-motion,
+    it is no stale screen. The step waits for the motion and is met at its first look: 'ok', no
+    stale-screen episode (it was 'settled', an episode, for a dialog that opened as it should)."""
+    clock = VirtualClock()
+    screen = BackdropFirst(clock)
+    session = TaskSession(screen, policy=TierPolicy.for_tier("full"), clock=clock, name="test_x",
+                          settle=SettlePolicy(timeout_s=3.0, interval_s=0.1))
+    record = session.perform("open the dialog", lambda: screen.open("Delete Post 2?"), expect="Delete Post 2?")
+    assert (record.outcome, stages(record), record.actions) == ("ok", ["initial"], 1)
+    assert session.episodes == 0 and not screen.in_motion()
+
+
 class LateDialog(ListScreen):
     """A dialog written into the page source at once and drawn `draw_s` later (a fade that had not
     begun when the after-frame was taken: real Chromium under Ionic's alert); None: never drawn."""
