@@ -279,19 +279,29 @@ class StepLoop:
                         trees: bool) -> tuple[Observation, Judgement]:
         """The first look is unmet while the screen says it is animating (a backdrop fading in before
         its dialog is shown, as Bootstrap's modal does): that look was taken mid-motion, not on a
-        stale screen. The step's first look waits, within `MOTION_BOUND_S`, for the frames to stop
-        changing, and judges that frame: not the first frame that meets the expectation, which is
-        the dialog still sliding in (a finished CSS transition leaves `getAnimations()`, so the
-        question asked later says "still" of a frame taken mid-slide). An expectation still unmet
-        then settles and refreshes as before (and is a stale screen)."""
+        stale screen. The first look waits, within `MOTION_BOUND_S`, until the expectation holds or
+        the frames stop changing. A met look then waits again for the frames to stop changing and
+        keeps that frame: the frame the check first held on can show the dialog still sliding in (a
+        finished CSS transition leaves `getAnimations()`, so a later motion question says "still"),
+        or the list before its redraw (the check reads the page after the screenshot). An expectation
+        still unmet settles and refreshes as before (and is a stale screen)."""
         in_motion = getattr(self.screen, "in_motion", None)
         if in_motion is None or not in_motion():
             return after, judgement
+        bound = self._motion_bound()
         oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
-        result = settle(self.screen, oracle, after, self._motion_bound(), self.clock, ignore=self.ignore,
-                        observe=self._poll, until=None, stop_when_stable=True, trees=trees)
-        return result.observation, self.judge(before, result.observation, expect, trees=trees,
-                                              previous=result.previous)
+        moved = settle(self.screen, oracle, after, bound, self.clock, ignore=self.ignore, observe=self._poll,
+                       until=lambda obs: expect(obs).ok, stop_when_stable=True, trees=trees)
+        judged = self.judge(before, moved.observation, expect, trees=trees, previous=moved.previous)
+        if not judged.met:
+            return moved.observation, judged
+        calm = settle(self.screen, oracle, moved.observation, bound, self.clock, ignore=self.ignore,
+                      observe=self._poll, until=None, stop_when_stable=True, trees=trees)
+        if calm.observation is not moved.observation:
+            settled = self.judge(before, calm.observation, expect, trees=trees, previous=calm.previous)
+            if settled.met:
+                return calm.observation, settled
+        return moved.observation, judged
 
     def _motion_bound(self) -> SettlePolicy:
         """The settle policy of a met step's wait for its evidence: at most `MOTION_BOUND_S`."""

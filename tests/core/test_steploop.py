@@ -501,6 +501,34 @@ def test_an_unmet_first_look_while_the_screen_moves_is_no_stale_screen() -> None
     assert session.episodes == 0 and not screen.in_motion()
 
 
+class SlidesUnseen(BackdropFirst):
+    """The dialog then slides for 0.3 s while the page already says "still" (a CSS transition that ended
+    between the screenshot and the question has left `getAnimations()`)."""
+
+    def in_motion(self) -> bool:
+        return self.opened_at is not None and self.clock() - self.opened_at < 0.3
+
+    def _draw(self):
+        img = super()._draw()
+        if self.opened_at is not None and self.dialog is not None:
+            x = 60 + round(150 * min(1.0, (self.clock() - self.opened_at - 0.3) / 0.3))
+            cv2.rectangle(img, (x, 340), (x + 40, 370), (0, 0, 200), -1)
+        return img
+
+
+def test_the_frame_kept_after_the_motion_is_the_one_at_rest() -> None:
+    """The look that first meets the expectation shows the dialog still sliding, and the page no longer
+    says it moves: the step keeps the frame once the frames stop changing, not that look's."""
+    clock = VirtualClock()
+    screen = SlidesUnseen(clock)
+    session = TaskSession(screen, policy=TierPolicy.for_tier("full"), clock=clock, name="test_x",
+                          settle=SettlePolicy(timeout_s=3.0, interval_s=0.1))
+    start = clock()
+    record = session.perform("open the dialog", lambda: screen.open("Delete Post 2?"), expect="Delete Post 2?")
+    assert (record.outcome, stages(record)) == ("ok", ["initial"])
+    assert clock() - start >= 0.6, clock() - start  # the kept frame was taken after the slide ended
+
+
 class LateDialog(ListScreen):
     """A dialog written into the page source at once and drawn `draw_s` later (a fade that had not
     begun when the after-frame was taken: real Chromium under Ionic's alert); None: never drawn."""
