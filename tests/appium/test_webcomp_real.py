@@ -28,6 +28,7 @@ WEBAPPS = Path(__file__).resolve().parents[2] / ".ci" / "webapps"
 LIBRARIES = {
     "ionic": "@ionic/core", "framework7": "framework7", "onsen": "onsenui",
     "shoelace": "@shoelace-style/shoelace", "material": "@material/web",
+    "ui5": "@ui5/webcomponents",
 }
 PASSWORD = "hunter2-Secret"
 
