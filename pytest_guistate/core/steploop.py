@@ -269,7 +269,9 @@ class StepLoop:
         dialog's crop was that faint first frame; while the page still says it moves after the frames
         held still (a dialog kept faint longer), the look goes on within the same bound."""
         in_motion = getattr(self.screen, "in_motion", None)
-        moving = in_motion() if in_motion is not None else None
+        if in_motion is None:
+            return after, judgement
+        moving = in_motion()
         if moving is None or not (moving or _dialog_appeared(before, after)):
             return after, judgement
         bound = self._motion_bound()
