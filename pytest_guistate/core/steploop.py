@@ -31,6 +31,7 @@ from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation, Screen, TreeExpired
 from pytest_guistate.core.oracle import VisualOracle
+from pytest_guistate.core.oracle_dim import find_overlay
 from pytest_guistate.core.oracle_mask import StatusBars, steady_keyboard
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.records import Attempt, StepRecord
@@ -262,14 +263,34 @@ class StepLoop:
         can tell (`in_motion()`, the web) is asked, one cheap question; where nothing moves, nothing
         waits. If the expectation no longer holds on the settled frame, the first judgement stands.
         A no-expect step whose small change the stability probe would judge is asked too: a switch's
-        knob still sliding differs in the probe's frame, and was taken for flicker (a stale screen)."""
+        knob still sliding differs in the probe's frame, and was taken for flicker (a stale screen).
+        A dialog that appeared is looked at once more even when nothing is listed as moving: UI5 Web
+        Components' popups open faint under a class a timer drops 50 ms later (no animation), and the
+        dialog's crop was that faint first frame; while the page still says it moves after the frames
+        held still (a dialog kept faint longer), the look goes on within the same bound."""
         in_motion = getattr(self.screen, "in_motion", None)
-        if in_motion is None or not in_motion():
+        if in_motion is None:
+            return after, judgement
+        moving = in_motion()
+        if moving is None or not (moving or _dialog_appeared(before, after)):
             return after, judgement
         bound = self._motion_bound()
         oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
+        deadline = self.clock.monotonic() + bound.timeout_s
         result = settle(self.screen, oracle, after, bound, self.clock, ignore=self.ignore, observe=self._poll,
                         until=None, stop_when_stable=True, trees=trees)
+        # still frames, yet the page says it still moves (a dialog held faint a while): look on, and
+        # once it says it stopped, once more: the frame before that answer may predate the stop
+        moved = False  # an animation that ended is placed by its end time (in_motion): no look more
+        while result.stable and self.clock.monotonic() < deadline:
+            still = bool(in_motion())
+            if not (still or moved):
+                break
+            moved = still
+            left = SettlePolicy(timeout_s=max(deadline - self.clock.monotonic(), bound.interval_s),
+                                interval_s=bound.interval_s, stable_frames=bound.stable_frames)
+            result = settle(self.screen, oracle, result.observation, left, self.clock, ignore=self.ignore,
+                            observe=self._poll, until=None, stop_when_stable=True, trees=trees)
         if result.observation is after:
             return after, judgement
         settled = self.judge(before, result.observation, expect, trees=trees)
@@ -473,6 +494,17 @@ class StepLoop:
             refreshed_by=refreshed_by,
             elapsed_s=self.clock.monotonic() - started,
         ))
+
+
+def _dialog_appeared(before: Observation, after: Observation) -> bool:
+    """A dialog is in the after-tree and not in the before-tree; only trees already read are asked."""
+    if not (before.tree_fetched and after.tree_fetched):
+        return False
+    try:
+        overlay = find_overlay(before.tree, after.tree)
+    except TreeExpired:
+        return False
+    return overlay is not None and overlay.change == "appeared"
 
 
 def _tree_if_known(observation: Observation) -> UITree | None:

@@ -58,7 +58,24 @@ __all__ = [
 # fills forwards stays listed once finished: Ionic's overlays fill "both"), or `false` when none is:
 # the question is asked after the screenshot, and a fade that ended in between left that frame half
 # drawn (`Device.in_motion` compares the two times).
+# A dialog drawn translucent (its own opacity times its composed-tree ancestors' between 0 and 1) is
+# motion too: UI5 Web Components' popups open at opacity 0.1 under a class a timer drops, so no
+# animation is listed while the screen shows a faint dialog (opacity 0 is not drawn at all: not motion).
 MOVING_JS = r"""
+const faintDialog = (roots) => {
+  for (const root of roots) {
+    for (const el of root.querySelectorAll("[role=dialog], [role=alertdialog], dialog[open]")) {
+      let alpha = 1;
+      for (let n = el; n && n.nodeType === 1;) {
+        alpha *= parseFloat(getComputedStyle(n).opacity);
+        const up = n.assignedSlot || n.parentNode;
+        n = up && up.nodeType === 11 ? up.host : up;
+      }
+      if (alpha > 0 && alpha < 1) return true;
+    }
+  }
+  return false;
+};
 const pageMoving = () => {
   const roots = [document];
   for (let i = 0; i < roots.length; i++) {
@@ -77,7 +94,7 @@ const pageMoving = () => {
       if (still === false || ago < still) still = ago;
     }
   }
-  return still;
+  return faintDialog(roots) || still;
 };
 """
 

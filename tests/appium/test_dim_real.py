@@ -4,6 +4,7 @@ yet the step's region is the dialog (from the before-tree) and its crop is small
 from __future__ import annotations
 
 import base64
+import time
 
 import pytest
 
@@ -141,3 +142,43 @@ def test_a_dialog_shown_after_its_backdrop_fades_is_no_stale_screen(device: Devi
     # the kept frame shows the dialog at rest: its drawn top is where the page has it now (mid-slide it is
     # up to 120 CSS px higher)
     assert abs(dialog.raw.top - top * scale) <= 0.1 * 120 * scale, (dialog.raw, top, scale)
+
+
+TIMED_OPEN = """<!doctype html><html><head><meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body { font: 18px sans-serif; margin: 16px; background: #777 } [role=dialog] { position: fixed; left: 10%;
+right: 10%; top: 30%; padding: 24px; background: #fff; color: #000; border: 2px solid #000 }
+[role=dialog].opening { opacity: 0.1 } .scrim { position: fixed; inset: 0; background: rgba(0, 0, 0, 0.3) }</style></head><body>
+<h1>Notes</h1><p>Note by Bob</p><button id="delete">Delete</button>
+<script>
+document.getElementById("delete").addEventListener("click", () => {
+  const dialog = document.createElement("div");
+  dialog.setAttribute("role", "dialog");
+  dialog.className = "opening";  // drawn faint, whole once a timer drops the class: no animation runs
+  dialog.textContent = "Delete note by Bob?";
+  document.body.append(Object.assign(document.createElement("div"), {className: "scrim"}), dialog);
+  setTimeout(() => dialog.classList.remove("opening"), 800);
+});
+</script></body></html>"""
+
+
+def test_a_dialog_drawn_faint_by_a_timer_is_evidenced_once_whole(device: Device) -> None:
+    """UI5 Web Components' popups open under a class at opacity 0.1 that a timer drops 50 ms later: no
+    animation runs, so nothing was listed as moving and the dialog's kept crop was the faint first
+    frame (the scrim dimming the page is change enough to judge the step at once). A dialog that
+    appeared is looked at again, and on while it is drawn translucent (here held faint 0.8 s, longer
+    than the frames take to look still): the crop kept is the dialog as it stays."""
+    device.open_url("data:text/html;base64," + base64.b64encode(TIMED_OPEN.encode()).decode())
+    device.find(text="Note by Bob")
+    session = TaskSession(device, name="timed_open", settle=SettlePolicy(timeout_s=3.0, interval_s=0.15))
+    with session.step("open the delete dialog", expect=visible("Delete note by Bob?")) as opened:
+        device.tap("Delete")
+    transition = opened.transition
+    assert transition is not None and transition.crops, transition and transition.notes
+    deadline = time.monotonic() + 3
+    while device.driver.execute_script("return !!document.querySelector('.opening')") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    kept, screen = transition.crops[0], device.screenshot()  # the dialog whole now
+    assert kept.box.area < 0.5 * screen.size[0] * screen.size[1], kept.box
+    box = kept.box
+    now = screen.bgr[box.top:box.bottom, box.left:box.right]
+    assert abs(float(kept.pixels.mean()) - float(now.mean())) < 8, (kept.pixels.mean(), now.mean())

@@ -3,10 +3,12 @@
 Ionic (`@ionic/core`: shadow roots, Stencil's scoped inputs, ion-alert), Framework7 (a confirm dialog
 fading in over a dimmed backdrop, no `role="dialog"`), Onsen UI (custom elements around native
 controls, CSS upper-casing its buttons), Shoelace (Lit components defined lazily by its autoloader, a
-dialog animating in its shadow root, a toast) and Material Web (ES modules through an import map, a
+dialog animating in its shadow root, a toast), Material Web (ES modules through an import map, a
 touch target over each button's label, fields drawn by nested components, a native <dialog> in the
-top layer) and Bootstrap 5 (plain DOM, a modal and a toast fading with CSS transitions, a separate
-.modal-backdrop, a form switch), at the versions pinned in `.ci/webapps/package.json`,
+top layer), Bootstrap 5 (plain DOM, a modal and a toast fading with CSS transitions, a separate
+.modal-backdrop, a form switch) and UI5 Web Components (`@ui5/webcomponents`: deep shadow roots, a
+switch with no native checkbox, list items drawing their `text=` attribute, a popup opening faint under a timer's class, a
+toast), at the versions pinned in `.ci/webapps/package.json`,
 installed by `bash .ci/webapps.sh` and served on loopback. Each app is driven by an inner pytest run
 written the way a user writes it (README words only): the locators wait for the app to hydrate, type
 into components, tap a button whose label lives in a shadow root, delete exactly once under a late
@@ -29,6 +31,7 @@ WEBAPPS = Path(__file__).resolve().parents[2] / ".ci" / "webapps"
 LIBRARIES = {
     "ionic": "@ionic/core", "framework7": "framework7", "onsen": "onsenui",
     "shoelace": "@shoelace-style/shoelace", "material": "@material/web", "bootstrap": "bootstrap",
+    "ui5": "@ui5/webcomponents",
 }
 PASSWORD = "hunter2-Secret"
 

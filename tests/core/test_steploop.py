@@ -6,6 +6,7 @@ import json
 import warnings
 
 import cv2
+import numpy as np
 import pytest
 
 from pytest_guistate.core.anchors import AnchorType, LinkType
@@ -575,6 +576,62 @@ def test_a_change_the_tree_shows_and_the_screen_has_not_drawn_waits_for_the_scre
         assert record.attempts[0].verdict == "no_change"
         assert any("'Delete Post 2?'" in note and "did not draw" in note for note in transition.notes), transition.notes
         assert clock() - start <= 1.5 + 0.3  # bounded by MOTION_BOUND_S, not the settle timeout
+
+
+class FaintDialog(ListScreen):
+    """A dialog that opens over a scrim drawn at 10 % opacity for `faint_s`, then whole (UI5 Web
+    Components: a class a timer drops, no animation). `says`: the page says it moves while faint (a
+    translucent dialog, `web.MOVING_JS`); else nothing is listed as moving at all."""
+
+    def __init__(self, clock: VirtualClock, faint_s: float, says: bool) -> None:
+        super().__init__(clock)
+        self.faint_s, self.says = faint_s, says
+        self.opened_at: float | None = None
+
+    def open(self, title: str) -> None:
+        self.show_dialog(title)
+        self.opened_at = self.clock()
+
+    def faint(self) -> bool:
+        return self.opened_at is not None and self.clock() - self.opened_at < self.faint_s
+
+    def in_motion(self) -> bool:
+        return self.says and self.faint()
+
+    def _draw(self):
+        title = self.dialog
+        self.dialog = None
+        try:
+            page = super()._draw()
+        finally:
+            self.dialog = title
+        if title is None:
+            return page
+        page = (page.astype(np.float32) * 0.7).astype(np.uint8)  # the scrim
+        whole = page.copy()
+        cv2.rectangle(whole, (40, 250), (320, 390), (250, 250, 250), -1)
+        cv2.rectangle(whole, (40, 250), (320, 390), (0, 0, 0), 2)
+        cv2.putText(whole, title, (55, 320), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 0), 2)
+        return cv2.addWeighted(whole, 0.1, page, 0.9, 0) if self.faint() else whole
+
+
+@pytest.mark.parametrize(("faint_s", "says"), [(0.05, False), (0.6, True)])
+def test_a_dialog_drawn_faint_is_evidenced_once_whole(faint_s: float, says: bool) -> None:
+    """The scrim makes the step's change at once while the dialog is still faint: the crop kept was
+    the faint dialog. A dialog that appeared is looked at once more (nothing listed as moving: UI5's
+    50 ms), and on while the page says it is translucent (held 0.6 s): the crop is the dialog whole."""
+    clock = VirtualClock()
+    screen = FaintDialog(clock, faint_s, says)
+    session = TaskSession(screen, policy=TierPolicy.for_tier("full"), clock=clock, name="test_x",
+                          settle=SettlePolicy(timeout_s=3.0, interval_s=0.1))
+    start = clock()
+    record = session.perform("open the dialog", lambda: screen.open("Delete Post 2?"), expect="Delete Post 2?")
+    assert record.outcome == "ok" and record.actions == 1 and record.attempts[0].verdict == "changed"
+    assert clock() - start <= faint_s + 0.5  # a few polls, not the settle timeout
+    crop = next(c for c in session.last_transition.crops if c.box.contains(Box(40, 250, 320, 390)))
+    clock.sleep(1.0)
+    whole = screen.observe().frame.bgr[crop.box.top:crop.box.bottom, crop.box.left:crop.box.right]
+    assert abs(float(crop.pixels.mean()) - float(whole.mean())) < 3, (crop.pixels.mean(), whole.mean())
 
 
 def test_an_expectation_already_on_screen_before_a_no_op_does_not_wait() -> None:
