@@ -65,6 +65,8 @@ MOVING_JS = r"""
 const faintDialog = (roots) => {
   for (const root of roots) {
     for (const el of root.querySelectorAll("[role=dialog], [role=alertdialog], dialog[open]")) {
+      const r = el.getBoundingClientRect();  // a closed dialog left translucent but hidden is not drawn
+      if (r.width <= 0 || r.height <= 0 || (el.checkVisibility && !el.checkVisibility({visibilityProperty: true}))) continue;
       let alpha = 1;
       for (let n = el; n && n.nodeType === 1;) {
         alpha *= parseFloat(getComputedStyle(n).opacity);
