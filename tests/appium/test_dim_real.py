@@ -10,7 +10,7 @@ import pytest
 
 from pytest_guistate.core.checks import gone, visible
 from pytest_guistate.core.settle import SettlePolicy
-from pytest_guistate.core.task_session import TaskSession
+from pytest_guistate.core.task_session import StepHandle, TaskSession
 from pytest_guistate.devices.device import Device
 from pytest_guistate.devices.web_feed import FeedServer
 
@@ -57,6 +57,16 @@ def test_a_full_screen_dialog_layer_gives_the_dialog_box_not_the_frame(device: D
         [c.box for c in transition.crops]
 
 
+def open_the_delete_dialog(device: Device, page: str, name: str) -> StepHandle:
+    """The notes page's "Delete" tapped in a step expecting its dialog: the step, for its record and evidence."""
+    device.open_url("data:text/html;base64," + base64.b64encode(page.encode()).decode())
+    device.find(text="Note by Bob")
+    session = TaskSession(device, name=name, settle=SettlePolicy(timeout_s=3.0, interval_s=0.15))
+    with session.step("open the delete dialog", expect=visible("Delete note by Bob?")) as opened:
+        device.tap("Delete")
+    return opened
+
+
 LATE_FADE = """<!doctype html><html><head><meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body { font: 18px sans-serif; margin: 16px } [role=dialog] { position: fixed; left: 10%; right: 10%; top: 30%;
 padding: 24px; background: #fff; border: 2px solid #000; opacity: 0.01 }</style></head><body>
@@ -77,11 +87,7 @@ def test_a_dialog_in_the_page_before_its_fade_begins_is_evidenced_once_drawn(dev
     after-frame is taken and its fade starts later, so the check held on a frame that showed nothing new
     and the step's evidence was the whole screen, 'no change'. The screen wins: the kept frame is the
     first that draws it, once its fade ends; the crop is the dialog."""
-    device.open_url("data:text/html;base64," + base64.b64encode(LATE_FADE.encode()).decode())
-    device.find(text="Note by Bob")
-    session = TaskSession(device, name="late_fade", settle=SettlePolicy(timeout_s=3.0, interval_s=0.15))
-    with session.step("open the delete dialog", expect=visible("Delete note by Bob?")) as opened:
-        device.tap("Delete")
+    opened = open_the_delete_dialog(device, LATE_FADE, "late_fade")
     transition = opened.transition
     assert transition is not None and transition.verdict == "changed", transition and transition.notes
     width, height = device.screenshot().size
@@ -124,11 +130,7 @@ def test_a_dialog_shown_after_its_backdrop_fades_is_no_stale_screen(device: Devi
     (it is display:none until the backdrop's transition ends). That look was mid-motion, not on a
     stale screen: the step waits for the motion and is met at once ("ok", one look, no stale-screen
     episode), and the frame it keeps is the dialog where it rests, not sliding in."""
-    device.open_url("data:text/html;base64," + base64.b64encode(BACKDROP_FIRST.encode()).decode())
-    device.find(text="Note by Bob")
-    session = TaskSession(device, name="backdrop_first", settle=SettlePolicy(timeout_s=3.0, interval_s=0.15))
-    with session.step("open the delete dialog", expect=visible("Delete note by Bob?")) as opened:
-        device.tap("Delete")
+    opened = open_the_delete_dialog(device, BACKDROP_FIRST, "backdrop_first")
     record = opened.record
     assert (record.outcome, [a.stage for a in record.attempts]) == ("ok", ["initial"]), \
         [(a.stage, a.evidence) for a in record.attempts]
@@ -167,11 +169,7 @@ def test_a_dialog_drawn_faint_by_a_timer_is_evidenced_once_whole(device: Device)
     frame (the scrim dimming the page is change enough to judge the step at once). A dialog that
     appeared is looked at again, and on while it is drawn translucent (here held faint 0.8 s, longer
     than the frames take to look still): the crop kept is the dialog as it stays."""
-    device.open_url("data:text/html;base64," + base64.b64encode(TIMED_OPEN.encode()).decode())
-    device.find(text="Note by Bob")
-    session = TaskSession(device, name="timed_open", settle=SettlePolicy(timeout_s=3.0, interval_s=0.15))
-    with session.step("open the delete dialog", expect=visible("Delete note by Bob?")) as opened:
-        device.tap("Delete")
+    opened = open_the_delete_dialog(device, TIMED_OPEN, "timed_open")
     transition = opened.transition
     assert transition is not None and transition.crops, transition and transition.notes
     deadline = time.monotonic() + 3
