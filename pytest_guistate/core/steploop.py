@@ -22,7 +22,7 @@ an unmet look's regions once its tree is read (see `tiers.py`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pytest_guistate.core.checks import Check, CheckResult
 from pytest_guistate.core.detect import refreshable_list, undrawn_change
@@ -35,7 +35,7 @@ from pytest_guistate.core.oracle_dim import find_overlay
 from pytest_guistate.core.oracle_mask import StatusBars, steady_keyboard
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.records import Attempt, StepRecord
-from pytest_guistate.core.settle import Clock, SettlePolicy, settle
+from pytest_guistate.core.settle import Clock, SettlePolicy, SettleResult, settle
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.uitree import UITree
 
@@ -275,10 +275,8 @@ class StepLoop:
         if moving is None or not (moving or _dialog_appeared(before, after)):
             return after, judgement
         bound = self._motion_bound()
-        oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
         deadline = self.clock.monotonic() + bound.timeout_s
-        result = settle(self.screen, oracle, after, bound, self.clock, ignore=self.ignore, observe=self._poll,
-                        until=None, stop_when_stable=True, trees=trees)
+        result = self._settle(after, bound, trees, stop_when_stable=True)
         # still frames, yet the page says it still moves (a dialog held faint a while): look on, and
         # once it says it stopped, once more: the frame before that answer may predate the stop
         moved = False  # an animation that ended is placed by its end time (in_motion): no look more
@@ -287,10 +285,8 @@ class StepLoop:
             if not (still or moved):
                 break
             moved = still
-            left = SettlePolicy(timeout_s=max(deadline - self.clock.monotonic(), bound.interval_s),
-                                interval_s=bound.interval_s, stable_frames=bound.stable_frames)
-            result = settle(self.screen, oracle, result.observation, left, self.clock, ignore=self.ignore,
-                            observe=self._poll, until=None, stop_when_stable=True, trees=trees)
+            left = replace(bound, timeout_s=max(deadline - self.clock.monotonic(), bound.interval_s))
+            result = self._settle(result.observation, left, trees, stop_when_stable=True)
         if result.observation is after:
             return after, judgement
         settled = self.judge(before, result.observation, expect, trees=trees)
@@ -310,14 +306,11 @@ class StepLoop:
         if in_motion is None or not in_motion():
             return after, judgement
         bound = self._motion_bound()
-        oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
-        moved = settle(self.screen, oracle, after, bound, self.clock, ignore=self.ignore, observe=self._poll,
-                       until=lambda obs: expect(obs).ok, stop_when_stable=True, trees=trees)
+        moved = self._settle(after, bound, trees, until=lambda obs: expect(obs).ok, stop_when_stable=True)
         judged = self.judge(before, moved.observation, expect, trees=trees, previous=moved.previous)
         if not judged.met:
             return moved.observation, judged
-        calm = settle(self.screen, oracle, moved.observation, bound, self.clock, ignore=self.ignore,
-                      observe=self._poll, until=None, stop_when_stable=True, trees=trees)
+        calm = self._settle(moved.observation, bound, trees, stop_when_stable=True)
         if calm.observation is not moved.observation:
             settled = self.judge(before, calm.observation, expect, trees=trees, previous=calm.previous)
             if settled.met:
@@ -326,8 +319,15 @@ class StepLoop:
 
     def _motion_bound(self) -> SettlePolicy:
         """The settle policy of a met step's wait for its evidence: at most `MOTION_BOUND_S`."""
-        return SettlePolicy(timeout_s=min(MOTION_BOUND_S, self.settle_policy.timeout_s),
-                            interval_s=self.settle_policy.interval_s, stable_frames=self.settle_policy.stable_frames)
+        return replace(self.settle_policy, timeout_s=min(MOTION_BOUND_S, self.settle_policy.timeout_s))
+
+    def _settle(self, start: Observation, policy: SettlePolicy, trees: bool, *, stop_when_stable: bool,
+                until: Callable[[Observation], bool] | None = None, placed_by: UITree | None = None) -> SettleResult:
+        """`settle` on this loop's screen, clock, ignore regions and frame tracking; a step that reads
+        no trees (light) compares with the status bars already known (`_KnownBars`)."""
+        oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
+        return settle(self.screen, oracle, start, policy, self.clock, ignore=self.ignore, observe=self._poll,
+                      until=until, stop_when_stable=stop_when_stable, trees=trees, placed_by=placed_by)
 
     def _until_drawn(self, before: Observation, after: Observation, expect: Check, judgement: Judgement,
                      trees: bool) -> tuple[Observation, Judgement]:
@@ -355,9 +355,7 @@ class StepLoop:
         def drawn(obs: Observation) -> bool:
             return self.oracle.compare(before.frame, obs.frame, before_tree, ignore=self.ignore(obs),
                                        unstable=t.unstable).verdict != "no_change"
-        oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
-        result = settle(self.screen, oracle, after, bound, self.clock, ignore=self.ignore, observe=self._poll,
-                        until=drawn, stop_when_stable=False, trees=trees, placed_by=after_tree)
+        result = self._settle(after, bound, trees, until=drawn, stop_when_stable=False, placed_by=after_tree)
         if result.stopped_early:
             settled = self.judge(before, result.observation, expect, trees=trees, previous=result.previous)
             if settled.met:
@@ -429,10 +427,8 @@ class StepLoop:
         started = self.clock.monotonic() if started is None else started
         trees = record.reads_trees
         until = self._until(before, expect, unstable, trees) if wait else None
-        oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
-        result = settle(self.screen, oracle, start, self.settle_policy, self.clock, ignore=self.ignore,
-                        observe=self._poll, until=until, stop_when_stable=not wait, trees=trees,
-                        placed_by=_tree_if_known(judged) if judged is not None else None)
+        result = self._settle(start, self.settle_policy, trees, until=until, stop_when_stable=not wait,
+                              placed_by=_tree_if_known(judged) if judged is not None else None)
         # a settled screen has no flicker left: judge without probe regions; a screen that never
         # settled keeps flickering, so the probe's regions still apply
         judgement = self.judge(before, result.observation, expect, unstable=() if result.stable else unstable,

@@ -62,17 +62,22 @@ __all__ = [
 # motion too: UI5 Web Components' popups open at opacity 0.1 under a class a timer drops, so no
 # animation is listed while the screen shows a faint dialog (opacity 0 is not drawn at all: not motion).
 MOVING_JS = r"""
+// the DOM's own parent accessor: a library emulating slots may patch `parentNode` on its elements
+const PARENT = Object.getOwnPropertyDescriptor(Node.prototype, "parentNode").get;
+// the DOM parent, crossing a shadow root to its host (who owns a control)
+const hostParent = (n) => {
+  const p = PARENT.call(n);
+  return p instanceof ShadowRoot ? p.host : p instanceof Element ? p : null;
+};
+// the rendered parent: a slotted element's slot first
+const flatParent = (n) => n.assignedSlot || hostParent(n);
 const faintDialog = (roots) => {
   for (const root of roots) {
     for (const el of root.querySelectorAll("[role=dialog], [role=alertdialog], dialog[open]")) {
       const r = el.getBoundingClientRect();  // a closed dialog left translucent but hidden is not drawn
       if (r.width <= 0 || r.height <= 0 || (el.checkVisibility && !el.checkVisibility({visibilityProperty: true}))) continue;
       let alpha = 1;
-      for (let n = el; n && n.nodeType === 1;) {
-        alpha *= parseFloat(getComputedStyle(n).opacity);
-        const up = n.assignedSlot || n.parentNode;
-        n = up && up.nodeType === 11 ? up.host : up;
-      }
+      for (let n = el; n; n = flatParent(n)) alpha *= parseFloat(getComputedStyle(n).opacity);
       if (alpha > 0 && alpha < 1) return true;
     }
   }
@@ -133,7 +138,6 @@ const CONTROLS = 'input:not([type="hidden"]), textarea, select, button, [content
 // Ionic's ion-input) patches `children`/`childNodes` on its elements to hide what it renders itself
 const CHILDREN = Object.getOwnPropertyDescriptor(Element.prototype, "children").get;
 const CHILD_NODES = Object.getOwnPropertyDescriptor(Node.prototype, "childNodes").get;
-const PARENT = Object.getOwnPropertyDescriptor(Node.prototype, "parentNode").get;
 const elementsOf = (n) => Array.from(n instanceof Element ? CHILDREN.call(n) : n.children);
 const nodesOf = (n) => Array.from(CHILD_NODES.call(n));
 const kids = (el) => {
@@ -150,13 +154,6 @@ const kidNodes = (el) => {
   }
   return nodesOf(el.shadowRoot || el);
 };
-// the DOM parent, crossing a shadow root to its host (who owns a control)
-const hostParent = (n) => {
-  const p = PARENT.call(n);
-  return p instanceof ShadowRoot ? p.host : p instanceof Element ? p : null;
-};
-// the rendered parent: a slotted element's slot first
-const flatParent = (n) => n.assignedSlot || hostParent(n);
 const CASE = {uppercase: (s) => s.toUpperCase(), lowercase: (s) => s.toLowerCase(),
               capitalize: (s) => s.replace(/(^|\s)(\S)/g, (m, a, b) => a + b.toUpperCase())};
 const textMemo = new Map();
