@@ -92,6 +92,8 @@ class StepRecord:
     # NATIVE_APP / WEBVIEW_x); "" for a session never seen in more than one context
     context: str = ""
     context_after: str = ""
+    # a web view that went away or appeared during the step (issue 44), in words; "" when none did
+    web_view: str = ""
     # whether this step reads its trees (light tier: only with a check, `TaskSession._reads_trees`)
     reads_trees: bool = field(default=True, repr=False)
 
@@ -135,6 +137,7 @@ class StepRecord:
             **({"cache": self.cache} if self.cache else {}),
             **({"context": self.context, "context_after": self.context_after or self.context}
                if self.context or self.context_after else {}),
+            **({"web_view": self.web_view} if self.web_view else {}),
             "wall": round(self.wall, 3),
             "duration_s": None if self.duration_s is None else round(self.duration_s, 4),
         }

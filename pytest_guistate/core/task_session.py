@@ -435,15 +435,20 @@ class TaskSession:
         screen's context); outside one the switch is a step of its own, kind "context", with no oracle:
         a switch changes what the driver reads, not the screen, so there is nothing to compare."""
         open_step = self._open_step
+        note = _web_view_note(before, how, listed)
         if open_step is not None:
             open_step.context_after = after
+            if note:
+                open_step.web_view = f"{open_step.web_view}; {note}" if open_step.web_view else note
             return
         via = "" if how == "switch_context" else " (the test's own driver call)"
-        record = self._begin(f"switch context {before or '?'} -> {after}{via}", "context", None, True)
+        name = note.split(":")[0] if note else f"switch context {before or '?'} -> {after}{via}"
+        record = self._begin(name, "context", None, True)
         try:
             record.context, record.context_after = before, after
             record.outcome, record.confirmed, record.actions = "ok", True, 1
             record.explanation = f"contexts listed: {', '.join(listed)}" if listed else ""
+            record.web_view = note
             self.journal.close_step(record, None, None)
         finally:
             self._open_step = None
@@ -637,3 +642,15 @@ class TaskSession:
         record.error = f"{type(exc).__name__}: {exc}"
         record.explanation = f"step {record.index} {record.name!r} raised {record.error}"
         self.journal.close_step(record, before, None)
+
+
+def _web_view_note(name: str, how: str, listed: Sequence[str]) -> str:
+    """What the journal says of a web view that went away under the device ("gone") or that a native
+    screen started showing ("appeared"), issue 44; "" for a switch."""
+    now = f" (contexts listed: {', '.join(listed)})" if listed else ""
+    if how == "gone":
+        return (f"web view {name} went away: the screen is read from NATIVE_APP; the device stays in {name}, "
+                f"where the next call raises WebViewGone, until the test switches{now}")
+    if how == "appeared":
+        return f"web view {name} appeared: its page is mapped into the NATIVE_APP screen{now}"
+    return ""

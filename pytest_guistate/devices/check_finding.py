@@ -195,8 +195,13 @@ def answer(device: Any, query: NodeQuery) -> FindAnswer | None:
         return None  # the screen is the native tree with the page mapped in: a DOM find sees half of it
     if device.is_web:
         return _web_answer(device, query)
-    if device.platform == "ios":
-        return _ios_answer(device.driver, query)
+    found = _ios_answer(device.driver, query) if device.platform == "ios" else _android_answer(device, query)
+    if found is not None and not found.found and getattr(device, "hybrid_native", False):
+        return None  # a hybrid app in NATIVE_APP: the page of a web view on screen may show it (the tree maps it in)
+    return found
+
+
+def _android_answer(device: Any, query: NodeQuery) -> FindAnswer | None:
     by, value = android_query(query)
     via = f"find {by}"
     try:

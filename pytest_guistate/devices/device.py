@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -194,6 +195,14 @@ class Device:
         self.on_context: Callable[[str, str, str, list[str]], None] | None = None
         self._listed: list[str] = []
         self.context_reads = 0  # GET /context requests: only where a switch may have gone unseen
+        # A web view context that went away while the device was in it (issue 44): the device keeps naming it
+        # until the test switches, and every call there raises `WebViewGone`, while the plugin reads the
+        # screen (a step's after-screen) from NATIVE_APP, where the driver is
+        self._gone: str | None = None
+        self._reading_native = False  # the plugin is reading the screen of a gone web view from NATIVE_APP
+        # a hybrid session in NATIVE_APP: the web view context the native screen last showed (its page is
+        # mapped into the screen's tree, as in the web view context), "" when none was shown
+        self._shown_webview = ""
         self._follow_switches()
 
     @property
@@ -214,7 +223,20 @@ class Device:
     def in_webview(self) -> bool:
         """A native session whose current context is a web view (issue 37): the tree is the native one
         with the page mapped in, coordinates stay the phone's (`devices/hybrid.py`)."""
-        return not self.browser and hybrid.is_web_context(self.context)
+        return not self.browser and not self._reading_native and hybrid.is_web_context(self.context)
+
+    @property
+    def webview_gone(self) -> str:
+        """The web view context the device is still in although it went away (the action closed it or
+        left for a native screen), "" when none: every call there raises `WebViewGone` until the test
+        switches (`switch_context`); the plugin reads the screen from NATIVE_APP meanwhile."""
+        return self._gone if self._gone is not None and self._gone == self._context else ""
+
+    @property
+    def hybrid_native(self) -> bool:
+        """A hybrid session (one seen in a web view context) in NATIVE_APP: its screen's tree has the page
+        of a web view on screen mapped in, so a native find that misses leaves the check to the tree."""
+        return not self.browser and not self._reading_native and self._context == hybrid.NATIVE_CONTEXT
 
     @property
     def context(self) -> str:
@@ -231,7 +253,7 @@ class Device:
     @property
     def contexts(self) -> list[str]:
         """The contexts the session lists now (`NATIVE_APP`, `WEBVIEW_<package>`, ...): one request."""
-        listed = self._call("contexts", lambda: self.driver.contexts)
+        listed = driver_call("contexts", self.url, lambda: self.driver.contexts)  # allowed in a gone web view too
         return [str(name) for name in listed or ()]
 
     def switch_context(self, name: str) -> None:
@@ -276,6 +298,10 @@ class Device:
     def _switched(self, name: str) -> None:
         before = self._context or (hybrid.NATIVE_CONTEXT if not self.browser else "")
         self._context = name
+        self._shown_webview = ""
+        if hybrid.is_web_context(before) and name == hybrid.NATIVE_CONTEXT and self._gone != before:
+            self._shown_webview = before  # its page is still on screen: not a web view that appeared
+        self._gone = None  # the test switched: out of a gone web view, wherever it went
         self.action_count += 1  # a tree read after the switch must not pass for an earlier frame's
         if self.on_context is not None:
             self.on_context(before, name, self._how, self._listed)
@@ -283,10 +309,15 @@ class Device:
     def _in_native(self, fn: Callable[[], Any]) -> Any:
         """`fn` run in NATIVE_APP, the web view context restored after: the native half of a hybrid
         screen (its tree, a tap by point) without the test seeing a switch."""
+        return self._in_context(hybrid.NATIVE_CONTEXT, fn)
+
+    def _in_context(self, name: str, fn: Callable[[], Any]) -> Any:
+        """`fn` run in context `name`, the current one restored after, without the test seeing a switch
+        (NATIVE_APP from a web view; a web view's page from NATIVE_APP)."""
         back_to = self.context
         self._inner_switch = True
         try:
-            self._call("switch to context NATIVE_APP", lambda: self.driver.switch_to.context(hybrid.NATIVE_CONTEXT))
+            self._call(f"switch to context {name}", lambda: self.driver.switch_to.context(name))
             try:
                 return fn()
             finally:
@@ -367,6 +398,7 @@ class Device:
 
     # -- plumbing ------------------------------------------------------------------------------
     def _call(self, what: str, fn: Any) -> Any:
+        self._refuse_gone(what)
         try:
             return driver_call(what, self.url, fn)
         except DeviceTimeout as hung:
@@ -403,9 +435,46 @@ class Device:
         except WebDriverException:
             return  # the session itself is in trouble: the original error says more
         if name not in listed:
+            self._lost(name, listed)
             raise WebViewGone(f"{what} failed on {self.url}: the web view context {name} is gone (the session "
                               f"lists {listed}: the page navigated away or the app closed its web view); "
                               f"switch_context to a listed one. The driver said: {failed}") from failed
+
+    def _lost(self, name: str, listed: list[str]) -> None:
+        """The web view context the device is in went away: the driver goes to NATIVE_APP (where the plugin
+        reads the screen now), the device keeps naming `name` (the test's next call there is `WebViewGone`)
+        and the session journals it."""
+        if self._gone == name:
+            return
+        self._gone, self._shown_webview = name, ""
+        self._inner_switch = True
+        try:
+            self.driver.switch_to.context(hybrid.NATIVE_CONTEXT)
+        except WebDriverException:
+            pass  # a driver that left the context already: reads from NATIVE_APP work either way
+        finally:
+            self._inner_switch = False
+        if self.on_context is not None:
+            self.on_context(name, hybrid.NATIVE_CONTEXT, "gone", listed)
+
+    def _refuse_gone(self, what: str) -> None:
+        """A call in a web view context that went away is `WebViewGone` at once (no request), until the test
+        switches; the plugin's own reads of the screen go to NATIVE_APP meanwhile."""
+        gone = self.webview_gone
+        if gone and not self._reading_native and not self._inner_switch and self._how != "switch_context":
+            raise WebViewGone(f"{what} on {self.url}: the web view context {gone} went away while the device was in "
+                              "it (the page left for a native screen, or the app closed its web view); the device "
+                              "stays in it until the test switches: switch_context to a listed one "
+                              f"({', '.join(self.contexts)})")
+
+    @contextlib.contextmanager
+    def _native_reads(self) -> Iterator[None]:
+        """The plugin reads the screen of a gone web view from NATIVE_APP (where the driver went)."""
+        was, self._reading_native = self._reading_native, True
+        try:
+            yield
+        finally:
+            self._reading_native = was
 
     def close(self) -> None:
         """End the Appium session; a device that is already gone is not an error here."""
@@ -485,7 +554,52 @@ class Device:
                 return self._hybrid_tree()
             self._web = True  # HTML from a context not named as a web view: the DOM route for good
             return self._web_tree()
-        return self._native_tree(source)
+        native = self._native_tree(source)
+        if self._context == hybrid.NATIVE_CONTEXT and not self._reading_native:
+            return self._native_with_page(native)
+        return native
+
+    def _native_with_page(self, native: UITree) -> UITree:
+        """A hybrid session's screen in NATIVE_APP (issue 44): the native tree with the page of the web view
+        it shows mapped in (read through a round trip to the newest web view context listed), as in the web
+        view context, so a check sees the page a native tap opened. A web view that appeared since the last
+        tree is journaled."""
+        host = hybrid.webview_node(native)
+        if host is None or host.bounds is None:
+            self._shown_webview = ""
+            return native
+        listed = self.contexts
+        webs = [name for name in listed if hybrid.is_web_context(name)]
+        if not webs:
+            self._shown_webview = ""
+            return native  # a web view that is not debuggable: what the native driver exposes of it
+        name, bounds = webs[-1], host.bounds
+
+        def read_page() -> tuple[UITree, web.PageZoom | None, hybrid.WebViewport]:
+            page, zoom = self._web_tree_zoom()
+            return page, zoom, self._viewport(bounds)
+
+        page, zoom, viewport = self._in_context(name, read_page)
+        self._appeared(name, listed)
+        return hybrid.graft(native, page, viewport, host, zoom.factor if zoom else None)
+
+    def _appeared(self, name: str, listed: list[str]) -> None:
+        """The native screen shows web view `name`: journaled once, when it was not shown before."""
+        if name != self._shown_webview:
+            self._shown_webview = name
+            if self.on_context is not None:
+                self.on_context(name, hybrid.NATIVE_CONTEXT, "appeared", listed)
+
+    def _saw_webview(self, known: UITree) -> None:
+        """A known screen's tree (no page source) in NATIVE_APP: a web view on it that was not shown at the
+        last read has appeared (one `contexts` request names it)."""
+        if hybrid.webview_node(known) is None:
+            self._shown_webview = ""
+        elif not self._shown_webview:
+            listed = self.contexts
+            webs = [name for name in listed if hybrid.is_web_context(name)]
+            if webs:
+                self._appeared(webs[-1], listed)
 
     def _native_tree(self, source: str) -> UITree:
         scale = self.scale
@@ -537,6 +651,20 @@ class Device:
         return tree, zoom
 
     def observe(self) -> Observation:
+        """The screen now: a screenshot, and its tree on demand. In a web view that went away (before or
+        during this read) the screen is read from NATIVE_APP, where the driver is (issue 44)."""
+        if self.webview_gone:
+            with self._native_reads():
+                return self._observe()
+        try:
+            return self._observe()
+        except WebViewGone:
+            if not self.webview_gone:
+                raise
+            with self._native_reads():
+                return self._observe()
+
+    def _observe(self) -> Observation:
         asked_at = time.monotonic()
         frame = self.screenshot()
         if self.decode_ahead:
@@ -552,29 +680,51 @@ class Device:
         known = self._known_screens.get(key) if self.known_screens > 0 else None
         if known is not None:  # this session read this very screen before: its tree, no page source
             self._known_screens.move_to_end(key)
+            if self.hybrid_native:
+                self._saw_webview(known)
             observation = Observation(frame=frame, tree=known, package=_package_of(known), known_screen=True,
                                       tree_current=current, finder=self._check_finder())
         elif self.tree_on_demand:
-            observation = Observation(frame=frame, fetch_tree=self._tree_while_current(frame), package_of=_package_of,
-                                      tree_current=current, finder=self._check_finder())
+            made: list[Observation] = []
+            observation = Observation(frame=frame, fetch_tree=self._tree_while_current(frame, made),
+                                      package_of=_package_of, tree_current=current, finder=self._check_finder())
+            made.append(observation)
         else:
-            tree = self._remember_screen(frame, self.ui_tree())
+            tree = self._remember_screen(frame, self._screen_tree())
             observation = Observation(frame=frame, tree=tree, package=_package_of(tree))
-        observation.context = self.context
+        observation.context = self._screen_context()
         self._newest = (observation, self._shots, self.action_count)
         return observation
 
     def _screen_key(self, frame: Frame) -> str:
         """A known screen is its screenshot's bytes in one context: in a web view context the same
         pixels read a different tree (the page mapped in) than in NATIVE_APP."""
-        return f"{self._context}|{frame.digest}" if self._context else frame.digest
+        context = self._screen_context()
+        return f"{context}|{frame.digest}" if context else frame.digest
+
+    def _screen_context(self) -> str:
+        """The context the screen is read in: NATIVE_APP while the web view the device names is gone."""
+        return hybrid.NATIVE_CONTEXT if self._reading_native else self.context
+
+    def _screen_tree(self) -> UITree:
+        """The tree of the screen for an observation: `ui_tree`, from NATIVE_APP when the web view the
+        device is in went away (before or during this read)."""
+        if self._reading_native:
+            return self.ui_tree()
+        try:
+            return self.ui_tree()
+        except WebViewGone:
+            if not self.webview_gone:
+                raise
+            with self._native_reads():
+                return self.ui_tree()
 
     def in_motion(self) -> bool | None:
         """Whether the screen is animating now (web: a finite animation or transition runs), None
         where the platform cannot tell (the phones' trees carry no motion). The step loop asks it
         once a step's expectation held, to keep the after-frame from the middle of a fade; the check's
         find or the tree walk on this screen has usually said it already (`saw_motion`): no request."""
-        if not self.is_web:
+        if not self.is_web or self.webview_gone:
             return None
         if self._motion is not None and self._motion[:2] == (self._shots, self.action_count):
             # the check's find or the tree walk on this screen said it: no request
@@ -619,10 +769,12 @@ class Device:
             return None
         return lambda query: check_finding.answer(self, query)
 
-    def _tree_while_current(self, frame: Frame) -> Callable[[], UITree]:
+    def _tree_while_current(self, frame: Frame, made: list[Observation]) -> Callable[[], UITree]:
         """The fetch of one observation's tree: allowed only while it is the newest observation
-        and no input was sent since, so the tree is the one of the screen in its frame."""
+        and no input was sent since, so the tree is the one of the screen in its frame. A web view
+        that went away (at this read or before) is read from NATIVE_APP, and the observation says so."""
         shot, inputs = self._shots, self.action_count
+        native = self._reading_native
 
         def fetch() -> UITree:
             if self._shots != shot or self.action_count != inputs:
@@ -632,7 +784,16 @@ class Device:
                     "be fetched for that frame. Read observation.tree before acting, or call device.ui_tree() "
                     "for the current screen"
                 )
-            return self._remember_screen(frame, self.ui_tree())
+            if native:
+                with self._native_reads():
+                    return self._remember_screen(frame, self.ui_tree())
+            tree = self._screen_tree()
+            if not self.webview_gone:
+                return self._remember_screen(frame, tree)
+            if made:
+                made[0].context = hybrid.NATIVE_CONTEXT  # read from NATIVE_APP: the web view went away
+            with self._native_reads():
+                return self._remember_screen(frame, tree)
 
         return fetch
 
@@ -664,6 +825,7 @@ class Device:
         `ElementNotFound` lists what is on screen; `ElementNotReady` says what the element still was.
         """
         kind, value = one_locator(text=text, desc=desc, id=id, xpath=xpath)
+        self._refuse_gone(f"find {kind}={value!r}")
         by, query = self._locator(text=text, desc=desc, id=id, xpath=xpath)
         wait = self.locator_timeout if timeout is None else timeout
         if wait < 0:
@@ -751,6 +913,7 @@ class Device:
     def exists(self, text: str | None = None, **locator: str) -> bool:
         """Whether the locator matches a rendered element now (one look, no wait)."""
         kind, value = one_locator(text=text, **locator)
+        self._refuse_gone(f"find {kind}={value!r}")
         by, query = self._locator(text=text, **locator)
         try:
             if self.is_web:
