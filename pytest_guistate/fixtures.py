@@ -12,7 +12,7 @@ import copy
 import sys
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -204,6 +204,8 @@ def device(
     dev = held.device
     if settings.locator_timeout_s is not None:
         dev.locator_timeout = settings.locator_timeout_s
+    if not isinstance(lease, _EmbeddedSim) and lease.grid(held.spec) is not None:
+        dev.named_death = _named_death(lease, held.spec, str(dev.driver.session_id))
     yield dev
     failed = test_failed(request.node)
     if mode is SessionMode.WORKER and not failed:
@@ -305,6 +307,13 @@ def _open_driver(
             "(the device accepts the run's capabilities, so the marker's app/caps/faults are the problem; "
             "the device stays in the pool)"
         )
+
+
+def _named_death(pool: DevicePool, spec: DeviceSpec, session_id: str) -> Callable[[str], str | None]:
+    """What a device behind a hub asks when a call fails (issue 44): the node's named death, or None."""
+    from pytest_guistate.devices.hub import named_death
+
+    return lambda error_text: named_death(pool, spec, session_id, error_text)
 
 
 def _raise_if_node_died(

@@ -54,7 +54,7 @@ from pytest_guistate.core.finding import Finder
 from pytest_guistate.core.frame import Frame, FrameError, check_png
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation, TreeExpired
-from pytest_guistate.core.uitree import UITree, parse_page_source
+from pytest_guistate.core.uitree import UITree, UITreeError, parse_page_source
 from pytest_guistate.devices import android, check_finding, hybrid, ios, web
 from pytest_guistate.devices.check_finding import java_literal
 from pytest_guistate.devices.devtools_capture import DevtoolsScreenshots, wants_devtools
@@ -68,7 +68,7 @@ from pytest_guistate.devices.errors import (
     driver_call,
     screenshot_payload_text,
 )
-from pytest_guistate.devices.timeouts import LOCATOR_POLL_S, LOCATOR_TIMEOUT_S, DeviceTimeout
+from pytest_guistate.devices.timeouts import LOCATOR_POLL_S, LOCATOR_TIMEOUT_S, DeviceGone, DeviceTimeout
 
 __all__ = [
     "KNOWN_SCREENS",
@@ -179,6 +179,9 @@ class Device:
         self._shots = 0  # observations taken
         self._waited = False  # the last find() polled: its element appeared after the newest screenshot
         self._found_box: Box | None = None  # the last web find's box in the screenshot when found
+        # the last web find's element and the point (CSS px) a click must go to instead of an element click:
+        # the document's hit test there reports its shadow host (issue 44)
+        self._found_point: tuple[WebElement, tuple[float, float]] | None = None
         self._typed_secret = False  # a password was typed in this session: any screen may show it
         self._newest: tuple[Observation, int, int] | None = None  # with the shot and input counts it was taken at
         # (shots, inputs, answer, when) a script last said of the page's motion (web: `web.motion_answer`)
@@ -195,6 +198,9 @@ class Device:
         self.on_context: Callable[[str, str, str, list[str]], None] | None = None
         self._listed: list[str] = []
         self.context_reads = 0  # GET /context requests: only where a switch may have gone unseen
+        # Behind a Selenium Grid hub (set by the plugin): given a failed call's error, the named death of the
+        # node that ran this session (`hub.named_death`), or None; every call path asks it (issue 44)
+        self.named_death: Callable[[str], str | None] | None = None
         # A web view context that went away while the device was in it (issue 44): the device keeps naming it
         # until the test switches, and every call there raises `WebViewGone`, while the plugin reads the
         # screen (a step's after-screen) from NATIVE_APP, where the driver is
@@ -406,10 +412,20 @@ class Device:
                 raise DeviceTimeout(self._proxied(hung)) from hung
             raise
         except DeviceError as failed:
+            self._raise_if_died(failed)
             self._check_webview(what, failed)
             if self.in_webview and isinstance(failed.__cause__, TimeoutException):
                 raise DeviceTimeout(self._proxied(failed)) from failed
             raise
+
+    def _raise_if_died(self, failed: DeviceError) -> None:
+        """A call that met a dead node behind a hub ends with its named death (`DeviceGone`), whichever call
+        it was; the driver's error stays as the cause."""
+        if self.named_death is None or isinstance(failed, DeviceGone):
+            return
+        why = self.named_death(str(failed))
+        if why is not None:
+            raise DeviceGone(f"{why} (met by: {failed})") from failed
 
     def _act(self, what: str, fn: Any) -> Any:
         """An input: counted first, so a tree read afterwards cannot pass for the earlier frame's."""
@@ -486,6 +502,13 @@ class Device:
     # -- observing -----------------------------------------------------------------------------
     def screenshot(self, *, source: str = "") -> Frame:
         """A screenshot as a `Frame` (PNG bytes, decoded lazily)."""
+        try:
+            return self._screenshot(source)
+        except DeviceError as failed:  # the DevTools route's own calls: a dead node is named there too
+            self._raise_if_died(failed)
+            raise
+
+    def _screenshot(self, source: str) -> Frame:
         devtools = self._devtools_route()
         if devtools is not None and devtools.state == "on":
             frame = self._frame(devtools.capture(), source)
@@ -643,7 +666,13 @@ class Device:
     def _web_tree_zoom(self) -> tuple[UITree, web.PageZoom | None]:
         """The DOM walk's tree and the zoom its bounds were mapped with (kept for taps by point)."""
         self.page_source_calls += 1
-        tree, moving, zoom = web.script_tree(self.driver, self.url)
+        self._refuse_gone("the page's tree")
+        try:
+            tree, moving, zoom = web.script_tree(self.driver, self.url)
+        except UITreeError as broken:
+            if isinstance(broken.__cause__, WebDriverException):  # the walk's script failed: a dead node?
+                self._raise_if_died(DeviceError(str(broken)))
+            raise
         if moving is not None:
             self.saw_motion(moving)
         if zoom is not None:
@@ -833,6 +862,7 @@ class Device:
         deadline = time.monotonic() + wait
         self._waited = False
         self._found_box = None
+        self._found_point = None
         unready = ""
         named = f"{kind}={value!r}" if self.is_web else f"{by}={query!r}"  # as the user wrote it / as sent
         while True:
@@ -846,6 +876,8 @@ class Device:
                 raise DeviceError(f"locator {named} is not valid on {self.url}: {exc.msg}") from exc
             except WebDriverException as exc:
                 failed = DeviceError(f"find {named} failed on {self.url}: {exc.msg}")
+                failed.__cause__ = exc
+                self._raise_if_died(failed)
                 self._check_webview(f"find {named}", failed)
                 raise failed from exc
             if time.monotonic() >= deadline:
@@ -872,6 +904,8 @@ class Device:
             if located is not None and located.zoom is not None:
                 self.saw_zoom(located.zoom)
             self._found_box = None if located is None else located.box
+            if located is not None and located.point is not None:
+                self._found_point = (located.element, located.point)
             return (None, "") if located is None else (located.element, located.why)
         if not self.check_enabled:
             return self.driver.find_element(by, query), ""
@@ -922,7 +956,10 @@ class Device:
             return bool(self.driver.find_elements(by, query))
         except WebDriverException as exc:
             named = f"{kind}={value!r}" if self.is_web else f"{by}={query!r}"
-            raise DeviceError(f"find {named} failed on {self.url}: {exc.msg}") from exc
+            failed = DeviceError(f"find {named} failed on {self.url}: {exc.msg}")
+            failed.__cause__ = exc
+            self._raise_if_died(failed)
+            raise failed from exc
 
     def _locator(
         self, *, text: str | None = None, desc: str | None = None, id: str | None = None, xpath: str | None = None
@@ -1018,7 +1055,26 @@ class Device:
             self.memory.found(kind, value, box or (lambda: self._box_when_found(element)), function, screen=screen,
                               facts=lambda: self._element_facts(element))  # asked only when a look is learnt
         self._met_after_wait()
-        self._act("click", element.click)
+        self._click(element)
+
+    def _click(self, element: WebElement) -> None:
+        """Click an element the way a finger reaches it. A web element inside a shadow root whose host the
+        document's hit test reports at its point (a label in `<ion-toggle>`'s shadow root) is tapped at
+        that point, where the composed tree's hit test found it (the driver's element click would refuse it
+        as intercepted by its own host); anything else by the driver's element click."""
+        found = self._found_point
+        if found is None or found[0] is not element or not self.is_web:
+            self._act("click", element.click)
+            return
+        x, y = found[1]
+        if self.in_webview:
+            viewport = self._viewport()
+            origin = viewport.bounds
+            point = (round(origin.left + x * viewport.ratio), round(origin.top + y * viewport.ratio))
+        else:
+            factor = self.page_zoom().factor  # the zoom the find measured with, while no input was sent
+            point = (round(x * factor), round(y * factor))
+        self._pointer([point], hold_ms=self._tap_ms)
 
     def _met_after_wait(self) -> None:
         """The step's before-screen must be the one the action meets: after a wait, look again."""
@@ -1089,7 +1145,7 @@ class Device:
         if inner is not None:
             return cast(WebElement, inner)
         kind, value = one_locator(**locator)
-        self._act("click", element.click)
+        self._click(element)
         focused = self._call("active element", lambda: self.driver.switch_to.active_element)
         inner, _ = self._call("editable element", lambda: web.editable_inside(self.driver, focused))
         if inner is not None:
@@ -1155,7 +1211,10 @@ class Device:
             # the Appium driver builds its own WebElement class; selenium's stub types say otherwise
             return cast(WebElement, self.driver.switch_to.active_element)
         except WebDriverException as exc:
-            raise DeviceError(f"no focused field to type into on {self.url}: {exc.msg}") from exc
+            failed = DeviceError(f"no focused field to type into on {self.url}: {exc.msg}")
+            failed.__cause__ = exc
+            self._raise_if_died(failed)
+            raise failed from exc
 
     def _pointer(self, points: list[tuple[int, int]], *, hold_ms: int, move_ms: int = 0) -> None:
         """Touch at screenshot pixels. In a web view context the driver would take the points as the

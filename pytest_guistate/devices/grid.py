@@ -38,6 +38,7 @@ __all__ = [
     "node_of_session",
     "queue_position",
     "read_grid_status",
+    "service_health",
     "stereotype_matches",
     "trim_grid_message",
 ]
@@ -233,6 +234,20 @@ def node_health(node_uri: str, timeout_s: float = 3.0) -> NodeHealth:
     if availability.upper() == "UP":
         return NodeHealth("up", message)
     return NodeHealth("down", f"node {node_uri} reports {availability} ({message})")
+
+
+def service_health(service: str, timeout_s: float = 3.0) -> NodeHealth:
+    """An Appium server's word on itself (`GET service/status`): "down" when nothing answers there. A
+    relay node reports its service DOWN only at its next check of it; the service itself is asked at once."""
+    try:
+        with urllib.request.urlopen(f"{service.rstrip('/')}/status", timeout=timeout_s) as response:
+            response.read(1_000_000)
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        return NodeHealth("up", f"HTTP {exc.code}")  # it answers
+    except (urllib.error.URLError, OSError) as exc:
+        return NodeHealth("down", f"its Appium {service} does not answer /status ({getattr(exc, 'reason', exc)})")
+    return NodeHealth("up")
 
 
 def node_of_session(url: str, session_id: str, timeout_s: float = 3.0) -> str | None:

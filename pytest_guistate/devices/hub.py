@@ -15,6 +15,10 @@ Ending: when a test failed, the hub's `/status` says which node ran its session 
 own `/status` whether it is healthy (a relay node reports DOWN when its service stops answering,
 long before the hub's health check does). A dead node ends the test with `device … died` naming
 that node; the hub stays in the pool for the other tests.
+
+During the test (issue 44): any device call that meets a connection failure to a service behind
+the hub (a find, a script, a screenshot, an action, a context switch) asks `named_death` at once,
+so the call itself ends with the same `device … died` naming the node and its Appium.
 """
 
 from __future__ import annotations
@@ -29,18 +33,20 @@ from pytest_guistate.devices.device_list import DeviceSpec
 from pytest_guistate.devices.errors import DeviceError
 from pytest_guistate.devices.grid import (
     GridStatus,
+    NodeHealth,
     failed_service,
     is_queue_timeout,
     node_health,
     node_of_session,
     queue_position,
     read_grid_status,
+    service_health,
     trim_grid_message,
 )
 from pytest_guistate.devices.pool import DevicePool
 from pytest_guistate.devices.timeouts import DeviceTimeout
 
-__all__ = ["HubOut", "QueueWait", "hub_session_died", "open_through_hub", "session_node"]
+__all__ = ["HubOut", "QueueWait", "hub_session_died", "named_death", "open_through_hub", "session_node"]
 
 POLL_S = 1.0  # how often a waiting test re-reads the hub's /status
 _STATUS_TIMEOUT_S = 3.0
@@ -216,11 +222,26 @@ def hub_session_died(pool: DevicePool, spec: DeviceSpec, node_uri: str | None, e
         return None
     health = node_health(node_uri)
     service = failed_service(error_text)
+    if health.up and service is not None:
+        # a relay node reports its service DOWN only at its next check: a call failing at once asks the
+        # service the error names itself
+        asked = service_health(service)
+        health = health if asked.up else NodeHealth("down", f"node {node_uri} relays to a dead service: {asked.detail}")
     if health.up or (health.state == "unreachable" and service is None):
         return None
     behind = f" (Appium {service})" if service else ""
     pool.node_failed(spec, service or node_uri, health.detail)
     return f"node {node_uri}{behind} behind the hub: {health.detail}"
+
+
+def named_death(pool: DevicePool, spec: DeviceSpec, session_id: str, error_text: str) -> str | None:
+    """`device HUB died: node … (Appium …) behind the hub: …` for a device call whose error names a
+    connection failure to a service behind the hub (the node running `session_id`, read from the hub,
+    and judged by its own and its service's `/status`), else None: only such an error costs requests."""
+    if failed_service(error_text) is None:
+        return None
+    why = hub_session_died(pool, spec, session_node(spec, session_id), error_text)
+    return None if why is None else f"device {spec.label} died: {why}"
 
 
 def session_node(spec: DeviceSpec, session_id: str) -> str | None:

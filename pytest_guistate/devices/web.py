@@ -387,7 +387,11 @@ if (how === "xpath") {
       (attr(el, "placeholder") === wanted || el.tagName === "INPUT" && norm(el.value) === wanted);
     const hits = all.filter((el) => field(el) || rendered(el) && texts(el).includes(wanted));
     const outer = new Set();  // a match with a matching element inside is not the innermost
-    for (const el of hits) for (let p = hostParent(el); p; p = hostParent(p)) outer.add(p);
+    for (const el of hits) {
+      for (let p = hostParent(el); p; p = hostParent(p)) outer.add(p);
+      // nor one drawing it through a slot: a radio group's wrapper holds every slotted radio's label
+      for (let p = flatParent(el); p; p = flatParent(p)) outer.add(p);
+    }
     matches = hits.filter((el) => !outer.has(el));
   } else return {invalid: "unknown locator kind " + how};
 }
@@ -410,12 +414,20 @@ const controlOf = (n) => {
 // component: the component gets the click), the control both sit in when the hit is a sibling of el
 // inside the same control (Material's <button> draws a touch-target <span> over its own label: the
 // button gets the click), else null (something else covers it)
+// A text= match drawn over the control it names (Material's text fields draw their label in a shadow root
+// over the input whose aria-label it is): a tap on the label reaches that control.
 const reaches = (el, hit) => {
   for (let n = hit; n; n = flatParent(n)) if (n === el) return el;
   for (let n = hit; n; n = hostParent(n)) if (n === el) return el;
   for (let n = el; n; n = hostParent(n)) if (n === hit) return hit;
-  const control = controlOf(el);
-  return control && controlOf(hit) === control ? control : null;
+  const control = controlOf(el), target = controlOf(hit);
+  if (control && target === control) return control;
+  return how === "text" && target && namedBy(target) ? target : null;
+};
+const namedBy = (control) => {
+  const names = [norm(control.getAttribute("aria-label"))];
+  for (const label of control.labels || []) names.push(norm(label.textContent));
+  return names.includes(wanted);
 };
 const describe = (el) => {
   const t = texts(el)[0];
@@ -437,15 +449,23 @@ const judge = (el) => {
   const x = r.left + r.width / 2, y = r.top + r.height / 2;
   if (x < view[0] || y < view[1] || x >= view[2] || y >= view[3]) return [1, ""];  // off screen: a click scrolls it into view
   const hit = deepHit(x, y), target = hit && reaches(el, hit);
-  return target ? [2, "", target] : [1, "covered by " + (hit ? describe(hit) : "nothing hit-testable")];
+  return target ? [2, "", target, [x, y]] : [1, "covered by " + (hit ? describe(hit) : "nothing hit-testable")];
 };
 let best = null;
 for (const el of matches) {
-  const [rank, why, target] = judge(el);
+  const [rank, why, target, at] = judge(el);
   const score = (why ? 0 : 10) + rank;
-  if (rank > 0 && (!best || score > best.score)) best = {el: target || el, rank, why, score};
+  if (rank > 0 && (!best || score > best.score)) best = {el: target || el, rank, why, score, at};
   if (best && best.score === 12) break;
 }
+// WebDriver's element click hit-tests from the document, which sees a shadow root's content as its host:
+// a target inside a shadow root whose host (or the host's host) the document reports at the point is
+// reached by a tap at that point (the composed tree's hit above is the target), not by an element click
+if (best && best.at) {
+  const seen = document.elementFromPoint(best.at[0], best.at[1]);
+  if (seen && seen !== best.el && !best.el.contains(seen)) best.point = best.at;
+}
+if (best) delete best.at;
 if (!best && matches.length) best = {el: matches[0], rank: 0, why: "not visible", score: 0};
 if (best) {
   const q = best.el.getBoundingClientRect();
@@ -624,6 +644,9 @@ class Located:
     # learns from it)
     rect: tuple[float, float, float, float] | None = None
     zoom: PageZoom | None = None
+    # where to tap it (CSS px relative to the viewport) when an element click cannot: the document's hit
+    # test there reports the target's shadow host, the composed tree's reports the target (issue 44)
+    point: tuple[float, float] | None = None
 
     @property
     def box(self) -> Box | None:
@@ -651,7 +674,10 @@ def locate(driver: Any, kind: str, value: str) -> Located | None:
     if "invalid" in found:
         raise InvalidSelectorException(f"invalid {kind} {value!r}: {found['invalid']}")
     zoom = zoom_from_script(found["zoom"]) if "zoom" in found else None
-    return Located(found["el"], int(found.get("rank", 0)), str(found.get("why", "")), _rect(found.get("rect")), zoom)
+    point = found.get("point")
+    at = (float(point[0]), float(point[1])) if isinstance(point, list) and len(point) == 2 else None
+    return Located(found["el"], int(found.get("rank", 0)), str(found.get("why", "")), _rect(found.get("rect")), zoom,
+                   at)
 
 
 def _rect(value: Any) -> tuple[float, float, float, float] | None:

@@ -5,8 +5,8 @@ the hub (their process groups: `.ci/grid.sh` starts each in its own) and the rel
 each (`bash .ci/grid.sh pid appium1`, `bash .ci/grid.sh nodes`).
 
 1. An inner run of six tests goes through the hub with `-n 2`; once a test runs on node 2, its
-   Appium is killed. The test running there fails and ends with `device … died` naming the node
-   and its Appium, every test on node 1 passes, the later tests all finish on node 1, the hub is
+   Appium is killed. The test running there fails in the find that met the death, whose own error
+   is `device … died` naming the node and its Appium (issue 44), every test on node 1 passes, the later tests all finish on node 1, the hub is
    never taken out, no test waits past its deadline, and the doctor names the dead node.
 2. Once the node has freed the dead session's slot (its session-timeout), the hub routes new
    sessions there again: each fails naming the service, is recorded against that node, and the
@@ -60,18 +60,18 @@ def node_of(session_id):
 @pytest.mark.parametrize("n", range({tests}))
 def test_steps_on_the_hub(device, n):
     node = node_of(device.driver.session_id)
+    device.open_url("data:text/html,<h1>step</h1><button>Pay</button>")
     with (HERE / "nodes.jsonl").open("a") as out:
         out.write(json.dumps({{"test": f"test_steps_on_the_hub[{{n}}]", "node": node, "t": time.time()}}) + "\\n")
-    device.driver.get("data:text/html,<h1>step</h1>")
     for _ in range(10):
-        device.screenshot()
+        device.find(text="Pay")  # a find, as a user's test meets the death (issue 44); screenshots: the unit tests
         time.sleep(0.5)
     # the first test on the node to kill goes on with its steps until its Appium is killed: it dies mid-test
     deadline = time.time() + 120
     while node == {kill_node!r} and not (HERE / "killed").exists() and time.time() < deadline:
-        device.screenshot()
+        device.find(text="Pay")
         time.sleep(0.5)
-    device.screenshot()
+    device.find(text="Pay")
 """
 
 
@@ -111,14 +111,17 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 
 def _junit(path: Path) -> dict[str, dict[str, Any]]:
-    """test name → {"outcome": passed|failed, "text": every failure/error message, "time": seconds}."""
+    """test name → {"outcome": passed|failed, "text": every failure/error message, "call": the call's own
+    failure message, "time": seconds}."""
     found: dict[str, dict[str, Any]] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
-        entry = found.setdefault(case.get("name", "?"), {"outcome": "passed", "text": "", "time": 0.0})
+        entry = found.setdefault(case.get("name", "?"), {"outcome": "passed", "text": "", "call": "", "time": 0.0})
         entry["time"] = max(entry["time"], float(case.get("time", 0)))
         for bad in [*case.iter("failure"), *case.iter("error")]:
             entry["outcome"] = "failed"
             entry["text"] += f"{bad.get('message', '')}\n{bad.text or ''}\n"
+        for bad in case.iter("failure"):
+            entry["call"] += f"{bad.get('message', '')}\n"
     return found
 
 
@@ -162,10 +165,10 @@ def test_dead_nodes_fail_their_tests_and_the_hub_is_out_only_when_every_node_fai
     assert dead_tests, runs
     assert not on_dead_after_kill, f"a session started on the dead node after the kill: {on_dead_after_kill}"
     for name in dead_tests:  # the one running there when it died (earlier ones there had passed)
-        if results[name]["outcome"] == "failed":  # the Appium is named when the test's error named it
-            text = results[name]["text"]
-            assert f"died: node {node_uri} (Appium {appium_url}) behind the hub" in text \
-                or (f"died: node {node_uri} behind the hub" in text and appium_url not in text), text
+        if results[name]["outcome"] == "failed":  # the find that met the death names it, node and Appium
+            call = results[name]["call"]
+            assert "DeviceGone: device " in call and \
+                f" died: node {node_uri} (Appium {appium_url}) behind the hub" in call, results[name]["text"]
     assert sum(results[name]["outcome"] == "failed" for name in dead_tests) == 1, (results, runs)
     assert all(results[name]["outcome"] == "passed" for name in live_tests), (results, runs)
     assert live_tests | dead_tests == set(results), "every test ran on one of the two nodes"

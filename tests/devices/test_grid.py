@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from selenium.common.exceptions import SessionNotCreatedException
+from selenium.common.exceptions import SessionNotCreatedException, WebDriverException
 
 from pytest_guistate.devices.appium_server import grid_findings
 from pytest_guistate.devices.device_list import DeviceSpec, parse_device_option
@@ -266,7 +266,14 @@ def test_a_refusal_naming_no_node_goes_back_to_the_caller(hub: FakeHub, tmp_path
 def test_a_failed_test_on_a_dead_node_names_the_node_and_its_appium(hub: FakeHub, tmp_path: Path) -> None:
     pool = pool_of(tmp_path, hub.url)
     error = "screenshot failed on HUB: Connection error (GET http://127.0.0.1:4752/session/abc/screenshot)"
-    assert hub_session_died(pool, pool.specs[0], hub.node_uri(2), error) is None, "a healthy node: the test's own"
+    alive = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)  # answers (501): a live Appium
+    threading.Thread(target=alive.serve_forever, daemon=True).start()
+    try:
+        live_error = error.replace("http://127.0.0.1:4752", f"http://127.0.0.1:{alive.server_address[1]}")
+        assert hub_session_died(pool, pool.specs[0], hub.node_uri(2), live_error) is None, "healthy: the test's own"
+    finally:
+        alive.shutdown()
+        alive.server_close()
     hub.down = {2}
     why = hub_session_died(pool, pool.specs[0], hub.node_uri(2), error)
     assert why == (f"node {hub.node_uri(2)} (Appium http://127.0.0.1:4752) behind the hub: node {hub.node_uri(2)} "
@@ -350,3 +357,112 @@ def test_a_grid_error_is_shown_once_in_the_device_error() -> None:
     with pytest.raises(DeviceError) as caught:
         driver_call("screenshot", "http://appium:4723", appium_call)
     assert "An unknown server-side error occurred" in str(caught.value.__cause__), "an Appium error is left as it is"
+
+
+# --- a node that dies under a running test (issue 44) ---------------------------------------------
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (an Appium server that died)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class _DeadNodeDriver:
+    """A browser session behind the hub whose node's Appium just died: every command comes back with the
+    relay node's connection error naming that service, as Grid 4.48 answers it."""
+
+    def __init__(self, service: str) -> None:
+        self.capabilities = {"browserName": "chrome", "platformName": "linux"}
+        self.session_id = "abc"
+        self.service = service
+
+    def _dead(self, method: str, path: str) -> WebDriverException:
+        return WebDriverException(f"Connection error ({method} {self.service}/session/abc/{path})",
+                                  stacktrace=["org.openqa.selenium.remote.http.jdk.JdkHttpClient.execute0"])
+
+    def execute_script(self, script: str, *args: Any) -> Any:
+        raise self._dead("POST", "execute/sync")
+
+    def get_screenshot_as_base64(self) -> str:
+        raise self._dead("GET", "screenshot")
+
+    @property
+    def page_source(self) -> str:
+        raise self._dead("GET", "source")
+
+    @property
+    def contexts(self) -> list[str]:
+        raise self._dead("GET", "contexts")
+
+    def find_elements(self, by: str, value: str) -> list[Any]:
+        raise self._dead("POST", "elements")
+
+    @property
+    def title(self) -> str:
+        raise self._dead("GET", "title")
+
+    def get(self, url: str) -> None:
+        raise self._dead("POST", "url")
+
+    def execute(self, command: Any, params: dict[str, Any] | None = None) -> Any:
+        raise self._dead("POST", str(command))
+
+    def quit(self) -> None:
+        pass
+
+
+CALLS = {
+    "find": lambda d: d.find(text="Pay", timeout=2),
+    "exists": lambda d: d.exists(text="Pay"),
+    "tree (script)": lambda d: d.ui_tree(),
+    "screenshot": lambda d: d.screenshot(),
+    "action": lambda d: d.open_url("http://example.test/"),
+    "page hook (script)": lambda d: d.ground_truth(),
+}
+
+
+@pytest.mark.parametrize("call", list(CALLS))
+def test_every_call_that_meets_a_dead_node_ends_with_its_named_death(hub: FakeHub, tmp_path: Path, call: str) -> None:
+    """The node still says UP (a relay node checks its Appium only now and then), the call's error names
+    the service, and that service does not answer: the call itself says the device died, naming both."""
+    from pytest_guistate.devices.device import Device
+    from pytest_guistate.devices.hub import named_death
+    from pytest_guistate.devices.timeouts import DeviceGone
+
+    pool = pool_of(tmp_path, hub.url)
+    spec = pool.specs[0]
+    hub.busy[2] = "abc"  # the hub says node 2 runs this session
+    service = f"http://127.0.0.1:{_closed_port()}"
+    device = Device(_DeadNodeDriver(service), url=hub.url)  # type: ignore[arg-type]  # scripted, duck-typed
+    device.named_death = lambda text: named_death(pool, spec, "abc", text)
+    with pytest.raises(DeviceGone) as died:
+        CALLS[call](device)
+    text = str(died.value)
+    assert text.startswith(f"device {spec.label} died: node {hub.node_uri(2)} (Appium {service}) behind the hub: "), text
+    assert f"its Appium {service} does not answer /status" in text and "Connection error" in text, text
+    assert list(pool.node_failures(spec)) == [service] and pool.dead() == {}, "the hub stays in the pool"
+
+
+def test_a_call_failing_on_a_live_node_keeps_its_own_error(hub: FakeHub, tmp_path: Path) -> None:
+    """A failure that names no connection to a service asks nothing; one whose service answers is the test's own."""
+    from pytest_guistate.devices.hub import named_death
+
+    pool = pool_of(tmp_path, hub.url)
+    hub.busy[2] = "abc"
+    before = len(hub.hits)
+    assert named_death(pool, pool.specs[0], "abc", "find text='Pay' failed on HUB: stale element reference") is None
+    assert len(hub.hits) == before, "an error naming no dead service costs no request"
+    alive = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)  # answers (501): a live Appium
+    threading.Thread(target=alive.serve_forever, daemon=True).start()
+    try:
+        service = f"http://127.0.0.1:{alive.server_address[1]}"
+        error = f"find failed on HUB: Connection error (POST {service}/session/abc/execute/sync)"
+        assert named_death(pool, pool.specs[0], "abc", error) is None
+    finally:
+        alive.shutdown()
+        alive.server_close()
+    assert pool.node_failures(pool.specs[0]) == {}
