@@ -29,11 +29,24 @@ def block_with(marker: str, page: Path) -> str:
 
 def test_every_python_block_of_the_docs_is_covered_here() -> None:
     """A new block (README.md or docs/*.md) gets a test here (by a marker line below) or this fails."""
-    covered = ("def test_delete_a_post", "# conftest.py", "def test_delete_a_note")
+    covered = ("def test_delete_a_post", "# conftest.py", "def test_delete_a_note",
+               "from pytest_guistate import DeviceError, ElementNotReady, WebViewGone")
     blocks = python_blocks()
     assert blocks, "no ```python block found in README.md or docs/"
     uncovered = [b.splitlines()[0] for b in blocks if not any(c in b for c in covered)]
     assert not uncovered, f"```python blocks not run by tests/plugin/test_readme_snippets.py: {uncovered}"
+
+
+def test_the_errors_block_of_writing_tests_imports_the_device_errors() -> None:
+    """docs/writing-tests.md's errors block, as printed, in a fresh interpreter: the names are the device's own."""
+    import subprocess
+    import sys
+
+    block = block_with("from pytest_guistate import DeviceError", ROOT / "docs" / "writing-tests.md")
+    check = "from pytest_guistate.devices import errors\nassert (DeviceError, ElementNotReady, WebViewGone) == " \
+            "(errors.DeviceError, errors.ElementNotReady, errors.WebViewGone)\n"
+    done = subprocess.run([sys.executable, "-c", block + check], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_first_readme_example_passes_verbatim(pytester: pytest.Pytester) -> None:
