@@ -320,6 +320,7 @@ class Device:
     def _in_context(self, name: str, fn: Callable[[], Any]) -> Any:
         """`fn` run in context `name`, the current one restored after, without the test seeing a switch
         (NATIVE_APP from a web view; a web view's page from NATIVE_APP)."""
+        self._refuse_gone(f"switch to context {name}")  # a round trip out of a gone web view cannot come back
         back_to = self.context
         self._inner_switch = True
         try:
@@ -602,7 +603,12 @@ class Device:
             page, zoom = self._web_tree_zoom()
             return page, zoom, self._viewport(bounds)
 
-        page, zoom, viewport = self._in_context(name, read_page)
+        try:
+            page, zoom, viewport = self._in_context(name, read_page)
+        except (DeviceGone, DeviceTimeout):
+            raise  # the device itself is in trouble
+        except (DeviceError, UITreeError):
+            return native  # the page cannot be read from here (a driver that cannot switch): the native tree, as before
         self._appeared(name, listed)
         return hybrid.graft(native, page, viewport, host, zoom.factor if zoom else None)
 

@@ -339,3 +339,23 @@ def test_the_allure_step_names_the_context_it_acted_in() -> None:
                         context="NATIVE_APP")
     assert step_title(switch) == f"[guistate 5] switch context NATIVE_APP -> {WEBVIEW}"
     assert record.to_dict()["context"] == WEBVIEW and "context" not in StepRecord(1, "x", "step", None, True).to_dict()
+
+
+def test_a_web_view_gone_under_an_observation_is_read_from_native_app_and_the_next_call_is_named() -> None:
+    """Issue 44: the step's after-screen is the native screen the action led to; the device still names the
+    gone context, and the test's next call there is `WebViewGone` until it switches."""
+    driver = HybridDriver()
+    device, seen = _device(driver)
+    device.switch_context(WEBVIEW)
+    driver.listed = ["NATIVE_APP"]  # the page left for a native screen
+    observation = device.observe()
+    assert observation.tree is not None and observation.context == "NATIVE_APP"
+    assert [n.label for n in observation.tree.nodes() if n.label == "Home"] == ["Home"]
+    assert (device.context, device.webview_gone) == (WEBVIEW, WEBVIEW)
+    assert seen[-1] == (WEBVIEW, "NATIVE_APP", "gone")
+    with pytest.raises(WebViewGone, match="went away"):
+        device.find(text="Sign in", timeout=0)
+    with pytest.raises(WebViewGone, match="went away"):
+        device.ui_tree()
+    device.switch_context("NATIVE_APP")
+    assert device.webview_gone == "" and device.context == "NATIVE_APP"
