@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_guistate.llm.cache.cachefile import _LABELS_KEPT, ActionCache, CachedCheck, CachedStep, load_cache
-from pytest_guistate.llm.cache.identity import identity
+from pytest_guistate.llm.cache.identity import identity, identity_words
 
 __all__ = ["ExportedStep", "ExportedTest", "Locator", "build_export", "choose_locator", "export_main", "export_test",
            "render", "step_expectation"]
@@ -167,7 +167,7 @@ def _xpath(fp: dict[str, Any], platform: str) -> str:
     if fp.get("rid"):
         rid = str(fp["rid"])
         conds.append(f"@name={_xpath_literal(rid)}" if ios else f"contains(@resource-id, {_xpath_literal(':id/' + rid)})")
-    if fp.get("text"):
+    if fp.get("text") and identity_words(str(fp["text"])):  # a switch's "OFF" is its state, not its name
         text = _xpath_literal(str(fp["text"]))
         conds.append(f"(@label={text} or @value={text} or @placeholderValue={text})" if ios else f"@text={text}")
     if fp.get("desc"):
@@ -195,7 +195,7 @@ def choose_locator(step: CachedStep, platform: str) -> Locator | None:
     if isinstance(unique, list):
         for candidate in candidates:
             ((kind, value),) = candidate.items()
-            if kind in unique:
+            if kind in unique and (kind == "id" or identity_words(str(value))):  # never by a state ("OFF")
                 return Locator(kind, str(value))
         if not fp:
             return None

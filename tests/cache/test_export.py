@@ -1,0 +1,203 @@
+"""`guistate export-test` (issue 45): a verified LLM run written as a scripted test that passes on its own.
+
+* the example suite's committed caches (both personas) export to files that pass with `--guistate-llm=off`
+  in a folder with no cassette, cache or model, and are formatted as `ruff format` formats them;
+* a fresh recording (the drift suite's Settings sign-in, Gallery move and Feed delete, against the
+  reference server) exports with the locators that named each target alone and the run's verified
+  effects as expectations, checked step by step against the record; the typed secret is in no exported
+  file; and the exported tests pass with no model;
+* on a drift, the exported test and the strict cache replay give the same verdict, and the exported
+  test never acts on the wrong thing (`replaced_row`: Battery saver is never toggled).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_guistate.llm.cache.cachefile import CachedStep, load_cache
+from pytest_guistate.llm.cache.identity import identity_words
+from pytest_guistate.llm.export import build_export, choose_locator, export_main, export_test, render
+from pytest_guistate.llm.reference.server import ReferenceServer
+from tests.cache.conftest import EXAMPLE
+from tests.cache.drift_suite import DRIFT_CONFTEST, GALLERY, SETTINGS, TESTS
+from tests.helpers.inner_run import run_inprocess
+
+CACHES = EXAMPLE / "cassettes" / "test_llm"
+SECRET = "correct-horse"
+
+
+def ruff_format_check(path: Path, width: int) -> subprocess.CompletedProcess[str]:
+    """`ruff format --check` (ruff is a dev dependency: the exporter itself does not need it)."""
+    return subprocess.run([sys.executable, "-m", "ruff", "format", "--check", "--diff", "--line-length", str(width),
+                           "--no-cache", str(path)], capture_output=True, text=True, check=False)
+
+
+def _step(target: dict[str, object]) -> CachedStep:
+    return CachedStep(1, "tap", {}, "tap", True, {"labels": []}, target, {})
+
+
+def test_the_locator_is_one_that_named_the_target_alone() -> None:
+    fp = {"kind": "Button", "rid": "delete", "desc": "Delete post by Erin", "text": "Delete", "in": "Erin · Hiking"}
+    locators = [{"id": "delete"}, {"desc": "Delete post by Erin"}, {"text": "Delete"}]
+    chosen = choose_locator(_step({"fingerprint": fp, "locators": locators, "unique": ["desc"]}), "android")
+    assert chosen is not None and (chosen.kind, chosen.value, chosen.note) == ("desc", "Delete post by Erin", "")
+    chosen = choose_locator(_step({"fingerprint": fp, "locators": locators, "unique": ["id", "desc"]}), "android")
+    assert chosen is not None and (chosen.kind, chosen.value) == ("id", "delete")
+    # none named it alone: an XPath over all its names, said in a comment
+    chosen = choose_locator(_step({"fingerprint": fp, "locators": locators, "unique": []}), "android")
+    assert chosen is not None and chosen.kind == "xpath" and "no id, label or text" in chosen.note
+    assert chosen.value == ("//*[contains(@class, '.Button') and contains(@resource-id, ':id/delete') and "
+                            "@text='Delete' and @content-desc='Delete post by Erin']")
+    # a cache from before `unique`: never the id alone (every row's Delete has it)
+    chosen = choose_locator(_step({"fingerprint": fp, "locators": locators}), "ios")
+    assert chosen is not None and chosen.kind == "xpath" and "re-record" in chosen.note
+    # a switch: pinned to the label of its row
+    switch = {"kind": "Switch", "rid": "switch_widget", "text": "OFF", "in": "Dark mode · Off", "checked": False}
+    chosen = choose_locator(_step({"fingerprint": switch, "locators": [{"id": "switch_widget"}, {"text": "OFF"}],
+                                   "unique": []}), "android")
+    assert chosen is not None and chosen.value.startswith("//*[@text='Dark mode']/../*[")
+
+
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_the_example_suite_goals_export_to_tests_that_pass_with_no_model(pytester: pytest.Pytester,
+                                                                         platform: str) -> None:
+    folder = CACHES / ("ios" if platform == "ios" else "")
+    written = []
+    for actions in sorted(folder.glob("*.actions.json")):
+        path, text = export_test(actions, pytester.path, width=120)
+        written.append(path)
+        ast.parse(text)
+        assert ruff_format_check(path, 120).returncode == 0, ruff_format_check(path, 120).stdout
+        cache = load_cache(actions)
+        for run in cache.runs:  # every actor step is one scripted step, in order
+            names = [s.summary().split(" (in ")[0] for s in run.steps if s.tool != "wait"]
+            positions = [text.index(f"step {s.n}: ") for s in run.steps]
+            assert positions == sorted(positions) and len(names) == text.count("with guistate.step(")
+        assert "guistate.run(" not in text and "guistate.assert_complete()" in text
+    shutil.copy(EXAMPLE / "sim_apps.py", pytester.path / "sim_apps.py")
+    pytester.makeini("[pytest]\nguistate_llm = off\n")
+    assert not (pytester.path / "cassettes").exists()  # nothing to replay: the scripted steps alone
+    result = run_inprocess(pytester, "-p", "no:cacheprovider", f"--guistate-platform={platform}",
+                           "--guistate-memory=off", *map(str, written))
+    result.assert_outcomes(passed=2)
+    text = (pytester.path / "test_actor_deletes_one_post_and_an_ai_check_confirms_it_ios_scripted.py"
+            if platform == "ios" else
+            pytester.path / "test_actor_deletes_one_post_and_an_ai_check_confirms_it_scripted.py").read_text()
+    # the AI check became a plain expectation, and the test's own assertion on the phone stayed
+    assert 'gone("Erin")(shown)' in text and "device.action_log()" in text
+
+
+def test_a_cache_without_its_test_file_exports_a_test_of_its_own(tmp_path: Path) -> None:
+    actions = tmp_path / "test_actor_deletes_one_post_and_an_ai_check_confirms_it.actions.json"
+    shutil.copy(CACHES / actions.name, actions)
+    out = tmp_path / "out.py"
+    assert export_main([str(actions), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert '@pytest.mark.guistate(app="com.guistate.feed")' in text
+    assert "guistate.milestone(\"Erin's post gone\")" in text
+    assert ruff_format_check(out, 88).returncode == 0, ruff_format_check(out, 88).stdout
+
+
+class Recorded:
+    """The drift suite's tests recorded live against the reference server (android), once per module."""
+
+    def __init__(self, pytester: pytest.Pytester) -> None:
+        self.pytester = pytester
+        pytester.makeconftest(DRIFT_CONFTEST)
+        pytester.makepyfile(test_apps=TESTS)
+        pytester.makeini("[pytest]\nguistate_llm_updater = off\n")
+
+    def run(self, *args: str) -> pytest.RunResult:
+        for log in (self.pytester.path / "logs").glob("*.json"):
+            log.unlink()
+        return run_inprocess(self.pytester, "-p", "no:cacheprovider", "--guistate-memory=off", *args)
+
+    def log(self, test: str) -> list[dict[str, object]]:
+        path = self.pytester.path / "logs" / f"{test}.json"
+        return json.loads(path.read_text()) if path.exists() else []
+
+
+@pytest.fixture
+def recorded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Recorded:
+    suite = Recorded(pytester)
+    with ReferenceServer() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-export-0000")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        suite.run("--guistate-llm=anthropic", "-k", f"{SETTINGS} or {GALLERY}").assert_outcomes(passed=2, deselected=2)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")  # nothing answers from here on
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    return suite
+
+
+def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(recorded: Recorded,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester = recorded.pytester
+    exported = pytester.path / "exported"
+    exported.mkdir()
+    for test in (SETTINGS, GALLERY):
+        actions = pytester.path / "cassettes" / "test_apps" / f"{test}.actions.json"
+        path, text = export_test(actions, exported / f"{test}_scripted.py", width=120)
+        built = build_export(actions, width=120)
+        assert render(built) == text
+        steps = [s for run in load_cache(actions).runs for s in run.steps]
+        assert len(built.steps) == len(steps)
+        for step, out in zip(steps, built.steps):  # each scripted step against the run's record
+            target = step.target or {}
+            if step.tool in ("tap", "type_text"):
+                unique = target.get("unique")
+                assert isinstance(unique, list)
+                assert out.locator is not None
+                named = [c for c in target["locators"] if next(iter(c)) in unique
+                         and (next(iter(c)) == "id" or identity_words(str(next(iter(c.values())))))]
+                if out.locator.kind == "xpath":
+                    assert not named  # only when no plainer locator named the target alone (by a name, not "OFF")
+                else:
+                    assert out.locator.kind in unique and {out.locator.kind: out.locator.value} in target["locators"]
+                    assert named[0] == {out.locator.kind: out.locator.value}  # id, then label, then text
+            assert out.idempotent is step.idempotent
+            recorded_expect = step.effect.get("expect")
+            if isinstance(recorded_expect, dict) and recorded_expect:
+                ((kind, value),) = ((k, v) for k, v in recorded_expect.items() if v)
+                assert out.expect[0] == f"{kind}({json.dumps(value)})"
+            elif out.expect:  # what appeared / was gone: on the recorded next screen / screen
+                label = ast.literal_eval(out.expect[0].split("(", 1)[1].rsplit(", exact=True)", 1)[0])
+                after = (step.effect.get("next_screen") or {}).get("labels") or []
+                assert (label in after) if out.expect[0].startswith("visible") else (label not in after)
+            if step.milestone:
+                assert f"guistate.milestone({json.dumps(step.milestone)})" in out.after
+        assert SECRET not in text and "GUISTATE_TEST_SECRET_1" in text if test == SETTINGS else True
+        assert ruff_format_check(path, 120).returncode == 0, ruff_format_check(path, 120).stdout
+    shutil.rmtree(pytester.path / "cassettes")  # no cache, no cassette, no model
+    monkeypatch.setenv("GUISTATE_TEST_SECRET_1", SECRET)
+    result = recorded.run("--guistate-llm=off", str(exported))
+    result.assert_outcomes(passed=2)
+    assert [e["action"] for e in recorded.log(SETTINGS)][-1] == "toggle"
+    assert [e for e in recorded.log(GALLERY) if e["action"] == "move_to_album"]
+    for file in exported.iterdir():
+        assert SECRET not in file.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_on_a_drift_the_export_and_the_cache_replay_agree(recorded: Recorded, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`replaced_row`: Dark mode's row is Battery saver now. The strict replay misses; the exported test
+    fails at the same step, by name, and toggles nothing."""
+    pytester = recorded.pytester
+    actions = pytester.path / "cassettes" / "test_apps" / f"{SETTINGS}.actions.json"
+    path, _ = export_test(actions, pytester.path / "exported" / "test_settings_scripted.py", width=120)
+    cached = recorded.run("--guistate-llm=cache", "--drift=replaced_row", "-k", SETTINGS, "test_apps.py")
+    cached.assert_outcomes(failed=1, deselected=3)
+    assert "cache miss at step 1" in cached.stdout.str()
+    assert not [e for e in recorded.log(SETTINGS) if e["action"] == "toggle"]
+    monkeypatch.setenv("GUISTATE_TEST_SECRET_1", SECRET)
+    scripted = recorded.run("--guistate-llm=off", "--drift=replaced_row", str(path))
+    scripted.assert_outcomes(failed=1)
+    assert not [e for e in recorded.log(SETTINGS) if e["action"] == "toggle"]
+    out = scripted.stdout.str()
+    assert "ElementNotFound" in out or "StepFailed" in out, out[-3000:]
