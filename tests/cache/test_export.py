@@ -27,7 +27,9 @@ from pytest_guistate.llm.export import build_export, choose_locator, export_main
 from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.cache.conftest import EXAMPLE
 from tests.cache.drift_suite import DRIFT_CONFTEST, GALLERY, SETTINGS, TESTS
+from tests.cache.goal_exports import export_goals, goal_cases
 from tests.helpers.inner_run import run_inprocess
+from tests.llm.goal_table import PASSWORD
 
 CACHES = EXAMPLE / "cassettes" / "test_llm"
 SECRET = "correct-horse"
@@ -201,3 +203,35 @@ def test_on_a_drift_the_export_and_the_cache_replay_agree(recorded: Recorded, mo
     assert not [e for e in recorded.log(SETTINGS) if e["action"] == "toggle"]
     out = scripted.stdout.str()
     assert "ElementNotFound" in out or "StepFailed" in out, out[-3000:]
+
+
+# A few goals of the stand-in model's table per persona in the default run (a sign-in with a secret, a
+# delete behind a dialog, a scroll, a photo move, a cart); every goal with `-m slow`.
+GOAL_SUBSET = {"android": ("signin-then-dark-mode", "scroll-to-find"),
+               "ios": ("dialog-cancel-keeps-ios", "add-and-check-out")}
+
+
+def _check_goal_exports(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str,
+                        ids: tuple[str, ...]) -> None:
+    cases = goal_cases(platform, ids)
+    assert cases and (not ids or len(cases) == len(ids))
+    results = export_goals(pytester, monkeypatch, platform, cases)
+    table = [(r.case.id, r.recorded, r.outcome) for r in results]
+    assert all(r.recorded == "passed" for r in results), table
+    assert all(r.outcome == "passed" for r in results), table  # the same effects on the phone, with no model
+    assert not any(r.secret_written for r in results), table
+    for file in (pytester.path / "exported").glob("*.py"):
+        assert PASSWORD not in file.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_goal_table_goals_export_to_tests_that_pass_with_no_model(pytester: pytest.Pytester,
+                                                                  monkeypatch: pytest.MonkeyPatch, platform: str) -> None:
+    _check_goal_exports(pytester, monkeypatch, platform, GOAL_SUBSET[platform])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_every_goal_table_goal_exports_to_a_test_that_passes(pytester: pytest.Pytester,
+                                                             monkeypatch: pytest.MonkeyPatch, platform: str) -> None:
+    _check_goal_exports(pytester, monkeypatch, platform, ())
