@@ -74,6 +74,7 @@ class GuistateRuntime:
     _healer: Healer | None = field(default=None, init=False)
     _summary_lock: int | None = field(default=None, init=False)  # fd of `<summary>.lock`, held for the run
     heal_lines: list[str] = field(default_factory=list, init=False)  # for the terminal summary
+    heal_proposals: int = field(default=0, init=False)  # heals proposed as patches (`guistate heal-diff`)
     cache_lines: list[str] = field(default_factory=list, init=False)  # action cache misses and rewrites (issue 21)
     finished_rows: list[dict[str, Any]] = field(default_factory=list, init=False)  # this process's tests, for the index
     ledger: RunLedger | None = field(default=None, init=False)  # controller: collected vs finished (run_ledger.py)
@@ -389,6 +390,12 @@ class GuistateRuntime:
         if bridge is not None and bridge.heals:
             done.summary.heals = recording.recorder.redactor.scrub(list(bridge.heals))
             self.heal_lines.extend(f"{done.summary.nodeid}: {h['title']}" for h in done.summary.heals)
+            proposals = [h["proposal"] for h in done.summary.heals if isinstance(h.get("proposal"), dict)]
+            if proposals:  # `guistate heal-diff` reads them from the run's artifacts dir
+                from pytest_guistate.memory.heal_proposal import append_proposals
+
+                append_proposals(self.settings.artifacts_dir, proposals)
+                self.heal_proposals += len(proposals)
         item.user_properties.extend(junit_properties(done.summary))
         if self._summary_part is not None:
             self._summary_part.add(done.summary)

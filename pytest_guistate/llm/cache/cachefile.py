@@ -157,12 +157,7 @@ def locator_matches(tree: UITree, locator: dict[str, str]) -> int:
     descriptions; `text` the shown texts). A locator that matches more than one would act on the
     first: `guistate export-test` writes only locators that matched exactly the target."""
     ((kind, value),) = locator.items()
-    nodes = tree.nodes()
-    if kind == "id":
-        return sum(1 for n in nodes if n.has_id(value))
-    if kind == "desc":
-        return sum(1 for n in nodes if value in n.descriptions)
-    return sum(1 for n in nodes if value in (n.text, *n.shown_texts, n.attrs.get("label", "")))
+    return len(tree.by_locator(kind, value))
 
 
 def _text_score(a: str, b: str) -> float:
