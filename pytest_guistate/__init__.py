@@ -7,7 +7,7 @@ and the types that appear in hooks.
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_guistate.core.checks import CheckResult, all_of, frame_check, gone, visible
+from pytest_guistate.core.checks import CheckResult, all_of, frame_check, gone, switched, visible
 from pytest_guistate.core.detectors import DetectedAnchor
 from pytest_guistate.core.errors import (
     GuistateError,
@@ -53,6 +53,7 @@ __all__ = [
     "all_of",
     "frame_check",
     "gone",
+    "switched",
     "visible",
 ]
 

@@ -75,6 +75,7 @@ class ExportedStep:
     idempotent: bool = True
     comments: list[str] = field(default_factory=list)
     after: list[str] = field(default_factory=list)  # statements after the block (milestone, remember)
+    before: list[str] = field(default_factory=list)  # statements before the block (a switch's state first)
     locator: Locator | None = None
 
 
@@ -93,6 +94,7 @@ class ExportedTest:
     checks_imported: set[str] = field(default_factory=set)  # names from pytest_guistate
     extra_imports: list[str] = field(default_factory=list)  # the original module's imports still used
     needs_model: list[str] = field(default_factory=list)  # AI checks kept as guistate.check
+    milestone_checks: dict[str, str] = field(default_factory=dict)  # the plan's checks, as the test wrote them
     steps: list[ExportedStep] = field(default_factory=list)
     width: int = LINE  # the line length the file is formatted for
 
@@ -174,15 +176,28 @@ def _xpath(fp: dict[str, Any], platform: str) -> str:
         conds.append(f"@label={_xpath_literal(str(fp['desc']))}" if ios
                      else f"@content-desc={_xpath_literal(str(fp['desc']))}")
     kind = str(fp.get("kind") or "")
-    if kind and not ios:
+    if "checked" in fp and not ios:  # a switch or a check box: the kind of control may change, not that
+        conds.insert(0, "@checkable='true'")
+    elif kind and not ios:
         conds.insert(0, f"contains(@class, {_xpath_literal('.' + kind)})")
     element = f"XCUIElementType{kind}" if ios and kind else "*"
     own = f"{element}[{' and '.join(conds)}]" if conds else element
     bound = identity(fp)
+    path = f"//{own}"
     if "checked" in fp and bound.how == "bound label" and bound.label:  # a switch: by the label of its row
         attr = "@label" if ios else "@text"
-        return f"//*[{attr}={_xpath_literal(bound.label)}]/../{own}"
-    return f"//{own}"
+        path = f"//*[{_loose(attr, bound.label)}]/../{own}"
+    # it names an element only when it names exactly one: two matches are a miss, never a tap on the first
+    return f"{path}[count({path}) = 1]"
+
+
+_UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ-_", "abcdefghijklmnopqrstuvwxyz  "
+
+
+def _loose(attr: str, label: str) -> str:
+    """The label in any case, with "-" or "_" for a space, among other characters ("  Dark-mode:  ")."""
+    words = " ".join(re.findall(r"[A-Za-z0-9]+", label.lower()))
+    return f"contains(translate({attr}, '{_UPPER}', '{_LOWER}'), {_xpath_literal(words)})"
 
 
 def choose_locator(step: CachedStep, platform: str) -> Locator | None:
@@ -330,6 +345,20 @@ def run_body(cache: ActionCache, run_index: int, test: ExportedTest, declare_goa
     exported = [export_step(s, cache.platform, test.secrets, test.width) for s in run.steps]
     for index, (step, out) in enumerate(zip(run.steps, exported)):
         checks, why = step_expectation(step)
+        state = step.effect.get("checked")
+        bound = identity(step.fingerprint)
+        if isinstance(state, bool) and bound.label and not (isinstance(step.effect.get("expect"), dict)
+                                                             and any(step.effect["expect"].values())):
+            # a switch: the state the run left it in, on the switch bound to its label (not "Off" gone somewhere)
+            checks = [f"switched({py_str(bound.label)})" if state else f"switched({py_str(bound.label)}, on=False)"]
+            why = "the state the run left the switch in"
+            was = step.fingerprint.get("checked")
+            if isinstance(was, bool):  # a tap from another state would undo what the run did: not tapped then
+                out.comments.append(f"the run found this switch {'on' if was else 'off'}: in another state the tap "
+                                    "would undo the goal, so the test stops before it")
+                found = f"switched({py_str(bound.label)})" if was else f"switched({py_str(bound.label)}, on=False)"
+                out.before = [f"    found = {found}(guistate.observe(settled=True))",
+                              "    assert found.ok, found.evidence"]
         following = run.steps[index + 1] if index + 1 < len(run.steps) else None
         kept = _remembered(following) if following is not None else {}
         for key, value in kept.items():  # the next step read it off this step's screen
@@ -349,7 +378,11 @@ def run_body(cache: ActionCache, run_index: int, test: ExportedTest, declare_goa
             out.after.append(f"    guistate.remember({py_str(key)}, {py_str(value)})")
         if step.milestone:
             out.after.append(f"    guistate.milestone({py_str(step.milestone)})")
-        for name in ("visible", "gone", "all_of"):
+            reached = test.milestone_checks.get(step.milestone)
+            if reached and reached not in checks:  # as the replay does: the step settles and refreshes for it
+                checks.append(reached)
+                out.comments.append(f"the step completed {step.milestone!r}: its check is part of the expectation")
+        for name in ("visible", "gone", "switched", "all_of"):
             if any(c.startswith(name + "(") for c in checks) or (name == "all_of" and len(checks) > 1):
                 test.checks_imported.add(name)
         test.steps.append(out)
@@ -364,6 +397,7 @@ def _step_lines(out: ExportedStep, width: int) -> list[str]:
         lines += comment_lines(comment, 4, width)
     if not out.calls:
         return lines + out.after
+    lines += out.before
     args = [py_str(out.name)]
     if out.expect:
         args.append("expect=" + (out.expect[0] if len(out.expect) == 1 else f"all_of({', '.join(out.expect)})"))
@@ -493,6 +527,7 @@ def _from_source(cache: ActionCache, test_file: Path, test: ExportedTest) -> boo
             continue  # `assert result.success`: the steps' expectations and assert_complete say it
         if _is_call(statement, "goal"):
             goal_declared = True
+            test.milestone_checks.update(_plan_checks(statement, source))
         used |= _names(statement)
         code = _scrub_secrets(segment, statement, source, test)
         body += ["    " + line if line else "" for line in _dedent(code, statement.col_offset).splitlines()]
@@ -514,6 +549,22 @@ def _from_source(cache: ActionCache, test_file: Path, test: ExportedTest) -> boo
                 if (alias.asname or alias.name).split(".")[0] in used and alias.name not in ("pytest", "os"):
                     test.extra_imports.append(f"import {alias.name}" + (f" as {alias.asname}" if alias.asname else ""))
     return True
+
+
+def _plan_checks(statement: ast.stmt, source: str) -> dict[str, str]:
+    """`guistate.goal(..., plan=[("Bob's post gone", gone("Bob")), ...])` -> {name: 'gone("Bob")'}."""
+    out: dict[str, str] = {}
+    for call in ast.walk(statement):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "goal"):
+            continue
+        plan = next((k.value for k in call.keywords if k.arg == "plan"), call.args[1] if len(call.args) > 1 else None)
+        for item in plan.elts if isinstance(plan, (ast.List, ast.Tuple)) else []:
+            if (isinstance(item, ast.Tuple) and len(item.elts) == 2 and isinstance(item.elts[0], ast.Constant)
+                    and isinstance(item.elts[0].value, str)):
+                segment = ast.get_source_segment(source, item.elts[1])
+                if segment and "\n" not in segment:
+                    out[item.elts[0].value] = segment
+    return out
 
 
 def _dedent(code: str, column: int) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from pytest_guistate.llm.cache.cachefile import CachedStep, load_cache
-from pytest_guistate.llm.cache.identity import identity_words
+from pytest_guistate.llm.cache.identity import identity, identity_words
 from pytest_guistate.llm.export import build_export, choose_locator, export_main, export_test, render
 from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.cache.conftest import EXAMPLE
@@ -64,8 +64,9 @@ def test_the_locator_is_one_that_named_the_target_alone() -> None:
     # none named it alone: an XPath over all its names, said in a comment
     chosen = choose_locator(_step({"fingerprint": fp, "locators": locators, "unique": []}), "android")
     assert chosen is not None and chosen.kind == "xpath" and "no id, label or text" in chosen.note
-    assert chosen.value == ("//*[contains(@class, '.Button') and contains(@resource-id, ':id/delete') and "
-                            "@text='Delete' and @content-desc='Delete post by Erin']")
+    names = ("//*[contains(@class, '.Button') and contains(@resource-id, ':id/delete') and "
+             "@text='Delete' and @content-desc='Delete post by Erin']")
+    assert chosen.value == f"{names}[count({names}) = 1]"  # two matches are a miss, never a tap on the first
     # a cache from before `unique`: never the id alone (every row's Delete has it)
     chosen = choose_locator(_step({"fingerprint": fp, "locators": locators}), "ios")
     assert chosen is not None and chosen.kind == "xpath" and "re-record" in chosen.note
@@ -73,7 +74,8 @@ def test_the_locator_is_one_that_named_the_target_alone() -> None:
     switch = {"kind": "Switch", "rid": "switch_widget", "text": "OFF", "in": "Dark mode · Off", "checked": False}
     chosen = choose_locator(_step({"fingerprint": switch, "locators": [{"id": "switch_widget"}, {"text": "OFF"}],
                                    "unique": []}), "android")
-    assert chosen is not None and chosen.value.startswith("//*[@text='Dark mode']/../*[")
+    assert chosen is not None and chosen.value.startswith("//*[contains(translate(@text, ") and "'dark mode'" in chosen.value
+    assert "@checkable='true'" in chosen.value and "OFF" not in chosen.value  # a state is no name
 
 
 @pytest.mark.parametrize("platform", ["android", "ios"])
@@ -174,7 +176,11 @@ def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(rec
                     assert named[0] == {out.locator.kind: out.locator.value}  # id, then label, then text
             assert out.idempotent is step.idempotent
             recorded_expect = step.effect.get("expect")
-            if isinstance(recorded_expect, dict) and recorded_expect:
+            if isinstance(step.effect.get("checked"), bool) and not (recorded_expect or {}):  # a switch: its state
+                on = "" if step.effect["checked"] else ", on=False"
+                assert out.expect == [f"switched({json.dumps(identity(step.fingerprint).label)}{on})"]
+                assert out.before  # and the state it was found in, before the tap
+            elif isinstance(recorded_expect, dict) and recorded_expect:
                 ((kind, value),) = ((k, v) for k, v in recorded_expect.items() if v)
                 assert out.expect[0] == f"{kind}({json.dumps(value)})"
             elif out.expect:  # what appeared / was gone: on the recorded next screen / screen
@@ -246,7 +252,7 @@ def test_every_goal_table_goal_exports_to_a_test_that_passes(pytester: pytest.Py
 
 
 # -- the drift suite: the exported test and the strict cache replay on every drift ----------------------
-DRIFT_GROUND = {SETTINGS: ("toggle", "dark_mode"), GALLERY: ("move_to_album", "Beach,Mountains"), FEED: ("delete_post", "Bob")}
+DRIFT_GROUND = {SETTINGS: ("toggle", "dark_mode=True"), GALLERY: ("move_to_album", "Beach,Mountains"), FEED: ("delete_post", "Bob")}
 
 
 def _effects(recorded: Recorded, test: str) -> list[tuple[str, str]]:
@@ -257,6 +263,8 @@ def _effects(recorded: Recorded, test: str) -> list[tuple[str, str]]:
         action = str(entry.get("action"))
         if action == "move_to_album":
             out.append((action, ",".join(str(x) for x in entry.get("labels") or [])))  # type: ignore[union-attr]
+        elif action == "toggle":  # turning Dark mode off is not what the goal meant either
+            out.append((action, f"{entry.get('setting')}={entry.get('value')}"))
         elif action in keys:
             out.append((action, str(entry.get(keys[action]))))
     return out
