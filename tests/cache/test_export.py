@@ -313,3 +313,20 @@ def test_every_drift_gives_the_same_verdict_for_the_export_and_the_cache_replay(
     print(table)
     assert not [r for r in rows if r[4]], table  # never a wrong action
     assert all(c == e for _, _, c, e, _ in rows), table
+
+
+def test_the_export_option_writes_each_passed_llm_test(pytester: pytest.Pytester) -> None:
+    """`--guistate-export=DIR` on a cache replay of the example suite's Feed test: its scripted test in DIR."""
+    shutil.copy(EXAMPLE / "test_llm.py", pytester.path / "test_llm.py")
+    shutil.copy(EXAMPLE / "sim_apps.py", pytester.path / "sim_apps.py")
+    target = pytester.path / "cassettes" / "test_llm"
+    target.mkdir(parents=True)
+    for path in CACHES.glob("*.actions.json"):
+        shutil.copy(path, target / path.name)
+    pytester.makeini("[pytest]\nguistate_llm_updater = off\n")
+    result = run_inprocess(pytester, "-p", "no:cacheprovider", "--guistate-memory=off", "--guistate-llm=cache",
+                           "--guistate-export=exported", "test_llm.py", "-k", "deletes")
+    result.assert_outcomes(passed=1, deselected=1)
+    result.stdout.fnmatch_lines(["*LLM runs exported as scripted tests*", "*exported to exported*_scripted.py"])
+    assert [p.name for p in (pytester.path / "exported").iterdir()] == [
+        "test_actor_deletes_one_post_and_an_ai_check_confirms_it_scripted.py"]
