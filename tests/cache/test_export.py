@@ -201,27 +201,19 @@ def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(rec
         assert SECRET not in file.read_text(encoding="utf-8")
 
 
-@pytest.mark.slow
-def test_on_a_drift_the_export_and_the_cache_replay_agree(recorded: Recorded, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`replaced_row`: Dark mode's row is Battery saver now. The strict replay misses; the exported test
-    fails at the same step, by name, and toggles nothing."""
-    pytester = recorded.pytester
-    actions = pytester.path / "cassettes" / "test_apps" / f"{SETTINGS}.actions.json"
-    path, _ = export_test(actions, pytester.path / "exported" / "test_settings_scripted.py", width=120)
-    cached = recorded.run("--guistate-llm=cache", "--drift=replaced_row", "-k", SETTINGS, "test_apps.py")
-    cached.assert_outcomes(failed=1, deselected=3)
-    assert "cache miss at step 1" in cached.stdout.str()
-    assert not [e for e in recorded.log(SETTINGS) if e["action"] == "toggle"]
-    monkeypatch.setenv("GUISTATE_TEST_SECRET_1", SECRET)
-    scripted = recorded.run("--guistate-llm=off", "--drift=replaced_row", str(path))
-    scripted.assert_outcomes(failed=1)
-    assert not [e for e in recorded.log(SETTINGS) if e["action"] == "toggle"]
-    out = scripted.stdout.str()
-    assert "ElementNotFound" in out or "StepFailed" in out, out[-3000:]
+def test_on_two_drifts_the_export_and_the_cache_replay_agree(pytester: pytest.Pytester,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`replaced_row` (Dark mode's row is Battery saver now) and `already_on` (Dark mode is on already): the
+    strict replay misses and the exported test fails at the same step, and neither toggles anything. Every
+    drift on both personas: `-m slow`."""
+    rows = compare_drifts(pytester, monkeypatch, "android", {"replaced_row": SETTINGS, "already_on": SETTINGS})
+    assert [(d, c, e, w, did) for d, _, c, e, w, did in rows] == [
+        ("replaced_row", "failed", "failed", [], []), ("already_on", "failed", "failed", [], [])]
 
 
-# One goal of the stand-in model's table per persona in the default run (a sign-in with a secret and a
-# switch; a dialog cancelled); every goal with `-m slow`.
+# The stand-in model's goal table: one goal per persona (a sign-in with a secret and a switch; a dialog
+# cancelled), and every goal; both `-m slow` (the default run keeps the example suite's goals and a fresh
+# recording above).
 GOAL_SUBSET = {"android": ("signin-then-dark-mode",), "ios": ("dialog-cancel-keeps-ios",)}
 
 
@@ -238,6 +230,7 @@ def _check_goal_exports(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPat
         assert PASSWORD not in file.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("platform", ["android", "ios"])
 def test_goal_table_goals_export_to_tests_that_pass_with_no_model(pytester: pytest.Pytester,
                                                                   monkeypatch: pytest.MonkeyPatch, platform: str) -> None:
@@ -271,10 +264,10 @@ def _effects(recorded: Recorded, test: str) -> list[tuple[str, str]]:
 
 
 def compare_drifts(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str,
-                   drifts: dict[str, str]) -> list[tuple[str, str, str, str, list[str]]]:
+                   drifts: dict[str, str]) -> list[tuple[str, str, str, str, list[str], list[tuple[str, str]]]]:
     """Record the drift suite's tests on `platform`, export them, then run the strict cache replay and the
     exported test on each drift (`drifts`: drift -> test). Rows: drift, test, cache outcome, export outcome,
-    wrong actions (a change the goal did not ask for, by either)."""
+    wrong actions (a change the goal did not ask for, by either), what the exported test changed."""
     recorded = Recorded(pytester)
     tests = sorted(set(drifts.values()))
     persona = f"--guistate-platform={platform}"
@@ -291,13 +284,14 @@ def compare_drifts(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, p
                                width=120)[0] for t in tests}
     rows = []
     for drift, test in drifts.items():
-        outcomes, wrong = [], []
+        outcomes, wrong, changed = [], [], []
         for mode, target in (("--guistate-llm=cache", "test_apps.py"), ("--guistate-llm=off", str(exported[test]))):
             result = recorded.run(mode, persona, f"--drift={drift}", "-k", test, target)
             counts = result.parseoutcomes()
             outcomes.append("passed" if counts.get("passed") == 1 else "failed")
-            wrong += [f"{mode}: {e}" for e in _effects(recorded, test) if e != DRIFT_GROUND[test]]
-        rows.append((drift, test, outcomes[0], outcomes[1], wrong))
+            changed = _effects(recorded, test)
+            wrong += [f"{mode}: {e}" for e in changed if e != DRIFT_GROUND[test]]
+        rows.append((drift, test, outcomes[0], outcomes[1], wrong, changed))
     return rows
 
 
@@ -309,10 +303,14 @@ ALL_DRIFTS = {**DRIFT_TESTS, **{d: SETTINGS for d in SETTINGS_DRIFTS}, **{d: FEE
 def test_every_drift_gives_the_same_verdict_for_the_export_and_the_cache_replay(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str) -> None:
     rows = compare_drifts(pytester, monkeypatch, platform, ALL_DRIFTS)
-    table = "\n".join(f"{d:<18} {t:<30} cache {c:<7} export {e:<7} {w}" for d, t, c, e, w in rows)
+    table = "\n".join(f"{d:<18} {t:<30} cache {c:<7} export {e:<7} {w}" for d, t, c, e, w, _ in rows)
     print(table)
     assert not [r for r in rows if r[4]], table  # never a wrong action
-    assert all(c == e for _, _, c, e, _ in rows), table
+    # the same verdict; where the replay misses a target its identity rule no longer trusts but the exported
+    # locator still names alone (icon_delete: "Delete" is an icon with the same label), the exported test may
+    # pass only by doing exactly what the goal meant
+    differ = [(d, t, c, e, did) for d, t, c, e, _, did in rows if c != e]
+    assert all(c == "failed" and did == [DRIFT_GROUND[t]] for _, t, c, _, did in differ), table
 
 
 def test_the_export_option_writes_each_passed_llm_test(pytester: pytest.Pytester) -> None:
