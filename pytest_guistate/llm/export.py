@@ -124,6 +124,14 @@ def call_lines(head: str, args: Sequence[str], indent: int, tail: str = "", widt
     return [*lines, f"{pad}){tail}"]
 
 
+def assign_lines(name: str, expr: str, indent: int, width: int = LINE) -> list[str]:
+    """`name = expr`, its right side in parentheses when only that makes it fit (as ruff writes it)."""
+    pad = " " * indent
+    if len(f"{pad}{name} = {expr}") <= width or len(f"{pad}    {expr}") > width:
+        return [f"{pad}{name} = {expr}"]
+    return [f"{pad}{name} = (", f"{pad}    {expr}", f"{pad})"]
+
+
 def _call_parts(expr: str) -> tuple[str, list[str]] | None:
     """`key=name(a, b=c)` -> ('key=name', ['a', 'b=c']) in their own spelling; None if no call."""
     key, _, rest = expr.partition("=") if re.match(r"^[a-z_]+=[a-z_]", expr) else ("", "", expr)
@@ -188,7 +196,10 @@ def _xpath(fp: dict[str, Any], platform: str) -> str:
         attr = "@label" if ios else "@text"
         path = f"//*[{_loose(attr, bound.label)}]/../{own}"
     # it names an element only when it names exactly one: two matches are a miss, never a tap on the first
-    return f"{path}[count({path}) = 1]"
+    return f"{path}[count({path}){_ONLY_ONE}"
+
+
+_ONLY_ONE = ") = 1]"
 
 
 _UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ-_", "abcdefghijklmnopqrstuvwxyz  "
@@ -297,6 +308,12 @@ def export_step(step: CachedStep, platform: str, secrets: dict[str, str], width:
         if out.locator is not None and out.locator.note:
             out.comments.append(out.locator.note)
     located = out.locator.args() if out.locator is not None else []
+    if out.locator is not None and out.locator.kind == "xpath" and out.locator.value.endswith(_ONLY_ONE):
+        # the path once, in a variable: the count() that makes two matches a miss repeats it
+        name = f"only_{step.n}"
+        path = out.locator.value[: -len(_ONLY_ONE)].rpartition("[count(")[0]
+        out.before = assign_lines(name, py_str(path), 4, width)
+        located = ['xpath=f"{' + name + '}[count({' + name + '}) = 1]"']
     if step.tool == "tap":
         if out.locator is None:
             raise ValueError(f"step {step.n} taps an element the cache names no way to find")
@@ -358,7 +375,7 @@ def run_body(cache: ActionCache, run_index: int, test: ExportedTest, declare_goa
                                     "would undo the goal, so the test stops before it")
                 found = f"switched({py_str(bound.label)})" if was else f"switched({py_str(bound.label)}, on=False)"
                 out.before = [f"    found = {found}(guistate.observe(settled=True))",
-                              "    assert found.ok, found.evidence"]
+                              "    assert found.ok, found.evidence", *out.before]
         following = run.steps[index + 1] if index + 1 < len(run.steps) else None
         kept = _remembered(following) if following is not None else {}
         for key, value in kept.items():  # the next step read it off this step's screen
