@@ -92,6 +92,8 @@ class StepRecord:
     # NATIVE_APP / WEBVIEW_x); "" for a session never seen in more than one context
     context: str = ""
     context_after: str = ""
+    # the memory healed the locator this step's test wrote: the edit it proposes (issue 45, `guistate heal-diff`)
+    heal: str = ""
     # whether this step reads its trees (light tier: only with a check, `TaskSession._reads_trees`)
     reads_trees: bool = field(default=True, repr=False)
 
@@ -133,6 +135,7 @@ class StepRecord:
             "expect_box": self.expect_box,
             "page_sources": self.page_sources,
             **({"cache": self.cache} if self.cache else {}),
+            **({"heal": self.heal} if self.heal else {}),
             **({"context": self.context, "context_after": self.context_after or self.context}
                if self.context or self.context_after else {}),
             "wall": round(self.wall, 3),

@@ -203,6 +203,8 @@ class MemoryBridge:
         if ok and healed.site is not None:  # the heal's effect showed: the test file's locator should change
             proposal = propose(healed.site, *healed.locator, healed.before.tree, result.node, self.nodeid)
         detail = result.reason + (f"; {proposal.line_text()}" if proposal is not None else "")
+        if proposal is not None:
+            record.heal = proposal.line_text()  # the step's own record: the journal, the viewer, Allure
         self.session.journal.anchor(AnchorType.EXCEPTION, title, step_index=record.index, crops=crops,
                                     detail=detail, data={**result.to_dict(), "kind": "heal", "status": status,
                                                          **({"proposal": proposal.to_dict()} if proposal else {})})

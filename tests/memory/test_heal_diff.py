@@ -49,7 +49,7 @@ def heal_diff(*args: str) -> tuple[int, str]:
 def test_a_healed_id_is_proposed_as_a_diff_that_applied_passes_with_no_heal(pytester: pytest.Pytester) -> None:
     memory = pytester.path / "memory.sqlite"
     run(pytester, 1, "Cart, 1 items", memory).assert_outcomes(passed=1)  # learns the button's look
-    healed = run(pytester, 2, "Shopping bag (1)", memory, 'id="add_to_cart"', "--write")
+    healed = run(pytester, 2, "Shopping bag (1)", memory, 'id="add_to_cart"', "--write", "--guistate-retain=on")
     healed.assert_outcomes(passed=1)
     healed.stdout.fnmatch_lines(["*locator id=add_to_cart healed by memory*",
                                  "1 heal(s) proposed as patches: guistate heal-diff guistate-artifacts*"])
@@ -58,6 +58,10 @@ def test_a_healed_id_is_proposed_as_a_diff_that_applied_passes_with_no_heal(pyte
     assert proposal["patchable"] and proposal["old"] == 'id="add_to_cart"' and proposal["new"].startswith("id=")
     assert proposal["file"] == str((pytester.path / "test_shop.py").resolve())
 
+    journal = next(pytester.path.glob("guistate-artifacts/*/journal.jsonl")).read_text()
+    assert '"heal":"propose test_shop.py:' in journal and "guistate heal-diff --apply" in journal  # on the step
+    report = next(pytester.path.glob("guistate-artifacts/*/report.html")).read_text()
+    assert proposal["new"].replace('"', "&#34;") in report or proposal["new"].replace('"', "&quot;") in report
     folder = str(pytester.path / "guistate-artifacts")
     code, diff = heal_diff(folder)
     assert code == 0
