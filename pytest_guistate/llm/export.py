@@ -179,7 +179,10 @@ def _xpath(fp: dict[str, Any], platform: str) -> str:
         conds.append(f"@name={_xpath_literal(rid)}" if ios else f"contains(@resource-id, {_xpath_literal(':id/' + rid)})")
     if fp.get("text") and identity_words(str(fp["text"])):  # a switch's "OFF" is its state, not its name
         text = _xpath_literal(str(fp["text"]))
-        conds.append(f"(@label={text} or @value={text} or @placeholderValue={text})" if ios else f"@text={text}")
+        if "checked" in fp:  # an iOS switch carries its row's label: in any case or punctuation, as its row's
+            conds.append(_loose("@label" if ios else "@text", str(fp["text"])))
+        else:
+            conds.append(f"(@label={text} or @value={text} or @placeholderValue={text})" if ios else f"@text={text}")
     if fp.get("desc"):
         conds.append(f"@label={_xpath_literal(str(fp['desc']))}" if ios
                      else f"@content-desc={_xpath_literal(str(fp['desc']))}")
