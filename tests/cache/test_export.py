@@ -328,3 +328,14 @@ def test_the_export_option_writes_each_passed_llm_test(pytester: pytest.Pytester
     result.stdout.fnmatch_lines(["*LLM runs exported as scripted tests*", "*exported to exported*_scripted.py"])
     assert [p.name for p in (pytester.path / "exported").iterdir()] == [
         "test_actor_deletes_one_post_and_an_ai_check_confirms_it_scripted.py"]
+
+
+def test_an_ai_check_without_text_evidence_stays_an_ai_check_and_the_file_says_so(tmp_path: Path) -> None:
+    data = json.loads((CACHES / "test_actor_deletes_one_post_and_an_ai_check_confirms_it.actions.json").read_text())
+    data["checks"][0]["words"] = {word: True for word in data["checks"][0]["words"]}  # nothing absent, no quote
+    actions = tmp_path / "cassettes" / "test_llm" / "test_actor_deletes_one_post_and_an_ai_check_confirms_it.actions.json"
+    actions.parent.mkdir(parents=True)
+    actions.write_text(json.dumps(data))
+    text = render(build_export(actions, test_file=EXAMPLE / "test_llm.py"))
+    assert 'assert guistate.check("The post by Erin is no longer in the feed").verdict == "pass"' in text
+    assert "keeps AI checks that need a model" in text.split('"""')[2]  # said in the header
