@@ -199,7 +199,7 @@ def _xpath(fp: dict[str, Any], platform: str) -> str:
         attr = "@label" if ios else "@text"
         path = f"//*[{_loose(attr, bound.label)}]/../{own}"
     # it names an element only when it names exactly one: two matches are a miss, never a tap on the first
-    return f"{path}[count({path}){_ONLY_ONE}"
+    return f"{path}[count({path}{_ONLY_ONE}"
 
 
 _ONLY_ONE = ") = 1]"
