@@ -28,8 +28,13 @@ GOALS = ("test_actor_deletes_one_post_and_an_ai_check_confirms_it", "test_actor_
 
 def timed(args: list[str], cwd: Path) -> float:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--guistate-memory=off",
-                           *args], cwd=cwd, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--guistate-memory=off", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"pytest {' '.join(args)} failed:\n{done.stdout[-2000:]}")

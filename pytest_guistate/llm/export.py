@@ -42,8 +42,17 @@ from typing import Any, TextIO
 from pytest_guistate.llm.cache.cachefile import _LABELS_KEPT, ActionCache, CachedCheck, CachedStep, load_cache
 from pytest_guistate.llm.cache.identity import identity, identity_words
 
-__all__ = ["ExportedStep", "ExportedTest", "Locator", "build_export", "choose_locator", "export_main", "export_test",
-           "render", "step_expectation"]
+__all__ = [
+    "ExportedStep",
+    "ExportedTest",
+    "Locator",
+    "build_export",
+    "choose_locator",
+    "export_main",
+    "export_test",
+    "render",
+    "step_expectation",
+]
 
 LINE = 88  # ruff format's and black's default; `--line-length` for a project that sets another
 _SECRET = re.compile(r"\[secret (\d+)\]")
@@ -176,7 +185,9 @@ def _xpath(fp: dict[str, Any], platform: str) -> str:
     conds: list[str] = []
     if fp.get("rid"):
         rid = str(fp["rid"])
-        conds.append(f"@name={_xpath_literal(rid)}" if ios else f"contains(@resource-id, {_xpath_literal(':id/' + rid)})")
+        conds.append(
+            f"@name={_xpath_literal(rid)}" if ios else f"contains(@resource-id, {_xpath_literal(':id/' + rid)})"
+        )
     if fp.get("text") and identity_words(str(fp["text"])):  # a switch's "OFF" is its state, not its name
         text = _xpath_literal(str(fp["text"]))
         if "checked" in fp:  # an iOS switch carries its row's label: in any case or punctuation, as its row's
@@ -184,8 +195,9 @@ def _xpath(fp: dict[str, Any], platform: str) -> str:
         else:
             conds.append(f"(@label={text} or @value={text} or @placeholderValue={text})" if ios else f"@text={text}")
     if fp.get("desc"):
-        conds.append(f"@label={_xpath_literal(str(fp['desc']))}" if ios
-                     else f"@content-desc={_xpath_literal(str(fp['desc']))}")
+        conds.append(
+            f"@label={_xpath_literal(str(fp['desc']))}" if ios else f"@content-desc={_xpath_literal(str(fp['desc']))}"
+        )
     kind = str(fp.get("kind") or "")
     if "checked" in fp and not ios:  # a switch or a check box: the kind of control may change, not that
         conds.insert(0, "@checkable='true'")
@@ -228,14 +240,21 @@ def choose_locator(step: CachedStep, platform: str) -> Locator | None:
                 return Locator(kind, str(value))
         if not fp:
             return None
-        return Locator("xpath", _xpath(fp, platform), "no id, label or text named this element alone on the "
-                                                      "recorded screen: an XPath over its names and its row")
+        return Locator(
+            "xpath",
+            _xpath(fp, platform),
+            "no id, label or text named this element alone on the recorded screen: an XPath over its names and its row",
+        )
     # a cache recorded before `unique`: which single locator named the target alone is unknown, and one
     # that named several would act on the first (a wrong action); all its names at once name it
     if not fp:
         return None
-    return Locator("xpath", _xpath(fp, platform), "the cache did not record which locators named this element "
-                                                  "alone (re-record it for a plainer one): an XPath over all its names")
+    return Locator(
+        "xpath",
+        _xpath(fp, platform),
+        "the cache did not record which locators named this element "
+        "alone (re-record it for a plainer one): an XPath over all its names",
+    )
 
 
 # -- expectations ------------------------------------------------------------------------------
@@ -298,9 +317,12 @@ def _swipe_points(step: CachedStep) -> tuple[int, int, int, int] | None:
         return None
     left, top, right, bottom = (int(v) for v in region)
     cx, cy, dx, dy = (left + right) // 2, (top + bottom) // 2, (right - left) * 3 // 10, (bottom - top) * 3 // 10
-    return {"up": (cx, cy + dy, cx, cy - dy), "down": (cx, cy - dy, cx, cy + dy),
-            "left": (cx + dx, cy, cx - dx, cy), "right": (cx - dx, cy, cx + dx, cy)}.get(
-        str(step.args.get("direction", "up")))
+    return {
+        "up": (cx, cy + dy, cx, cy - dy),
+        "down": (cx, cy - dy, cx, cy + dy),
+        "left": (cx + dx, cy, cx - dx, cy),
+        "right": (cx - dx, cy, cx + dx, cy),
+    }.get(str(step.args.get("direction", "up")))
 
 
 def export_step(step: CachedStep, platform: str, secrets: dict[str, str], width: int = LINE) -> ExportedStep:
@@ -316,7 +338,7 @@ def export_step(step: CachedStep, platform: str, secrets: dict[str, str], width:
         name = f"only_{step.n}"
         path = out.locator.value[: -len(_ONLY_ONE)].rpartition("[count(")[0]
         out.before = assign_lines(name, py_str(path), 4, width)
-        located = ['xpath=f"{' + name + '}[count({' + name + '}) = 1]"']
+        located = ['xpath=f"{' + name + "}[count({" + name + '}) = 1]"']
     if step.tool == "tap":
         if out.locator is None:
             raise ValueError(f"step {step.n} taps an element the cache names no way to find")
@@ -367,18 +389,26 @@ def run_body(cache: ActionCache, run_index: int, test: ExportedTest, declare_goa
         checks, why = step_expectation(step)
         state = step.effect.get("checked")
         bound = identity(step.fingerprint)
-        if isinstance(state, bool) and bound.label and not (isinstance(step.effect.get("expect"), dict)
-                                                             and any(step.effect["expect"].values())):
+        if (
+            isinstance(state, bool)
+            and bound.label
+            and not (isinstance(step.effect.get("expect"), dict) and any(step.effect["expect"].values()))
+        ):
             # a switch: the state the run left it in, on the switch bound to its label (not "Off" gone somewhere)
             checks = [f"switched({py_str(bound.label)})" if state else f"switched({py_str(bound.label)}, on=False)"]
             why = "the state the run left the switch in"
             was = step.fingerprint.get("checked")
             if isinstance(was, bool):  # a tap from another state would undo what the run did: not tapped then
-                out.comments.append(f"the run found this switch {'on' if was else 'off'}: in another state the tap "
-                                    "would undo the goal, so the test stops before it")
+                out.comments.append(
+                    f"the run found this switch {'on' if was else 'off'}: in another state the tap "
+                    "would undo the goal, so the test stops before it"
+                )
                 found = f"switched({py_str(bound.label)})" if was else f"switched({py_str(bound.label)}, on=False)"
-                out.before = [f"    found = {found}(guistate.observe(settled=True))",
-                              "    assert found.ok, found.evidence", *out.before]
+                out.before = [
+                    f"    found = {found}(guistate.observe(settled=True))",
+                    "    assert found.ok, found.evidence",
+                    *out.before,
+                ]
         following = run.steps[index + 1] if index + 1 < len(run.steps) else None
         kept = _remembered(following) if following is not None else {}
         for key, value in kept.items():  # the next step read it off this step's screen
@@ -431,12 +461,21 @@ def check_body(check: CachedCheck | None, claim: str, cache: ActionCache, test: 
     """An AI check: a plain expectation when its cited evidence is text on screen, else kept."""
     if check is None:
         test.needs_model.append(claim)
-        return [*comment_lines("AI check: the run kept no record of it, so it stays an AI check (it needs a model: "
-                               "--guistate-llm=replay, record or anthropic)", 4, test.width),
-                *call_lines("assert guistate.check", [py_str(claim)], 4, '.verdict == "pass"', test.width)]
+        return [
+            *comment_lines(
+                "AI check: the run kept no record of it, so it stays an AI check (it needs a model: "
+                "--guistate-llm=replay, record or anthropic)",
+                4,
+                test.width,
+            ),
+            *call_lines("assert guistate.check", [py_str(claim)], 4, '.verdict == "pass"', test.width),
+        ]
     seen = [str(label) for run in cache.runs for step in run.steps for label in step.screen.get("labels") or []]
-    checks = [f"visible({py_str(str(item['quote']))})" for item in check.evidence
-              if isinstance(item, dict) and str(item.get("quote") or "").strip()]
+    checks = [
+        f"visible({py_str(str(item['quote']))})"
+        for item in check.evidence
+        if isinstance(item, dict) and str(item.get("quote") or "").strip()
+    ]
     for word, shown in sorted(check.words.items()):
         if shown:
             continue
@@ -445,9 +484,15 @@ def check_body(check: CachedCheck | None, claim: str, cache: ActionCache, test: 
             checks.append(f"gone({py_str(spelled)})")  # a word of the run's screens the check saw absent
     if not checks:
         test.needs_model.append(claim)
-        return [*comment_lines(f"AI check {claim!r}: its evidence is no text on screen, so it stays an AI check "
-                               "(it needs a model: --guistate-llm=replay, record or anthropic)", 4, test.width),
-                *call_lines("assert guistate.check", [py_str(claim)], 4, '.verdict == "pass"', test.width)]
+        return [
+            *comment_lines(
+                f"AI check {claim!r}: its evidence is no text on screen, so it stays an AI check "
+                "(it needs a model: --guistate-llm=replay, record or anthropic)",
+                4,
+                test.width,
+            ),
+            *call_lines("assert guistate.check", [py_str(claim)], 4, '.verdict == "pass"', test.width),
+        ]
     for name in ("visible", "gone"):
         if any(c.startswith(name + "(") for c in checks):
             test.checks_imported.add(name)
@@ -456,12 +501,19 @@ def check_body(check: CachedCheck | None, claim: str, cache: ActionCache, test: 
     expr = checks[0] if len(checks) == 1 else f"all_of({', '.join(checks)})"
     judged = f"    verdict = {expr}(shown)"
     if len(judged) > test.width:
-        judged = "\n".join([*call_lines("check = all_of", _split_args(expr), 4, width=test.width),
-                             "    verdict = check(shown)"])
-    return [*comment_lines(f"AI check {claim!r}: its cited evidence is text on screen, so it is a plain "
-                           "expectation here (no model)", 4, test.width),
-            "    shown = guistate.observe(settled=True)", *judged.split("\n"),
-            "    assert verdict.ok, verdict.evidence"]
+        judged = "\n".join(
+            [*call_lines("check = all_of", _split_args(expr), 4, width=test.width), "    verdict = check(shown)"]
+        )
+    return [
+        *comment_lines(
+            f"AI check {claim!r}: its cited evidence is text on screen, so it is a plain expectation here (no model)",
+            4,
+            test.width,
+        ),
+        "    shown = guistate.observe(settled=True)",
+        *judged.split("\n"),
+        "    assert verdict.ok, verdict.evidence",
+    ]
 
 
 def _split_args(expr: str) -> list[str]:
@@ -479,8 +531,14 @@ def test_file_of(actions: Path) -> Path:
 
 
 def _is_call(node: ast.AST, attr: str) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == attr
-               and isinstance(n.func.value, ast.Name) and n.func.value.id == "guistate" for n in ast.walk(node))
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == attr
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "guistate"
+        for n in ast.walk(node)
+    )
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -496,8 +554,14 @@ def _bound(statement: ast.stmt) -> str | None:
 def _scrub_secrets(code: str, node: ast.AST, source: str, test: ExportedTest) -> str:
     """`guistate.secret("literal")` -> `guistate.secret(os.environ["GUISTATE_TEST_SECRET_N"])`."""
     for call in ast.walk(node):
-        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "secret"
-                and call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)):
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "secret"
+            and call.args
+            and isinstance(call.args[0], ast.Constant)
+            and isinstance(call.args[0].value, str)
+        ):
             literal = ast.get_source_segment(source, call.args[0]) or ""
             name = f"GUISTATE_TEST_SECRET_{sum(1 for k in test.secrets if k.startswith('GUISTATE_TEST_')) + 1}"
             test.secrets[name] = "a secret the test registered with guistate.secret()"
@@ -522,8 +586,11 @@ def _from_source(cache: ActionCache, test_file: Path, test: ExportedTest) -> boo
     body: list[str] = []
     for statement in function.body:
         segment = ast.get_source_segment(source, statement, padded=False) or ""
-        if (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
-                and isinstance(statement.value.value, str)):
+        if (
+            isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str)
+        ):
             continue  # the docstring: the header says what this test is now
         if _is_call(statement, "run"):
             index = next(runs, None)
@@ -535,8 +602,11 @@ def _from_source(cache: ActionCache, test_file: Path, test: ExportedTest) -> boo
             body += run_body(cache, index, test, declare_goal=not goal_declared)
             continue
         if _is_call(statement, "check"):
-            call = next(n for n in ast.walk(statement) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                        and n.func.attr == "check")
+            call = next(
+                n
+                for n in ast.walk(statement)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "check"
+            )
             claim = call.args[0].value if call.args and isinstance(call.args[0], ast.Constant) else ""
             bound = _bound(statement)
             if bound:
@@ -560,8 +630,10 @@ def _from_source(cache: ActionCache, test_file: Path, test: ExportedTest) -> boo
         if isinstance(node, ast.ImportFrom) and node.module and node.module != "pytest_guistate" and node.level == 0:
             names = [a for a in node.names if (a.asname or a.name) in used]
             if names:
-                test.extra_imports.append(f"from {node.module} import " + ", ".join(
-                    a.name + (f" as {a.asname}" if a.asname else "") for a in names))
+                test.extra_imports.append(
+                    f"from {node.module} import "
+                    + ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in names)
+                )
         elif isinstance(node, ast.ImportFrom) and node.module == "pytest_guistate":
             test.checks_imported |= {a.name for a in node.names if (a.asname or a.name) in used and not a.asname}
         elif isinstance(node, ast.Import):
@@ -579,8 +651,12 @@ def _plan_checks(statement: ast.stmt, source: str) -> dict[str, str]:
             continue
         plan = next((k.value for k in call.keywords if k.arg == "plan"), call.args[1] if len(call.args) > 1 else None)
         for item in plan.elts if isinstance(plan, (ast.List, ast.Tuple)) else []:
-            if (isinstance(item, ast.Tuple) and len(item.elts) == 2 and isinstance(item.elts[0], ast.Constant)
-                    and isinstance(item.elts[0].value, str)):
+            if (
+                isinstance(item, ast.Tuple)
+                and len(item.elts) == 2
+                and isinstance(item.elts[0], ast.Constant)
+                and isinstance(item.elts[0].value, str)
+            ):
                 segment = ast.get_source_segment(source, item.elts[1])
                 if segment and "\n" not in segment:
                     out[item.elts[0].value] = segment
@@ -624,18 +700,29 @@ def render(test: ExportedTest) -> str:
     uses_os = bool(test.secrets)
     recorded = test.recorded
     how = ", ".join(f"{k} {recorded[k]}" for k in ("mode", "model") if recorded.get(k))
-    lines = ['"""Exported by `guistate export-test` from a verified LLM run.', "",
-             *wrap(f"Test {test.test}, recorded on the {test.platform} persona{', ' + how if how else ''}; from "
-                   f"{Path(test.source).name}. Each step is the action the run took, on the most stable locator its "
-                   "target offered, with the effect the run verified as its expectation. It needs no model, cassette "
-                   "or action cache: review it, edit it, commit it.", "", test.width),
-             '"""', ""]
+    lines = [
+        '"""Exported by `guistate export-test` from a verified LLM run.',
+        "",
+        *wrap(
+            f"Test {test.test}, recorded on the {test.platform} persona{', ' + how if how else ''}; from "
+            f"{Path(test.source).name}. Each step is the action the run took, on the most stable locator its "
+            "target offered, with the effect the run verified as its expectation. It needs no model, cassette "
+            "or action cache: review it, edit it, commit it.",
+            "",
+            test.width,
+        ),
+        '"""',
+        "",
+    ]
     for name, why in test.secrets.items():
-        lines += comment_lines(f"Secrets are not written here: set {name} in the environment ({why}).", 0,
-                               test.width)
+        lines += comment_lines(f"Secrets are not written here: set {name} in the environment ({why}).", 0, test.width)
     if test.needs_model:
-        lines += comment_lines("This test keeps AI checks that need a model (--guistate-llm=replay, record or "
-                               "anthropic): " + "; ".join(repr(c) for c in test.needs_model), 0, test.width)
+        lines += comment_lines(
+            "This test keeps AI checks that need a model (--guistate-llm=replay, record or "
+            "anthropic): " + "; ".join(repr(c) for c in test.needs_model),
+            0,
+            test.width,
+        )
     if test.secrets or test.needs_model:
         lines.append("")
     if uses_os:
@@ -661,8 +748,9 @@ def render(test: ExportedTest) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export_test(actions: Path, out: Path | None = None, *, test_file: Path | None = None,
-                width: int = LINE) -> tuple[Path, str]:
+def export_test(
+    actions: Path, out: Path | None = None, *, test_file: Path | None = None, width: int = LINE
+) -> tuple[Path, str]:
     """Export one cache file; write it to `out` (default `test_<test>_scripted.py` beside the test
     file's folder) and return where and what."""
     test = build_export(actions, test_file=test_file, width=width)
@@ -677,15 +765,34 @@ def export_test(actions: Path, out: Path | None = None, *, test_file: Path | Non
 
 def export_main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """`guistate export-test PATH.actions.json [-o FILE]`."""
-    parser = argparse.ArgumentParser(prog="guistate export-test", description=(
-        "write a verified LLM run (its .actions.json) as a scripted pytest test that needs no model or cache"))
-    parser.add_argument("actions", type=Path, help="the run's .actions.json (cassettes/<file>/[ios/]<test>.actions.json)")
-    parser.add_argument("-o", "--output", type=Path, default=None,
-                        help="the file (or folder) to write; default <test>_scripted.py here; '-' prints it")
-    parser.add_argument("--test-file", type=Path, default=None,
-                        help="the test file the run came from (default: found beside cassettes/)")
-    parser.add_argument("--line-length", type=int, default=LINE,
-                        help=f"format for this line length, as the project's ruff or black does (default {LINE})")
+    parser = argparse.ArgumentParser(
+        prog="guistate export-test",
+        description=(
+            "write a verified LLM run (its .actions.json) as a scripted pytest test that needs no model or cache"
+        ),
+    )
+    parser.add_argument(
+        "actions", type=Path, help="the run's .actions.json (cassettes/<file>/[ios/]<test>.actions.json)"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=None,
+        help="the file (or folder) to write; default <test>_scripted.py here; '-' prints it",
+    )
+    parser.add_argument(
+        "--test-file",
+        type=Path,
+        default=None,
+        help="the test file the run came from (default: found beside cassettes/)",
+    )
+    parser.add_argument(
+        "--line-length",
+        type=int,
+        default=LINE,
+        help=f"format for this line length, as the project's ruff or black does (default {LINE})",
+    )
     args = parser.parse_args(list(argv) if argv is not None else None)
     stream = out or sys.stdout
     try:

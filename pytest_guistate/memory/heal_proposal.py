@@ -81,10 +81,18 @@ class HealProposal:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HealProposal:
         span = data.get("span")
-        return cls(str(data["file"]), int(data["line"]), str(data.get("call") or ""), str(data["old"]),
-                   str(data.get("new") or ""), bool(data.get("patchable")), str(data.get("why") or ""),
-                   (int(span[0]), int(span[1]), int(span[2])) if isinstance(span, list) and len(span) == 3 else None,
-                   str(data.get("test") or ""), str(data.get("source_text") or ""))
+        return cls(
+            str(data["file"]),
+            int(data["line"]),
+            str(data.get("call") or ""),
+            str(data["old"]),
+            str(data.get("new") or ""),
+            bool(data.get("patchable")),
+            str(data.get("why") or ""),
+            (int(span[0]), int(span[1]), int(span[2])) if isinstance(span, list) and len(span) == 3 else None,
+            str(data.get("test") or ""),
+            str(data.get("source_text") or ""),
+        )
 
     def line_text(self) -> str:
         """The one-line form for the terminal, report.html and Allure."""
@@ -108,21 +116,31 @@ def new_locator(tree: UITree | None, node: UINode | None, old_kind: str) -> tupl
     names = {"id": node.locator_id, "desc": node.descriptions[0] if node.descriptions else "", "text": node.text}
     for kind in dict.fromkeys((old_kind, "id", "desc", "text")):
         value = names.get(kind) or ""
-        if value and [n for n in tree.by_locator(kind, value) if n is node or n.index_path == node.index_path] \
-                and len(tree.by_locator(kind, value)) == 1:
+        if (
+            value
+            and [n for n in tree.by_locator(kind, value) if n is node or n.index_path == node.index_path]
+            and len(tree.by_locator(kind, value)) == 1
+        ):
             return kind, value
     return None
 
 
 def _calls_at(source: str, line: int) -> list[ast.Call]:
     tree = ast.parse(source)
-    found = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-             and n.func.attr in _VERBS and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    found = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in _VERBS
+        and n.lineno <= line <= (n.end_lineno or n.lineno)
+    ]
     return sorted(found, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)  # innermost first
 
 
-def propose(site: CallSite, kind: str, value: str, tree: UITree | None, node: UINode | None,
-            test: str = "") -> HealProposal:
+def propose(
+    site: CallSite, kind: str, value: str, tree: UITree | None, node: UINode | None, test: str = ""
+) -> HealProposal:
     """The proposal for a heal of `kind=value` called at `site`, healed onto `node` of `tree`."""
     old = _literal(kind, value)
     found = new_locator(tree, node, kind)
@@ -135,9 +153,16 @@ def propose(site: CallSite, kind: str, value: str, tree: UITree | None, node: UI
     lines = source.splitlines()
     call_text = lines[site.line - 1].strip() if 0 < site.line <= len(lines) else ""
     if found is None:
-        return HealProposal(site.file, site.line, call_text, old, new, False,
-                            "no id, label or text names the healed element alone: choose its locator by hand",
-                            test=test)
+        return HealProposal(
+            site.file,
+            site.line,
+            call_text,
+            old,
+            new,
+            False,
+            "no id, label or text names the healed element alone: choose its locator by hand",
+            test=test,
+        )
     for call in calls:
         argument: ast.keyword | ast.expr | None = next((k for k in call.keywords if k.arg == kind), None)
         value_node = argument.value if isinstance(argument, ast.keyword) else None
@@ -145,22 +170,47 @@ def propose(site: CallSite, kind: str, value: str, tree: UITree | None, node: UI
             argument = value_node = call.args[0]
         if argument is None or value_node is None:
             continue
-        if isinstance(value_node, ast.Constant) and value_node.value == value and \
-                argument.lineno == argument.end_lineno:
+        if (
+            isinstance(value_node, ast.Constant)
+            and value_node.value == value
+            and argument.lineno == argument.end_lineno
+        ):
             segment = ast.get_source_segment(source, value_node) or '"'
             replacement = _literal(*found, quote=segment[0])  # a positional text becomes a keyword: still valid
             span = (argument.lineno, argument.col_offset, argument.end_col_offset or argument.col_offset)
             written = ast.get_source_segment(source, argument) or ""
-            return HealProposal(site.file, argument.lineno, call_text, old, replacement, True, span=span, test=test,
-                                source_text=written)
-        built = "an f-string" if isinstance(value_node, ast.JoinedStr) else \
-            f"the variable {value_node.id!r}" if isinstance(value_node, ast.Name) else "an expression"
-        return HealProposal(site.file, site.line, call_text, old, new, False,
-                            f"the locator is built at run time ({built}): it cannot be patched in place; "
-                            f"change it where it is built to {new}", test=test)
-    return HealProposal(site.file, site.line, call_text, old, new, False,
-                        "no device call with this locator is written at this line (a helper builds it): "
-                        f"change it where it is built to {new}", test=test)
+            return HealProposal(
+                site.file, argument.lineno, call_text, old, replacement, True, span=span, test=test, source_text=written
+            )
+        built = (
+            "an f-string"
+            if isinstance(value_node, ast.JoinedStr)
+            else f"the variable {value_node.id!r}"
+            if isinstance(value_node, ast.Name)
+            else "an expression"
+        )
+        return HealProposal(
+            site.file,
+            site.line,
+            call_text,
+            old,
+            new,
+            False,
+            f"the locator is built at run time ({built}): it cannot be patched in place; "
+            f"change it where it is built to {new}",
+            test=test,
+        )
+    return HealProposal(
+        site.file,
+        site.line,
+        call_text,
+        old,
+        new,
+        False,
+        "no device call with this locator is written at this line (a helper builds it): "
+        f"change it where it is built to {new}",
+        test=test,
+    )
 
 
 # -- the run's proposals, and `guistate heal-diff` ----------------------------------------------------------
@@ -194,8 +244,11 @@ def patched(proposals: Sequence[HealProposal]) -> dict[str, tuple[str, str, list
         text = Path(file).read_text(encoding="utf-8")
         lines = text.splitlines(keepends=True)
         problems: list[str] = []
-        for proposal in sorted((p for p in proposals if p.file == file and p.patchable and p.span),
-                               key=lambda p: (p.span or (0, 0, 0))[:2], reverse=True):
+        for proposal in sorted(
+            (p for p in proposals if p.file == file and p.patchable and p.span),
+            key=lambda p: (p.span or (0, 0, 0))[:2],
+            reverse=True,
+        ):
             assert proposal.span is not None
             line, start, end = proposal.span
             current = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -211,10 +264,19 @@ def patched(proposals: Sequence[HealProposal]) -> dict[str, tuple[str, str, list
 
 def heal_diff_main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """`guistate heal-diff [RUN_DIR ...] [--apply]`: the run's heal proposals as unified diffs."""
-    parser = argparse.ArgumentParser(prog="guistate heal-diff", description=(
-        "print the locator edits the memory's verified heals propose, as unified diffs; --apply writes them"))
-    parser.add_argument("run_dirs", nargs="*", type=Path, default=[Path("guistate-artifacts")],
-                        help=f"artifacts dirs of the run (or its shards), or {PROPOSALS_FILE} files")
+    parser = argparse.ArgumentParser(
+        prog="guistate heal-diff",
+        description=(
+            "print the locator edits the memory's verified heals propose, as unified diffs; --apply writes them"
+        ),
+    )
+    parser.add_argument(
+        "run_dirs",
+        nargs="*",
+        type=Path,
+        default=[Path("guistate-artifacts")],
+        help=f"artifacts dirs of the run (or its shards), or {PROPOSALS_FILE} files",
+    )
     parser.add_argument("--apply", action="store_true", help="write the patchable edits into the test files")
     args = parser.parse_args(list(argv) if argv is not None else None)
     stream = out or sys.stdout
@@ -224,8 +286,11 @@ def heal_diff_main(argv: Sequence[str] | None = None, out: TextIO | None = None)
         return 0
     code = 0
     for file, (before, after, problems) in patched(proposals).items():
-        stream.writelines(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                               f"a/{file}", f"b/{file}"))
+        stream.writelines(
+            difflib.unified_diff(
+                before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{file}", f"b/{file}"
+            )
+        )
         for problem in problems:
             print(f"guistate heal-diff: {problem}", file=stream)
             code = 1
@@ -234,6 +299,8 @@ def heal_diff_main(argv: Sequence[str] | None = None, out: TextIO | None = None)
             print(f"guistate heal-diff: patched {file}", file=stream)
     for proposal in proposals:
         if not proposal.patchable:
-            print(f"guistate heal-diff: {proposal.file}:{proposal.line}: {proposal.call}\n  {proposal.line_text()}",
-                  file=stream)
+            print(
+                f"guistate heal-diff: {proposal.file}:{proposal.line}: {proposal.call}\n  {proposal.line_text()}",
+                file=stream,
+            )
     return code

@@ -36,24 +36,29 @@ def _test_source(case: GoalCase) -> str:
     if "appVersion" in case.sim:
         caps["guistate:appVersion"] = case.sim["appVersion"]
     faults = {k: v for k, v in case.sim.items() if k != "appVersion"}
-    marker = [f"caps={caps!r}"] + ([f"app={case.app!r}"] if case.app else []) + ([f"faults={faults!r}"] if faults else [])
+    marker = (
+        [f"caps={caps!r}"] + ([f"app={case.app!r}"] if case.app else []) + ([f"faults={faults!r}"] if faults else [])
+    )
     secret = f"    guistate.secret({PASSWORD!r})\n" if PASSWORD in case.goal else ""
     swipes = '    assert entries(log, "swipe")\n' if case.swipes else ""
-    return (f"\n\n@pytest.mark.guistate({', '.join(marker)})\n"
-            f"def {test_name(case)}(device, guistate):\n"
-            f"{secret}"
-            f"    result = guistate.run({case.goal!r}, max_steps={case.max_steps})\n"
-            f"    assert result.success, result.summary\n"
-            f"    case = next(c for c in CASES if c.id == {case.id!r})\n"
-            f"    log = device.action_log()\n"
-            f"    assert effects(log) == case.expected(log)\n"
-            f"{swipes}")
+    return (
+        f"\n\n@pytest.mark.guistate({', '.join(marker)})\n"
+        f"def {test_name(case)}(device, guistate):\n"
+        f"{secret}"
+        f"    result = guistate.run({case.goal!r}, max_steps={case.max_steps})\n"
+        f"    assert result.success, result.summary\n"
+        f"    case = next(c for c in CASES if c.id == {case.id!r})\n"
+        f"    log = device.action_log()\n"
+        f"    assert effects(log) == case.expected(log)\n"
+        f"{swipes}"
+    )
 
 
 def inner_suite(cases: list[GoalCase]) -> str:
     """The inner test file: one test per goal."""
-    return ("import pytest\n\nfrom tests.llm.goal_table import CASES, effects, entries\n"
-            + "".join(_test_source(c) for c in cases))
+    return "import pytest\n\nfrom tests.llm.goal_table import CASES, effects, entries\n" + "".join(
+        _test_source(c) for c in cases
+    )
 
 
 @dataclass
@@ -67,13 +72,19 @@ class GoalExport:
     secret_written: bool = False
 
 
-def export_goals(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str,
-                 cases: list[GoalCase]) -> list[GoalExport]:
+def export_goals(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str, cases: list[GoalCase]
+) -> list[GoalExport]:
     """Record `cases` on `platform` against the reference server, export each cache, run the exports alone."""
     pytester.makepyfile(test_goals=inner_suite(cases))
     pytester.makeini("[pytest]\nguistate_llm_updater = off\n")
-    common = ("-p", "no:cacheprovider", "--guistate-memory=off", f"--guistate-platform={platform}",
-              "--guistate-summary=summary.json")
+    common = (
+        "-p",
+        "no:cacheprovider",
+        "--guistate-memory=off",
+        f"--guistate-platform={platform}",
+        "--guistate-summary=summary.json",
+    )
     with ReferenceServer() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-export-goals-0000")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)

@@ -46,8 +46,23 @@ SECRET = "correct-horse"
 
 def ruff_format_check(path: Path, width: int) -> subprocess.CompletedProcess[str]:
     """`ruff format --check` (ruff is a dev dependency: the exporter itself does not need it)."""
-    return subprocess.run([sys.executable, "-m", "ruff", "format", "--check", "--diff", "--line-length", str(width),
-                           "--no-cache", str(path)], capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "format",
+            "--check",
+            "--diff",
+            "--line-length",
+            str(width),
+            "--no-cache",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def _step(target: dict[str, object]) -> CachedStep:
@@ -64,23 +79,31 @@ def test_the_locator_is_one_that_named_the_target_alone() -> None:
     # none named it alone: an XPath over all its names, said in a comment
     chosen = choose_locator(_step({"fingerprint": fp, "locators": locators, "unique": []}), "android")
     assert chosen is not None and chosen.kind == "xpath" and "no id, label or text" in chosen.note
-    names = ("//*[contains(@class, '.Button') and contains(@resource-id, ':id/delete') and "
-             "@text='Delete' and @content-desc='Delete post by Erin']")
+    names = (
+        "//*[contains(@class, '.Button') and contains(@resource-id, ':id/delete') and "
+        "@text='Delete' and @content-desc='Delete post by Erin']"
+    )
     assert chosen.value == f"{names}[count({names}) = 1]"  # two matches are a miss, never a tap on the first
     # a cache from before `unique`: never the id alone (every row's Delete has it)
     chosen = choose_locator(_step({"fingerprint": fp, "locators": locators}), "ios")
     assert chosen is not None and chosen.kind == "xpath" and "re-record" in chosen.note
     # a switch: pinned to the label of its row
     switch = {"kind": "Switch", "rid": "switch_widget", "text": "OFF", "in": "Dark mode · Off", "checked": False}
-    chosen = choose_locator(_step({"fingerprint": switch, "locators": [{"id": "switch_widget"}, {"text": "OFF"}],
-                                   "unique": []}), "android")
-    assert chosen is not None and chosen.value.startswith("//*[contains(translate(@text, ") and "'dark mode'" in chosen.value
+    chosen = choose_locator(
+        _step({"fingerprint": switch, "locators": [{"id": "switch_widget"}, {"text": "OFF"}], "unique": []}), "android"
+    )
+    assert (
+        chosen is not None
+        and chosen.value.startswith("//*[contains(translate(@text, ")
+        and "'dark mode'" in chosen.value
+    )
     assert "@checkable='true'" in chosen.value and "OFF" not in chosen.value  # a state is no name
 
 
 @pytest.mark.parametrize("platform", ["android", "ios"])
-def test_the_example_suite_goals_export_to_tests_that_pass_with_no_model(pytester: pytest.Pytester,
-                                                                         platform: str) -> None:
+def test_the_example_suite_goals_export_to_tests_that_pass_with_no_model(
+    pytester: pytest.Pytester, platform: str
+) -> None:
     folder = CACHES / ("ios" if platform == "ios" else "")
     written = []
     for actions in sorted(folder.glob("*.actions.json")):
@@ -97,12 +120,20 @@ def test_the_example_suite_goals_export_to_tests_that_pass_with_no_model(pyteste
     shutil.copy(EXAMPLE / "sim_apps.py", pytester.path / "sim_apps.py")
     pytester.makeini("[pytest]\nguistate_llm = off\n")
     assert not (pytester.path / "cassettes").exists()  # nothing to replay: the scripted steps alone
-    result = run_inprocess(pytester, "-p", "no:cacheprovider", f"--guistate-platform={platform}",
-                           "--guistate-memory=off", *map(str, written))
+    result = run_inprocess(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        f"--guistate-platform={platform}",
+        "--guistate-memory=off",
+        *map(str, written),
+    )
     result.assert_outcomes(passed=2)
-    text = (pytester.path / "test_actor_deletes_one_post_and_an_ai_check_confirms_it_ios_scripted.py"
-            if platform == "ios" else
-            pytester.path / "test_actor_deletes_one_post_and_an_ai_check_confirms_it_scripted.py").read_text()
+    text = (
+        pytester.path / "test_actor_deletes_one_post_and_an_ai_check_confirms_it_ios_scripted.py"
+        if platform == "ios"
+        else pytester.path / "test_actor_deletes_one_post_and_an_ai_check_confirms_it_scripted.py"
+    ).read_text()
     # the AI check became a plain expectation, and the test's own assertion on the phone stayed
     assert 'gone("Erin")(shown)' in text and "device.action_log()" in text
 
@@ -114,7 +145,7 @@ def test_a_cache_without_its_test_file_exports_a_test_of_its_own(tmp_path: Path)
     assert export_main([str(actions), "-o", str(out)]) == 0
     text = out.read_text()
     assert '@pytest.mark.guistate(app="com.guistate.feed")' in text
-    assert "guistate.milestone(\"Erin's post gone\")" in text
+    assert 'guistate.milestone("Erin\'s post gone")' in text
     assert ruff_format_check(out, 88).returncode == 0, ruff_format_check(out, 88).stdout
 
 
@@ -149,8 +180,9 @@ def recorded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Reco
     return suite
 
 
-def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(recorded: Recorded,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(
+    recorded: Recorded, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytester = recorded.pytester
     exported = pytester.path / "exported"
     exported.mkdir()
@@ -167,8 +199,12 @@ def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(rec
                 unique = target.get("unique")
                 assert isinstance(unique, list)
                 assert out.locator is not None
-                named = [c for c in target["locators"] if next(iter(c)) in unique
-                         and (next(iter(c)) == "id" or identity_words(str(next(iter(c.values())))))]
+                named = [
+                    c
+                    for c in target["locators"]
+                    if next(iter(c)) in unique
+                    and (next(iter(c)) == "id" or identity_words(str(next(iter(c.values())))))
+                ]
                 if out.locator.kind == "xpath":
                     assert not named  # only when no plainer locator named the target alone (by a name, not "OFF")
                 else:
@@ -201,14 +237,17 @@ def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(rec
         assert SECRET not in file.read_text(encoding="utf-8")
 
 
-def test_on_two_drifts_the_export_and_the_cache_replay_agree(pytester: pytest.Pytester,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_on_two_drifts_the_export_and_the_cache_replay_agree(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`replaced_row` (Dark mode's row is Battery saver now) and `already_on` (Dark mode is on already): the
     strict replay misses and the exported test fails at the same step, and neither toggles anything. Every
     drift on both personas: `-m slow`."""
     rows = compare_drifts(pytester, monkeypatch, "android", {"replaced_row": SETTINGS, "already_on": SETTINGS})
     assert [(d, c, e, w, did) for d, _, c, e, w, did in rows] == [
-        ("replaced_row", "failed", "failed", [], []), ("already_on", "failed", "failed", [], [])]
+        ("replaced_row", "failed", "failed", [], []),
+        ("already_on", "failed", "failed", [], []),
+    ]
 
 
 # The stand-in model's goal table: one goal per persona (a sign-in with a secret and a switch; a dialog
@@ -217,8 +256,9 @@ def test_on_two_drifts_the_export_and_the_cache_replay_agree(pytester: pytest.Py
 GOAL_SUBSET = {"android": ("signin-then-dark-mode",), "ios": ("dialog-cancel-keeps-ios",)}
 
 
-def _check_goal_exports(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str,
-                        ids: tuple[str, ...]) -> None:
+def _check_goal_exports(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str, ids: tuple[str, ...]
+) -> None:
     cases = goal_cases(platform, ids)
     assert cases and (not ids or len(cases) == len(ids))
     results = export_goals(pytester, monkeypatch, platform, cases)
@@ -232,20 +272,26 @@ def _check_goal_exports(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.slow
 @pytest.mark.parametrize("platform", ["android", "ios"])
-def test_goal_table_goals_export_to_tests_that_pass_with_no_model(pytester: pytest.Pytester,
-                                                                  monkeypatch: pytest.MonkeyPatch, platform: str) -> None:
+def test_goal_table_goals_export_to_tests_that_pass_with_no_model(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
     _check_goal_exports(pytester, monkeypatch, platform, GOAL_SUBSET[platform])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("platform", ["android", "ios"])
-def test_every_goal_table_goal_exports_to_a_test_that_passes(pytester: pytest.Pytester,
-                                                             monkeypatch: pytest.MonkeyPatch, platform: str) -> None:
+def test_every_goal_table_goal_exports_to_a_test_that_passes(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
     _check_goal_exports(pytester, monkeypatch, platform, ())
 
 
 # -- the drift suite: the exported test and the strict cache replay on every drift ----------------------
-DRIFT_GROUND = {SETTINGS: ("toggle", "dark_mode=True"), GALLERY: ("move_to_album", "Beach,Mountains"), FEED: ("delete_post", "Bob")}
+DRIFT_GROUND = {
+    SETTINGS: ("toggle", "dark_mode=True"),
+    GALLERY: ("move_to_album", "Beach,Mountains"),
+    FEED: ("delete_post", "Bob"),
+}
 
 
 def _effects(recorded: Recorded, test: str) -> list[tuple[str, str]]:
@@ -263,8 +309,9 @@ def _effects(recorded: Recorded, test: str) -> list[tuple[str, str]]:
     return out
 
 
-def compare_drifts(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str,
-                   drifts: dict[str, str]) -> list[tuple[str, str, str, str, list[str], list[tuple[str, str]]]]:
+def compare_drifts(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str, drifts: dict[str, str]
+) -> list[tuple[str, str, str, str, list[str], list[tuple[str, str]]]]:
     """Record the drift suite's tests on `platform`, export them, then run the strict cache replay and the
     exported test on each drift (`drifts`: drift -> test). Rows: drift, test, cache outcome, export outcome,
     wrong actions (a change the goal did not ask for, by either), what the exported test changed."""
@@ -275,13 +322,16 @@ def compare_drifts(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, p
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-export-0000")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         recorded.run("--guistate-llm=anthropic", persona, "-k", " or ".join(tests)).assert_outcomes(
-            passed=len(tests), deselected=4 - len(tests))
+            passed=len(tests), deselected=4 - len(tests)
+        )
     monkeypatch.delenv("ANTHROPIC_BASE_URL")
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("GUISTATE_TEST_SECRET_1", SECRET)
     folder = pytester.path / "cassettes" / "test_apps" / ("ios" if platform == "ios" else "")
-    exported = {t: export_test(folder / f"{t}.actions.json", pytester.path / "exported" / f"{t}_scripted.py",
-                               width=120)[0] for t in tests}
+    exported = {
+        t: export_test(folder / f"{t}.actions.json", pytester.path / "exported" / f"{t}_scripted.py", width=120)[0]
+        for t in tests
+    }
     rows = []
     for drift, test in drifts.items():
         outcomes, wrong, changed = [], [], []
@@ -301,7 +351,8 @@ ALL_DRIFTS = {**DRIFT_TESTS, **{d: SETTINGS for d in SETTINGS_DRIFTS}, **{d: FEE
 @pytest.mark.slow
 @pytest.mark.parametrize("platform", ["android", "ios"])
 def test_every_drift_gives_the_same_verdict_for_the_export_and_the_cache_replay(
-        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str) -> None:
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
     rows = compare_drifts(pytester, monkeypatch, platform, ALL_DRIFTS)
     table = "\n".join(f"{d:<18} {t:<30} cache {c:<7} export {e:<7} {w}" for d, t, c, e, w, _ in rows)
     print(table)
@@ -322,18 +373,30 @@ def test_the_export_option_writes_each_passed_llm_test(pytester: pytest.Pytester
     for path in CACHES.glob("*.actions.json"):
         shutil.copy(path, target / path.name)
     pytester.makeini("[pytest]\nguistate_llm_updater = off\n")
-    result = run_inprocess(pytester, "-p", "no:cacheprovider", "--guistate-memory=off", "--guistate-llm=cache",
-                           "--guistate-export=exported", "test_llm.py", "-k", "deletes")
+    result = run_inprocess(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "--guistate-memory=off",
+        "--guistate-llm=cache",
+        "--guistate-export=exported",
+        "test_llm.py",
+        "-k",
+        "deletes",
+    )
     result.assert_outcomes(passed=1, deselected=1)
     result.stdout.fnmatch_lines(["*LLM runs exported as scripted tests*", "*exported to exported*_scripted.py"])
     assert [p.name for p in (pytester.path / "exported").iterdir()] == [
-        "test_actor_deletes_one_post_and_an_ai_check_confirms_it_scripted.py"]
+        "test_actor_deletes_one_post_and_an_ai_check_confirms_it_scripted.py"
+    ]
 
 
 def test_an_ai_check_without_text_evidence_stays_an_ai_check_and_the_file_says_so(tmp_path: Path) -> None:
     data = json.loads((CACHES / "test_actor_deletes_one_post_and_an_ai_check_confirms_it.actions.json").read_text())
     data["checks"][0]["words"] = {word: True for word in data["checks"][0]["words"]}  # nothing absent, no quote
-    actions = tmp_path / "cassettes" / "test_llm" / "test_actor_deletes_one_post_and_an_ai_check_confirms_it.actions.json"
+    actions = (
+        tmp_path / "cassettes" / "test_llm" / "test_actor_deletes_one_post_and_an_ai_check_confirms_it.actions.json"
+    )
     actions.parent.mkdir(parents=True)
     actions.write_text(json.dumps(data))
     text = render(build_export(actions, test_file=EXAMPLE / "test_llm.py"))

@@ -12,10 +12,12 @@ from pytest_guistate.core.uitree import parse_page_source
 
 
 def _row(y: int, label: str, on: bool) -> str:
-    return (f'<node class="android.widget.LinearLayout" bounds="[0,{y}][100,{y + 20}]">'
-            f'<node class="android.widget.TextView" text="{label}" bounds="[0,{y}][60,{y + 10}]"/>'
-            f'<node class="android.widget.Switch" text="{"ON" if on else "OFF"}" checkable="true" '
-            f'checked="{str(on).lower()}" bounds="[70,{y}][100,{y + 20}]"/></node>')
+    return (
+        f'<node class="android.widget.LinearLayout" bounds="[0,{y}][100,{y + 20}]">'
+        f'<node class="android.widget.TextView" text="{label}" bounds="[0,{y}][60,{y + 10}]"/>'
+        f'<node class="android.widget.Switch" text="{"ON" if on else "OFF"}" checkable="true" '
+        f'checked="{str(on).lower()}" bounds="[70,{y}][100,{y + 20}]"/></node>'
+    )
 
 
 def screen(*rows: tuple[str, bool]) -> Observation:

@@ -31,14 +31,21 @@ def test_add_phone_case_to_cart(device, guistate):
 """
 
 
-def run(pytester: pytest.Pytester, version: int, expect: str, memory: Path, locator: str = 'id="add_to_cart"',
-        *extra: str) -> pytest.RunResult:
+def run(
+    pytester: pytest.Pytester, version: int, expect: str, memory: Path, locator: str = 'id="add_to_cart"', *extra: str
+) -> pytest.RunResult:
     if not (pytester.path / "test_shop.py").exists() or version == 1 or extra[:1] == ("--write",):
         pytester.makepyfile(test_shop=TEST.format(expect=expect, version=version, locator=locator))
     return pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "--guistate=standard", f"--guistate-memory={memory}",
-        "--guistate-summary=summary.json", "-o", "guistate_locator_timeout=0",
-        *(e for e in extra if e != "--write"))
+        "-p",
+        "no:cacheprovider",
+        "--guistate=standard",
+        f"--guistate-memory={memory}",
+        "--guistate-summary=summary.json",
+        "-o",
+        "guistate_locator_timeout=0",
+        *(e for e in extra if e != "--write"),
+    )
 
 
 def heal_diff(*args: str) -> tuple[int, str]:
@@ -51,8 +58,12 @@ def test_a_healed_id_is_proposed_as_a_diff_that_applied_passes_with_no_heal(pyte
     run(pytester, 1, "Cart, 1 items", memory).assert_outcomes(passed=1)  # learns the button's look
     healed = run(pytester, 2, "Shopping bag (1)", memory, 'id="add_to_cart"', "--write", "--guistate-retain=on")
     healed.assert_outcomes(passed=1)
-    healed.stdout.fnmatch_lines(["*locator id=add_to_cart healed by memory*",
-                                 "1 heal(s) proposed as patches: guistate heal-diff guistate-artifacts*"])
+    healed.stdout.fnmatch_lines(
+        [
+            "*locator id=add_to_cart healed by memory*",
+            "1 heal(s) proposed as patches: guistate heal-diff guistate-artifacts*",
+        ]
+    )
     heals = json.loads((pytester.path / "summary.json").read_text())["tests"][0]["heals"]
     proposal = heals[0]["proposal"]
     assert proposal["patchable"] and proposal["old"] == 'id="add_to_cart"' and proposal["new"].startswith("id=")
