@@ -10,7 +10,7 @@ and the types that appear in hooks. The device's errors (`DeviceError`, `WebView
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from pytest_guistate.core.checks import CheckResult, all_of, frame_check, gone, visible
+from pytest_guistate.core.checks import CheckResult, all_of, frame_check, gone, switched, visible
 from pytest_guistate.core.cycles import CycleDetected
 from pytest_guistate.core.detectors import DetectedAnchor
 from pytest_guistate.core.errors import (
@@ -101,6 +101,7 @@ __all__ = [
     "all_of",
     "frame_check",
     "gone",
+    "switched",
     "visible",
 ]
 

@@ -32,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                "check (doctor), start and stop a real Appium 3 server installed with npm"),
     "cache": ("pytest_guistate.llm.cache.cli", "cache_main",
               "list, show and find stale action caches of LLM-driven tests (record once, replay at 0 tokens)"),
+    "export-test": ("pytest_guistate.llm.export", "export_main",
+                    "write a verified LLM run (its .actions.json) as a scripted pytest test that needs no model"),
+    "heal-diff": ("pytest_guistate.memory.heal_proposal", "heal_diff_main",
+                  "print the locator edits the memory's verified heals propose as unified diffs (--apply writes them)"),
     "llm-server": ("pytest_guistate.llm.reference.server", "serve",
                    "serve the local Messages-API reference server (for recording cassettes offline)"),
 }

@@ -77,6 +77,15 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         terminalreporter.section("guistate: locators healed by memory")
         for line in lines:
             terminalreporter.line(line)
+        proposed = config.stash[RUNTIME_KEY].heal_proposals
+        if proposed:
+            folder = config.stash[RUNTIME_KEY].settings.artifacts_dir
+            terminalreporter.line(f"{proposed} heal(s) proposed as patches: guistate heal-diff {folder} (--apply writes them)")
+    exported = config.stash[RUNTIME_KEY].export_lines
+    if exported:
+        terminalreporter.section("guistate: LLM runs exported as scripted tests")
+        for line in exported:
+            terminalreporter.line(line)
     cache_lines = config.stash[RUNTIME_KEY].cache_lines
     if cache_lines:
         terminalreporter.section("guistate: action cache")

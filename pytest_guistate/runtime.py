@@ -74,6 +74,8 @@ class GuistateRuntime:
     _healer: Healer | None = field(default=None, init=False)
     _summary_lock: int | None = field(default=None, init=False)  # fd of `<summary>.lock`, held for the run
     heal_lines: list[str] = field(default_factory=list, init=False)  # for the terminal summary
+    heal_proposals: int = field(default=0, init=False)  # heals proposed as patches (`guistate heal-diff`)
+    export_lines: list[str] = field(default_factory=list, init=False)  # `--guistate-export`: what was written
     cache_lines: list[str] = field(default_factory=list, init=False)  # action cache misses and rewrites (issue 21)
     finished_rows: list[dict[str, Any]] = field(default_factory=list, init=False)  # this process's tests, for the index
     ledger: RunLedger | None = field(default=None, init=False)  # controller: collected vs finished (run_ledger.py)
@@ -347,6 +349,25 @@ class GuistateRuntime:
             )
         return session
 
+    def _export(self, item: pytest.Item, session: GuistateSession, *, passed: bool) -> None:
+        """`--guistate-export=DIR`: a passed LLM-driven test's action cache as a scripted test in DIR."""
+        folder = item.config.getoption("guistate_export", None)
+        cache = getattr(session.llm, "cache", None)
+        path = getattr(cache, "path", None)
+        if not folder or not passed or path is None or not path.is_file():
+            return
+        from pathlib import Path
+
+        from pytest_guistate.llm.export import export_test
+
+        try:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            written, _ = export_test(path, Path(folder))
+        except (ValueError, OSError, SyntaxError) as exc:
+            self.export_lines.append(f"{item.nodeid}: not exported ({exc})")
+        else:
+            self.export_lines.append(f"{item.nodeid}: exported to {written}")
+
     def finish_session(self, item: pytest.Item, session: GuistateSession, *, failed: bool) -> None:
         """Close the record: FINISH anchor, report.html, summary part, JUnit properties, Allure."""
         from pytest_guistate.report.finish import finalize
@@ -366,6 +387,7 @@ class GuistateRuntime:
                 llm_tokens, llm_cost = int(totals.get("total_tokens", 0)), totals.get("cost_usd")
                 recording.recorder.write_event("llm", llm_report)
                 cache_report = llm_report.get("cache")
+                self._export(item, session, passed=outcome == "passed")
         finally:
             session.finish(outcome)
             done = finalize(
@@ -389,6 +411,12 @@ class GuistateRuntime:
         if bridge is not None and bridge.heals:
             done.summary.heals = recording.recorder.redactor.scrub(list(bridge.heals))
             self.heal_lines.extend(f"{done.summary.nodeid}: {h['title']}" for h in done.summary.heals)
+            proposals = [h["proposal"] for h in done.summary.heals if isinstance(h.get("proposal"), dict)]
+            if proposals:  # `guistate heal-diff` reads them from the run's artifacts dir
+                from pytest_guistate.memory.heal_proposal import append_proposals
+
+                append_proposals(self.settings.artifacts_dir, proposals)
+                self.heal_proposals += len(proposals)
         item.user_properties.extend(junit_properties(done.summary))
         if self._summary_part is not None:
             self._summary_part.add(done.summary)

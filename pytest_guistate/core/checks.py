@@ -9,6 +9,7 @@ bool | CheckResult` is wrapped, and the factories below build the common ones wi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ __all__ = [
     "as_check",
     "frame_check",
     "gone",
+    "switched",
     "visible",
 ]
 
@@ -196,6 +198,41 @@ def gone(text: str | None = None, *, id: str | None = None, desc: str | None = N
         return CheckResult(True, f"{target} gone")
 
     return _tree_check("gone", text, id, desc, exact, judge)
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def switched(label: str, on: bool = True) -> Check:
+    """Passes when the one switch, check box or radio button bound to `label` is on (`on=False`: off).
+
+    Bound: the innermost element that holds both a text or description showing `label` (in any case,
+    "Dark-mode" for "Dark mode") and exactly one checkable control. A screen where no such control, or
+    two, are bound to the label fails naming that: the state of another switch proves nothing."""
+    wanted = _words(label)
+    if not wanted:
+        raise ValueError("switched() needs the label the switch is bound to, e.g. switched('Dark mode')")
+
+    def fn(observation: Observation) -> CheckResult:
+        tree = observation.tree
+        if tree is None:
+            return CheckResult(False, f"no UI tree to find the {label!r} switch in")
+        bound: dict[int, tuple[UINode, UINode]] = {}
+        for node in tree.nodes():
+            inside = [n for n in node.walk() if n is not node]
+            controls = [n for n in inside if n.checkable]
+            if len(controls) == 1 and any(wanted in _words(f"{n.text} {n.content_desc}") for n in inside):
+                control = controls[0]
+                if id(control) not in bound or node.depth > bound[id(control)][0].depth:
+                    bound[id(control)] = (node, control)
+        if len(bound) != 1:
+            return CheckResult(False, f"{len(bound)} switches bound to {label!r} on screen (expected one)")
+        control = next(iter(bound.values()))[1]
+        state = "on" if control.checked else "off"
+        return CheckResult(bool(control.checked) is on, f"the {label!r} switch is {state}", control.bounds)
+
+    return Check(f"{label!r} switch {'on' if on else 'off'}", fn)
 
 
 def frame_check(predicate: Callable[[Frame], bool], description: str) -> Check:

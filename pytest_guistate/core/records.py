@@ -94,6 +94,8 @@ class StepRecord:
     context_after: str = ""
     # a web view that went away or appeared during the step (issue 44), in words; "" when none did
     web_view: str = ""
+    # the memory healed the locator this step's test wrote: the edit it proposes (issue 45, `guistate heal-diff`)
+    heal: str = ""
     # whether this step reads its trees (light tier: only with a check, `TaskSession._reads_trees`)
     reads_trees: bool = field(default=True, repr=False)
 
@@ -135,6 +137,7 @@ class StepRecord:
             "expect_box": self.expect_box,
             "page_sources": self.page_sources,
             **({"cache": self.cache} if self.cache else {}),
+            **({"heal": self.heal} if self.heal else {}),
             **({"context": self.context, "context_after": self.context_after or self.context}
                if self.context or self.context_after else {}),
             **({"web_view": self.web_view} if self.web_view else {}),

@@ -114,6 +114,17 @@ class UITree:
             lambda n: n.resource_id == resource_id or n.resource_id.rpartition("/")[2] == resource_id
         )
 
+    def by_locator(self, kind: str, value: str) -> list[UINode]:
+        """Nodes a `device.find(kind=value)` could return (`id`: resource id or its part after "/", iOS
+        `name`; `desc`: the descriptions; `text`: the shown texts, iOS label). One locator that names
+        more than one would act on the first: an exported test and a heal proposal use only one that
+        names a single node."""
+        if kind == "id":
+            return self.by_id(value)
+        if kind == "desc":
+            return self.find(lambda n: value in n.descriptions)
+        return self.find(lambda n: value in (n.text, *n.shown_texts, n.attrs.get("label", "")))
+
     def by_id(self, wanted: str) -> list[UINode]:
         """Nodes a locator `id=` names: resource-id (full or after "/") or iOS `name`."""
         return self.find(lambda n: n.has_id(wanted))

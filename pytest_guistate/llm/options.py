@@ -33,6 +33,9 @@ def add_llm_options(parser: pytest.Parser) -> None:
     group.addoption("--guistate-llm-timeout", dest="guistate_llm_timeout", default=None, metavar="S",
                     help="Seconds per LLM request attempt (default 60); retries (ini guistate_llm_retries, "
                          "default 2) and their waits never run past the test's budget.")
+    group.addoption("--guistate-export", dest="guistate_export", default=None, metavar="DIR",
+                    help="Write each LLM-driven test that passed as a scripted test into DIR (guistate export-test "
+                         "on its action cache: no model or cache needed to run it).")
     parser.addini("guistate_llm", "off|anthropic|record|replay|cache|cache-fallback", default="off")
     parser.addini("guistate_llm_timeout", "seconds per LLM request attempt (default 60)", default="60")
     parser.addini("guistate_llm_retries", "retries of a failed LLM request (408/409/429/5xx, timeouts)", default="2")

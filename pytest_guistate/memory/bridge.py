@@ -32,6 +32,7 @@ from pytest_guistate.core.artifact_names import crop_name
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.memory.heal import Healer, HealResult
+from pytest_guistate.memory.heal_proposal import CallSite, call_site, propose
 from pytest_guistate.memory.learn import refresh_kept, remember_place
 from pytest_guistate.memory.locator import Locator, function_key
 
@@ -58,6 +59,8 @@ class _Healed:
     step: int
     before: Observation
     result: HealResult
+    site: CallSite | None = None  # where a scripted test wrote the healed locator (a heal proposal's place)
+    locator: tuple[str, str] = ("", "")
 
 
 @dataclass
@@ -135,6 +138,9 @@ class MemoryBridge:
         if not result.ok or result.point is None:
             return None, result.reason
         self.acting_on(result, before)
+        if self._healed and self._healed[-1].result is result:  # a scripted test's call: propose the edit
+            self._healed[-1].site = call_site()
+            self._healed[-1].locator = (kind, value)
         return result.point, ""
 
     # -- called by the action cache (LLM-driven steps tap points, not locators) -----------------
@@ -193,9 +199,17 @@ class MemoryBridge:
                 crops.append(name)
         status = "healed" if ok else "false_heal_prevented"
         title = result.title() if ok else f"false heal prevented: {result.locator} (the expected effect did not appear)"
+        proposal = None
+        if ok and healed.site is not None:  # the heal's effect showed: the test file's locator should change
+            proposal = propose(healed.site, *healed.locator, healed.before.tree, result.node, self.nodeid)
+        detail = result.reason + (f"; {proposal.line_text()}" if proposal is not None else "")
+        if proposal is not None:
+            record.heal = proposal.line_text()  # the step's own record: the journal, the viewer, Allure
         self.session.journal.anchor(AnchorType.EXCEPTION, title, step_index=record.index, crops=crops,
-                                    detail=result.reason, data={**result.to_dict(), "kind": "heal", "status": status})
+                                    detail=detail, data={**result.to_dict(), "kind": "heal", "status": status,
+                                                         **({"proposal": proposal.to_dict()} if proposal else {})})
         if ok:
             self.healer.confirm(result, healed.before, version=self.app_version, test=self.nodeid, step=record.name)
         self.heals.append({"locator": str(result.locator), "function": result.function, "status": status,
-                           "score": round(float(result.score or 0.0), 3), "step": record.index, "title": title})
+                           "score": round(float(result.score or 0.0), 3), "step": record.index, "title": title,
+                           **({"proposal": proposal.to_dict()} if proposal else {})})

@@ -100,6 +100,8 @@ class AllureAdapter:
             params.append(Parameter(name="expect", value=self._recorder.redactor.text(record.expect)))
         if getattr(record, "cache", ""):  # issue 21: hit | miss | live, beside the title's "[cache]"
             params.append(Parameter(name="cache", value=record.cache))
+        if getattr(record, "heal", ""):  # issue 45: the memory healed its locator; the edit it proposes
+            params.append(Parameter(name="heal", value=self._recorder.redactor.text(record.heal)))
         step = TestStepResult(name=self._recorder.redactor.text(step_title(record)),
                               start=_ms(stop - duration), parameters=params)
         step_uuid = str(uuid.uuid4())

@@ -29,7 +29,7 @@ from pytest_guistate.llm.cassette import cassette_path
 from pytest_guistate.llm.prompt import ImageScale, element_lines
 
 __all__ = ["SCHEMA", "ActionCache", "CacheError", "CachedCheck", "CachedRun", "CachedStep", "TargetMatch",
-           "actions_path", "best_target", "claim_words", "fingerprint", "load_cache", "screen_labels", "screen_rows",
+           "actions_path", "best_target", "claim_words", "fingerprint", "load_cache", "locator_matches", "screen_labels", "screen_rows",
            "screen_signature", "screen_similarity", "state_after", "write_cache"]
 
 SCHEMA = "guistate.actions/1"
@@ -149,6 +149,15 @@ def locator_candidates(print_: dict[str, Any]) -> list[dict[str, str]]:
     out += [{"desc": print_["desc"]}] if print_.get("desc") else []
     out += [{"text": print_["text"]}] if print_.get("text") else []
     return out
+
+
+def locator_matches(tree: UITree, locator: dict[str, str]) -> int:
+    """How many elements of `tree` a scripted test's `device.find(**locator)` could return (the
+    Device's own rules: `id` the resource id or its part after "/", iOS `name`; `desc` the
+    descriptions; `text` the shown texts). A locator that matches more than one would act on the
+    first: `guistate export-test` writes only locators that matched exactly the target."""
+    ((kind, value),) = locator.items()
+    return len(tree.by_locator(kind, value))
 
 
 def _text_score(a: str, b: str) -> float:

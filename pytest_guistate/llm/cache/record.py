@@ -16,6 +16,7 @@ from pytest_guistate.llm.cache.cachefile import (
     claim_words,
     fingerprint,
     locator_candidates,
+    locator_matches,
     screen_signature,
     state_after,
 )
@@ -63,7 +64,9 @@ class CacheRecorder:
         if target is not None and tree is not None:
             print_ = fingerprint(tree, target)
             locators = locator_candidates(print_)
-            target_data = {"fingerprint": print_, "locators": locators}
+            # which candidates found the target alone: the ones a scripted export may use (`llm/export.py`)
+            unique = [kind for loc in locators for kind in loc if locator_matches(tree, loc) == 1]
+            target_data = {"fingerprint": print_, "locators": locators, "unique": unique}
             if learn and tool in ("tap", "type_text"):
                 self._teach(print_, locators, target, decided_on, record)
         # The screen this step led to is the one the next step decides on (`_close_previous`):

@@ -1,0 +1,404 @@
+"""`guistate export-test` (issue 45): a verified LLM run written as a scripted test that passes on its own.
+
+* the example suite's committed caches (both personas) export to files that pass with `--guistate-llm=off`
+  in a folder with no cassette, cache or model, and are formatted as `ruff format` formats them;
+* a fresh recording (the drift suite's Settings sign-in, Gallery move and Feed delete, against the
+  reference server) exports with the locators that named each target alone and the run's verified
+  effects as expectations, checked step by step against the record; the typed secret is in no exported
+  file; and the exported tests pass with no model;
+* on a drift, the exported test and the strict cache replay give the same verdict, and the exported
+  test never acts on the wrong thing (`replaced_row`: Battery saver is never toggled).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_guistate.llm.cache.cachefile import CachedStep, load_cache
+from pytest_guistate.llm.cache.identity import identity, identity_words
+from pytest_guistate.llm.export import build_export, choose_locator, export_main, export_test, render
+from pytest_guistate.llm.reference.server import ReferenceServer
+from tests.cache.conftest import EXAMPLE
+from tests.cache.drift_suite import (
+    DRIFT_CONFTEST,
+    DRIFT_TESTS,
+    FEED,
+    FEED_RELEASES,
+    GALLERY,
+    SETTINGS,
+    SETTINGS_DRIFTS,
+    TESTS,
+)
+from tests.cache.goal_exports import export_goals, goal_cases
+from tests.helpers.inner_run import run_inprocess
+from tests.llm.goal_table import PASSWORD
+
+CACHES = EXAMPLE / "cassettes" / "test_llm"
+SECRET = "correct-horse"
+
+
+def ruff_format_check(path: Path, width: int) -> subprocess.CompletedProcess[str]:
+    """`ruff format --check` (ruff is a dev dependency: the exporter itself does not need it)."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "format",
+            "--check",
+            "--diff",
+            "--line-length",
+            str(width),
+            "--no-cache",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _step(target: dict[str, object]) -> CachedStep:
+    return CachedStep(1, "tap", {}, "tap", True, {"labels": []}, target, {})
+
+
+def test_the_locator_is_one_that_named_the_target_alone() -> None:
+    fp = {"kind": "Button", "rid": "delete", "desc": "Delete post by Erin", "text": "Delete", "in": "Erin · Hiking"}
+    locators = [{"id": "delete"}, {"desc": "Delete post by Erin"}, {"text": "Delete"}]
+    chosen = choose_locator(_step({"fingerprint": fp, "locators": locators, "unique": ["desc"]}), "android")
+    assert chosen is not None and (chosen.kind, chosen.value, chosen.note) == ("desc", "Delete post by Erin", "")
+    chosen = choose_locator(_step({"fingerprint": fp, "locators": locators, "unique": ["id", "desc"]}), "android")
+    assert chosen is not None and (chosen.kind, chosen.value) == ("id", "delete")
+    # none named it alone: an XPath over all its names, said in a comment
+    chosen = choose_locator(_step({"fingerprint": fp, "locators": locators, "unique": []}), "android")
+    assert chosen is not None and chosen.kind == "xpath" and "no id, label or text" in chosen.note
+    names = (
+        "//*[contains(@class, '.Button') and contains(@resource-id, ':id/delete') and "
+        "@text='Delete' and @content-desc='Delete post by Erin']"
+    )
+    assert chosen.value == f"{names}[count({names}) = 1]"  # two matches are a miss, never a tap on the first
+    # a cache from before `unique`: never the id alone (every row's Delete has it)
+    chosen = choose_locator(_step({"fingerprint": fp, "locators": locators}), "ios")
+    assert chosen is not None and chosen.kind == "xpath" and "re-record" in chosen.note
+    # a switch: pinned to the label of its row
+    switch = {"kind": "Switch", "rid": "switch_widget", "text": "OFF", "in": "Dark mode · Off", "checked": False}
+    chosen = choose_locator(
+        _step({"fingerprint": switch, "locators": [{"id": "switch_widget"}, {"text": "OFF"}], "unique": []}), "android"
+    )
+    assert (
+        chosen is not None
+        and chosen.value.startswith("//*[contains(translate(@text, ")
+        and "'dark mode'" in chosen.value
+    )
+    assert "@checkable='true'" in chosen.value and "OFF" not in chosen.value  # a state is no name
+
+
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_the_example_suite_goals_export_to_tests_that_pass_with_no_model(
+    pytester: pytest.Pytester, platform: str
+) -> None:
+    folder = CACHES / ("ios" if platform == "ios" else "")
+    written = []
+    for actions in sorted(folder.glob("*.actions.json")):
+        path, text = export_test(actions, pytester.path, width=120)
+        written.append(path)
+        ast.parse(text)
+        assert ruff_format_check(path, 120).returncode == 0, ruff_format_check(path, 120).stdout
+        cache = load_cache(actions)
+        for run in cache.runs:  # every actor step is one scripted step, in order
+            names = [s.summary().split(" (in ")[0] for s in run.steps if s.tool != "wait"]
+            positions = [text.index(f"step {s.n}: ") for s in run.steps]
+            assert positions == sorted(positions) and len(names) == text.count("with guistate.step(")
+        assert "guistate.run(" not in text and "guistate.assert_complete()" in text
+    shutil.copy(EXAMPLE / "sim_apps.py", pytester.path / "sim_apps.py")
+    pytester.makeini("[pytest]\nguistate_llm = off\n")
+    assert not (pytester.path / "cassettes").exists()  # nothing to replay: the scripted steps alone
+    result = run_inprocess(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        f"--guistate-platform={platform}",
+        "--guistate-memory=off",
+        *map(str, written),
+    )
+    result.assert_outcomes(passed=2)
+    text = (
+        pytester.path / "test_actor_deletes_one_post_and_an_ai_check_confirms_it_ios_scripted.py"
+        if platform == "ios"
+        else pytester.path / "test_actor_deletes_one_post_and_an_ai_check_confirms_it_scripted.py"
+    ).read_text()
+    # the AI check became a plain expectation, and the test's own assertion on the phone stayed
+    assert 'gone("Erin")(shown)' in text and "device.action_log()" in text
+
+
+def test_a_cache_without_its_test_file_exports_a_test_of_its_own(tmp_path: Path) -> None:
+    actions = tmp_path / "test_actor_deletes_one_post_and_an_ai_check_confirms_it.actions.json"
+    shutil.copy(CACHES / actions.name, actions)
+    out = tmp_path / "out.py"
+    assert export_main([str(actions), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert '@pytest.mark.guistate(app="com.guistate.feed")' in text
+    assert 'guistate.milestone("Erin\'s post gone")' in text
+    assert ruff_format_check(out, 88).returncode == 0, ruff_format_check(out, 88).stdout
+
+
+class Recorded:
+    """The drift suite's tests recorded live against the reference server (android), once per module."""
+
+    def __init__(self, pytester: pytest.Pytester) -> None:
+        self.pytester = pytester
+        pytester.makeconftest(DRIFT_CONFTEST)
+        pytester.makepyfile(test_apps=TESTS)
+        pytester.makeini("[pytest]\nguistate_llm_updater = off\n")
+
+    def run(self, *args: str) -> pytest.RunResult:
+        for log in (self.pytester.path / "logs").glob("*.json"):
+            log.unlink()
+        return run_inprocess(self.pytester, "-p", "no:cacheprovider", "--guistate-memory=off", *args)
+
+    def log(self, test: str) -> list[dict[str, object]]:
+        path = self.pytester.path / "logs" / f"{test}.json"
+        return json.loads(path.read_text()) if path.exists() else []
+
+
+@pytest.fixture
+def recorded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Recorded:
+    suite = Recorded(pytester)
+    with ReferenceServer() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-export-0000")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        suite.run("--guistate-llm=anthropic", "-k", f"{SETTINGS} or {GALLERY}").assert_outcomes(passed=2, deselected=2)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")  # nothing answers from here on
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    return suite
+
+
+def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(
+    recorded: Recorded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester = recorded.pytester
+    exported = pytester.path / "exported"
+    exported.mkdir()
+    for test in (SETTINGS, GALLERY):
+        actions = pytester.path / "cassettes" / "test_apps" / f"{test}.actions.json"
+        path, text = export_test(actions, exported / f"{test}_scripted.py", width=120)
+        built = build_export(actions, width=120)
+        assert render(built) == text
+        steps = [s for run in load_cache(actions).runs for s in run.steps]
+        assert len(built.steps) == len(steps)
+        for step, out in zip(steps, built.steps):  # each scripted step against the run's record
+            target = step.target or {}
+            if step.tool in ("tap", "type_text"):
+                unique = target.get("unique")
+                assert isinstance(unique, list)
+                assert out.locator is not None
+                named = [
+                    c
+                    for c in target["locators"]
+                    if next(iter(c)) in unique
+                    and (next(iter(c)) == "id" or identity_words(str(next(iter(c.values())))))
+                ]
+                if out.locator.kind == "xpath":
+                    assert not named  # only when no plainer locator named the target alone (by a name, not "OFF")
+                else:
+                    assert out.locator.kind in unique and {out.locator.kind: out.locator.value} in target["locators"]
+                    assert named[0] == {out.locator.kind: out.locator.value}  # id, then label, then text
+            assert out.idempotent is step.idempotent
+            recorded_expect = step.effect.get("expect")
+            if isinstance(step.effect.get("checked"), bool) and not (recorded_expect or {}):  # a switch: its state
+                on = "" if step.effect["checked"] else ", on=False"
+                assert out.expect == [f"switched({json.dumps(identity(step.fingerprint).label)}{on})"]
+                assert out.before  # and the state it was found in, before the tap
+            elif isinstance(recorded_expect, dict) and recorded_expect:
+                ((kind, value),) = ((k, v) for k, v in recorded_expect.items() if v)
+                assert out.expect[0] == f"{kind}({json.dumps(value)})"
+            elif out.expect:  # what appeared / was gone: on the recorded next screen / screen
+                label = ast.literal_eval(out.expect[0].split("(", 1)[1].rsplit(", exact=True)", 1)[0])
+                after = (step.effect.get("next_screen") or {}).get("labels") or []
+                assert (label in after) if out.expect[0].startswith("visible") else (label not in after)
+            if step.milestone:
+                assert f"guistate.milestone({json.dumps(step.milestone)})" in out.after
+        assert SECRET not in text and "GUISTATE_TEST_SECRET_1" in text if test == SETTINGS else True
+        assert ruff_format_check(path, 120).returncode == 0, ruff_format_check(path, 120).stdout
+    shutil.rmtree(pytester.path / "cassettes")  # no cache, no cassette, no model
+    monkeypatch.setenv("GUISTATE_TEST_SECRET_1", SECRET)
+    result = recorded.run("--guistate-llm=off", str(exported))
+    result.assert_outcomes(passed=2)
+    assert [e["action"] for e in recorded.log(SETTINGS)][-1] == "toggle"
+    assert [e for e in recorded.log(GALLERY) if e["action"] == "move_to_album"]
+    for file in exported.iterdir():
+        assert SECRET not in file.read_text(encoding="utf-8")
+
+
+def test_on_two_drifts_the_export_and_the_cache_replay_agree(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`replaced_row` (Dark mode's row is Battery saver now) and `already_on` (Dark mode is on already): the
+    strict replay misses and the exported test fails at the same step, and neither toggles anything. Every
+    drift on both personas: `-m slow`."""
+    rows = compare_drifts(pytester, monkeypatch, "android", {"replaced_row": SETTINGS, "already_on": SETTINGS})
+    assert [(d, c, e, w, did) for d, _, c, e, w, did in rows] == [
+        ("replaced_row", "failed", "failed", [], []),
+        ("already_on", "failed", "failed", [], []),
+    ]
+
+
+# The stand-in model's goal table: one goal per persona (a sign-in with a secret and a switch; a dialog
+# cancelled), and every goal; both `-m slow` (the default run keeps the example suite's goals and a fresh
+# recording above).
+GOAL_SUBSET = {"android": ("signin-then-dark-mode",), "ios": ("dialog-cancel-keeps-ios",)}
+
+
+def _check_goal_exports(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str, ids: tuple[str, ...]
+) -> None:
+    cases = goal_cases(platform, ids)
+    assert cases and (not ids or len(cases) == len(ids))
+    results = export_goals(pytester, monkeypatch, platform, cases)
+    table = [(r.case.id, r.recorded, r.outcome) for r in results]
+    assert all(r.recorded == "passed" for r in results), table
+    assert all(r.outcome == "passed" for r in results), table  # the same effects on the phone, with no model
+    assert not any(r.secret_written for r in results), table
+    for file in (pytester.path / "exported").glob("*.py"):
+        assert PASSWORD not in file.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_goal_table_goals_export_to_tests_that_pass_with_no_model(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
+    _check_goal_exports(pytester, monkeypatch, platform, GOAL_SUBSET[platform])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_every_goal_table_goal_exports_to_a_test_that_passes(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
+    _check_goal_exports(pytester, monkeypatch, platform, ())
+
+
+# -- the drift suite: the exported test and the strict cache replay on every drift ----------------------
+DRIFT_GROUND = {
+    SETTINGS: ("toggle", "dark_mode=True"),
+    GALLERY: ("move_to_album", "Beach,Mountains"),
+    FEED: ("delete_post", "Bob"),
+}
+
+
+def _effects(recorded: Recorded, test: str) -> list[tuple[str, str]]:
+    """The phone's changes in the inner test's log, short: ('toggle', 'dark_mode'), ('delete_post', 'Bob')."""
+    keys = {"toggle": "setting", "delete_post": "author", "add_to_cart": "shop"}
+    out = []
+    for entry in recorded.log(test):
+        action = str(entry.get("action"))
+        if action == "move_to_album":
+            out.append((action, ",".join(str(x) for x in entry.get("labels") or [])))  # type: ignore[union-attr]
+        elif action == "toggle":  # turning Dark mode off is not what the goal meant either
+            out.append((action, f"{entry.get('setting')}={entry.get('value')}"))
+        elif action in keys:
+            out.append((action, str(entry.get(keys[action]))))
+    return out
+
+
+def compare_drifts(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str, drifts: dict[str, str]
+) -> list[tuple[str, str, str, str, list[str], list[tuple[str, str]]]]:
+    """Record the drift suite's tests on `platform`, export them, then run the strict cache replay and the
+    exported test on each drift (`drifts`: drift -> test). Rows: drift, test, cache outcome, export outcome,
+    wrong actions (a change the goal did not ask for, by either), what the exported test changed."""
+    recorded = Recorded(pytester)
+    tests = sorted(set(drifts.values()))
+    persona = f"--guistate-platform={platform}"
+    with ReferenceServer() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-export-0000")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        recorded.run("--guistate-llm=anthropic", persona, "-k", " or ".join(tests)).assert_outcomes(
+            passed=len(tests), deselected=4 - len(tests)
+        )
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("GUISTATE_TEST_SECRET_1", SECRET)
+    folder = pytester.path / "cassettes" / "test_apps" / ("ios" if platform == "ios" else "")
+    exported = {
+        t: export_test(folder / f"{t}.actions.json", pytester.path / "exported" / f"{t}_scripted.py", width=120)[0]
+        for t in tests
+    }
+    rows = []
+    for drift, test in drifts.items():
+        outcomes, wrong, changed = [], [], []
+        for mode, target in (("--guistate-llm=cache", "test_apps.py"), ("--guistate-llm=off", str(exported[test]))):
+            result = recorded.run(mode, persona, f"--drift={drift}", "-k", test, target)
+            counts = result.parseoutcomes()
+            outcomes.append("passed" if counts.get("passed") == 1 else "failed")
+            changed = _effects(recorded, test)
+            wrong += [f"{mode}: {e}" for e in changed if e != DRIFT_GROUND[test]]
+        rows.append((drift, test, outcomes[0], outcomes[1], wrong, changed))
+    return rows
+
+
+ALL_DRIFTS = {**DRIFT_TESTS, **{d: SETTINGS for d in SETTINGS_DRIFTS}, **{d: FEED for d in FEED_RELEASES}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_every_drift_gives_the_same_verdict_for_the_export_and_the_cache_replay(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
+    rows = compare_drifts(pytester, monkeypatch, platform, ALL_DRIFTS)
+    table = "\n".join(f"{d:<18} {t:<30} cache {c:<7} export {e:<7} {w}" for d, t, c, e, w, _ in rows)
+    print(table)
+    assert not [r for r in rows if r[4]], table  # never a wrong action
+    # the same verdict; where the replay misses a target its identity rule no longer trusts but the exported
+    # locator still names alone (icon_delete: "Delete" is an icon with the same label), the exported test may
+    # pass only by doing exactly what the goal meant
+    differ = [(d, t, c, e, did) for d, t, c, e, _, did in rows if c != e]
+    assert all(c == "failed" and did == [DRIFT_GROUND[t]] for _, t, c, _, did in differ), table
+
+
+def test_the_export_option_writes_each_passed_llm_test(pytester: pytest.Pytester) -> None:
+    """`--guistate-export=DIR` on a cache replay of the example suite's Feed test: its scripted test in DIR."""
+    shutil.copy(EXAMPLE / "test_llm.py", pytester.path / "test_llm.py")
+    shutil.copy(EXAMPLE / "sim_apps.py", pytester.path / "sim_apps.py")
+    target = pytester.path / "cassettes" / "test_llm"
+    target.mkdir(parents=True)
+    for path in CACHES.glob("*.actions.json"):
+        shutil.copy(path, target / path.name)
+    pytester.makeini("[pytest]\nguistate_llm_updater = off\n")
+    result = run_inprocess(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "--guistate-memory=off",
+        "--guistate-llm=cache",
+        "--guistate-export=exported",
+        "test_llm.py",
+        "-k",
+        "deletes",
+    )
+    result.assert_outcomes(passed=1, deselected=1)
+    result.stdout.fnmatch_lines(["*LLM runs exported as scripted tests*", "*exported to exported*_scripted.py"])
+    assert [p.name for p in (pytester.path / "exported").iterdir()] == [
+        "test_actor_deletes_one_post_and_an_ai_check_confirms_it_scripted.py"
+    ]
+
+
+def test_an_ai_check_without_text_evidence_stays_an_ai_check_and_the_file_says_so(tmp_path: Path) -> None:
+    data = json.loads((CACHES / "test_actor_deletes_one_post_and_an_ai_check_confirms_it.actions.json").read_text())
+    data["checks"][0]["words"] = {word: True for word in data["checks"][0]["words"]}  # nothing absent, no quote
+    actions = (
+        tmp_path / "cassettes" / "test_llm" / "test_actor_deletes_one_post_and_an_ai_check_confirms_it.actions.json"
+    )
+    actions.parent.mkdir(parents=True)
+    actions.write_text(json.dumps(data))
+    text = render(build_export(actions, test_file=EXAMPLE / "test_llm.py"))
+    assert 'assert guistate.check("The post by Erin is no longer in the feed").verdict == "pass"' in text
+    assert "keeps AI checks that need a model" in text.split('"""')[2]  # said in the header
