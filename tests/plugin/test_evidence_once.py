@@ -29,9 +29,21 @@ STEP_BUDGET = 120 * 1024
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("evidence")
-    cmd = [sys.executable, "-m", "pytest", LONG_FLOW, "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-           "--guistate=full", "--guistate-retain=on", f"--guistate-artifacts={out / 'art'}",
-           f"--guistate-memory={out / 'memory.sqlite'}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        LONG_FLOW,
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "--guistate=full",
+        "--guistate-retain=on",
+        f"--guistate-artifacts={out / 'art'}",
+        f"--guistate-memory={out / 'memory.sqlite'}",
+    ]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 1 and "1 failed" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
     [test] = [p for p in (out / "art").iterdir() if p.is_dir()]
@@ -43,7 +55,8 @@ def test_every_file_is_distinct_and_a_step_costs_at_most_120_kb(folder: Path) ->
     by_content: dict[str, list[str]] = {}
     for path in files:
         by_content.setdefault(hashlib.sha1(path.read_bytes()).hexdigest(), []).append(
-            path.relative_to(folder).as_posix())
+            path.relative_to(folder).as_posix()
+        )
     assert [names for names in by_content.values() if len(names) > 1] == []
     steps = read_journal(folder).steps
     assert len(steps) == 9

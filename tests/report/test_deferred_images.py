@@ -44,6 +44,7 @@ def encodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         def run(*args: Any, **kwargs: Any) -> Any:
             seen.append(name)
             return original(*args, **kwargs)
+
         return run
 
     monkeypatch.setattr(recorder, "encode_crop", counting("crop", recorder.encode_crop))
@@ -57,8 +58,11 @@ def test_a_passing_test_whose_folder_is_deleted_encodes_no_image(tmp_path: Path,
     _toggle(run, 6)
     run.recorder.drain()
     assert len(run.recorder.deferred_steps) == 11  # journaled, images waiting
-    steps = [json.loads(line) for line in (run.recorder.folder / "journal.jsonl").read_text("utf-8").splitlines()
-             if '"type":"step"' in line]
+    steps = [
+        json.loads(line)
+        for line in (run.recorder.folder / "journal.jsonl").read_text("utf-8").splitlines()
+        if '"type":"step"' in line
+    ]
     assert len(steps) == 11 and all(s["files"].get("deferred") for s in steps)
     run.session.finish("passed")
     done = finalize(run.recorder, outcome="passed", retain="failure", root=tmp_path, timeline=False)
