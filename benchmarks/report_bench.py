@@ -8,6 +8,10 @@ user does (`pytest example_failing -k long_flow --guistate=full`, a subprocess),
 prints its bytes per step by kind: every file of its folder, report.html included, a hard-linked
 repeat counted once (as on disk) and, beside it, every path counted (as an archive of the folder).
 
+`--screens recorder` (issue 42) prints, for a passing test under the default retention and a kept one,
+the recorder's time on the test's thread per step, its writer's CPU per step beside the test, the
+finish and the bytes per step (standard and full, the settings flow, `--steps`, median of `--runs`).
+
 `--screens realistic` (issue 23: the settings toggles understate real screens) runs the Feed app
 instead at full tier: avatars, a dimmed confirm dialog opened and cancelled, the list scrolled, a
 post deleted, every step on a 1080x2400 screen. It prints the bytes per step of every file of the
@@ -29,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.helpers
 from pytest_guistate.core.errors import StepFailed
@@ -179,19 +184,102 @@ def example_failing(root: Path, runs: int) -> None:
     print("  KB = 1000 bytes; columns by kind: KB per step, hard links once")
 
 
+def _settings_flow(run: Any, steps: int) -> None:
+    """Sign in (a password typed), then toggle settings rows until `steps` steps, every step passing."""
+    s, phone = run.session, run.phone
+    s.goal("sign in and flip settings", plan=[])
+    s.perform("tap email", lambda: phone.tap(*phone.find_key("settings/username").bounds.center))
+    s.perform("type email", lambda: phone.type_text("settings/username", CREDENTIALS[0]))
+    s.perform("tap password", lambda: phone.tap(*phone.find_key("settings/password").bounds.center))
+    s.perform("type password", lambda: phone.type_text("settings/password", PASSWORD), idempotent=False)
+    s.perform("log in", lambda: phone.tap(*phone.find_key("settings/login").bounds.center), expect="Wi-Fi")
+    n = 0
+    while len(s.steps) < steps:
+        key = ROWS[n % len(ROWS)]
+        s.perform(f"toggle {key}", lambda key=key: phone.tap(*phone.find_key(f"settings/row/{key}").bounds.center))
+        n += 1
+
+
+def recorder_cost(root: Path, steps: int, rounds: int) -> None:
+    """Issue 42: the recorder's time on the test's thread per step (its listener calls, waits for its
+    writer included), its writer thread's CPU per step beside the test, the finish, and bytes per step:
+    a passing test under the default `--guistate-retain=failure` (its folder deleted: issue 42 item 4)
+    and a kept one (`on`), the settings flow at standard and full, medians of `rounds`."""
+    import statistics
+    import threading
+
+    from pytest_guistate.report import background, recorder
+
+    spent = {"path": 0.0, "writer": 0.0}
+    main = threading.main_thread()
+
+    def on_path(original: Any) -> Any:
+        def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread() is not main:
+                return original(self, *args, **kwargs)
+            started = time.perf_counter()
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                spent["path"] += time.perf_counter() - started
+        return timed
+
+    for name in ("put", "on_step", "on_observation", "on_anchor", "on_state", "write_event", "on_finish"):
+        setattr(recorder.ArtifactRecorder, name, on_path(getattr(recorder.ArtifactRecorder, name)))
+    guarded = background.SerialWriter._guarded
+
+    def writer_cpu(self: Any, *args: Any) -> None:
+        started = time.thread_time()
+        try:
+            guarded(self, *args)
+        finally:
+            spent["writer"] += time.thread_time() - started
+
+    background.SerialWriter._guarded = writer_cpu  # type: ignore[method-assign]
+    print(f"{'tier':<9} {'retain':<8} {'outcome':<7} {'path ms/step':>12} {'writer CPU ms/step':>18} "
+          f"{'finish ms':>9} {'KB/step':>8}")
+    for tier in ("standard", "full"):
+        for retain, outcome in (("failure", "passed"), ("on", "failed")):
+            rows = []
+            for n in range(rounds):
+                run = start(root / f"{tier}-{retain}-{n}", tier=tier, nodeid=f"bench.py::test_{tier}", background=True)
+                run.recorder.defer = retain != "on"  # what the plugin sets without Allure
+                spent.update(path=0.0, writer=0.0)
+                _settings_flow(run, steps)
+                run.session.finish(outcome)
+                started = time.perf_counter()
+                done = finalize(run.recorder, outcome=outcome, retain=retain, root=root / f"{tier}-{retain}-{n}",
+                                timeline=False)
+                finish = time.perf_counter() - started
+                size = sum(p.stat().st_size for p in done.folder.rglob("*") if p.is_file()) if done.folder else 0
+                rows.append((spent["path"] / steps * 1000, spent["writer"] / steps * 1000, finish * 1000,
+                             size / 1024 / steps))
+            med = [statistics.median(r[i] for r in rows) for i in range(4)]
+            print(f"{tier:<9} {retain:<8} {outcome:<7} {med[0]:>12.1f} {med[1]:>18.1f} {med[2]:>9.0f} {med[3]:>8.1f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--report-steps", type=int, default=100)
-    parser.add_argument("--screens", choices=("settings", "realistic", "example-failing"), default="settings",
+    parser.add_argument("--screens", choices=("settings", "realistic", "example-failing", "recorder"),
+                        default="settings",
                         help="realistic: the Feed app's screens at full tier, 25/50/100 steps (issue 23); "
-                             "example-failing: example_failing's 9-step failing test at full (issue 38)")
-    parser.add_argument("--runs", type=int, default=3, help="example-failing: how many runs")
+                             "example-failing: example_failing's 9-step failing test at full (issue 38); "
+                             "recorder: the recorder's time on the test's path and beside it (issue 42)")
+    parser.add_argument("--runs", type=int, default=3, help="example-failing, recorder: how many runs")
     args = parser.parse_args()
     if args.screens == "example-failing":
         root = Path(tempfile.mkdtemp(prefix="guistate-bench-"))
         try:
             example_failing(root, args.runs)
+        finally:
+            shutil.rmtree(root)
+        return 0
+    if args.screens == "recorder":
+        root = Path(tempfile.mkdtemp(prefix="guistate-bench-"))
+        try:
+            recorder_cost(root, args.steps, args.runs)
         finally:
             shutil.rmtree(root)
         return 0

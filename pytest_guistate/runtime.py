@@ -291,6 +291,9 @@ class GuistateRuntime:
             commands.take()  # what the fixtures sent before the test: not a step's
             recorder.command_source = commands.take  # the viewer's action log (issue 23)
         adapter = AllureAdapter.for_pluginmanager(self.config.pluginmanager, recorder)
+        # issue 42: a passed step's images wait for the outcome when a passing test's folder is deleted
+        # (retain failure/off) and no Allure step attaches its crops as it goes
+        recorder.defer = self.settings.retain.value != "on" and adapter is None
         settle_timeout = float(options.get("settle_timeout") or self.settings.settle_timeout_s)
         if hasattr(device, "decode_ahead"):
             device.decode_ahead = tier is not Tier.OFF  # no oracle at `off`: never decode pixels ahead

@@ -23,6 +23,7 @@ import numpy as np
 
 from pytest_guistate.core.errors import StepFailed
 from pytest_guistate.core.frame import FrameError
+from pytest_guistate.core.records import stored_names
 
 if TYPE_CHECKING:
     from pytest_guistate.core.anchors import AnchorPlacer
@@ -139,7 +140,7 @@ class CycleGuard:
             message = (f"step {record.index} {record.name!r}: the screens went round in a loop ({shape}, period "
                        f"{period}) over steps {loop_steps[0]}-{loop_steps[-1]} with no milestone reached (limit "
                        f"{self.limit} steps, {self.limit_setting}); the loop's screens: "
-                       f"{', '.join(crops) or '(not kept)'}")
+                       f"{', '.join(stored_names(artifacts, crops)) or '(not kept)'}")
             journal.exception(f"loop of {length} steps: test failed", record, crops=crops, detail=message,
                               data={"kind": "cycle", "period": period, "steps": loop_steps, "failed": True})
             raise CycleDetected(message, record)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from pytest_guistate.core.records import StepRecord
+from pytest_guistate.core.records import ArtifactSink, StepRecord, stored_names
 from pytest_guistate.core.state import Progress, TaskState
 from pytest_guistate.core.tiers import TierPolicy
 
@@ -41,6 +41,9 @@ class TaskRecord(Protocol):
 
     @property
     def anchors(self) -> AnchorGraph: ...
+
+    @property
+    def artifacts(self) -> ArtifactSink: ...
 
     @property
     def episodes(self) -> int: ...
@@ -141,7 +144,7 @@ def failure_section(task: TaskRecord, *, max_anchors: int = 8) -> str:
                                 for r in last.regions[:4])
             lines.append(f"  regions: {regions}")
         if last.crops:
-            lines.append(f"  crops: {', '.join(last.crops[:4])}")
+            lines.append(f"  crops: {', '.join(stored_names(task.artifacts, last.crops[:4]))}")
     if state.focus.next_focus:
         lines.append(f"next focus: {state.focus.next_focus}")
     lines.append(f"steps: {len(steps)}, stale-screen episodes: {task.episodes}, retries: {task.retries}, "

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["OUTCOMES", "ArtifactSink", "Attempt", "MemoryArtifacts", "StepRecord"]
+__all__ = ["OUTCOMES", "ArtifactSink", "Attempt", "MemoryArtifacts", "StepRecord", "stored_names"]
 
 OUTCOMES = ("ok", "settled", "refreshed", "retried", "failed")
 
@@ -156,6 +156,14 @@ class ArtifactSink(Protocol):
     fills it with that screen's boxes and no other's."""
 
     def put(self, name: str, data: PngSource, media_type: str = "image/png", *, cut_from: Any = None) -> str: ...
+
+
+def stored_names(sink: ArtifactSink, names: list[str]) -> list[str]:
+    """The files artifact `names` are stored as, for text a person reads (a failure message, the
+    report section): a sink that stores each image once by content (the recorder, issue 44) knows
+    a crop as `crops/<digest>.png`, not by the handle `put` returned; any other sink keeps names."""
+    where = getattr(sink, "stored_paths", None)
+    return [str(n) for n in where(names)] if callable(where) else list(names)
 
 
 class MemoryArtifacts:

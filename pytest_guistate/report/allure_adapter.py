@@ -21,8 +21,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pytest_guistate.report.html import frames_carried, render_page
-from pytest_guistate.report.images import image_size
+from pytest_guistate.report.html import images_carried, render_page
+from pytest_guistate.report.images import as_png, image_size
 from pytest_guistate.report.recorder import ArtifactRecorder
 from pytest_guistate.report.side_by_side import side_by_side
 
@@ -166,10 +166,12 @@ class AllureAdapter:
 
     def _attach_file(self, rel: str, name: str, parent: str | None) -> None:
         *_, AttachmentType = self._types
-        path = self._recorder.folder / rel
-        kind = AttachmentType.PNG if rel.endswith(".png") else AttachmentType.JPG
-        self._reporter.attach_data(str(uuid.uuid4()), path.read_bytes(), name=name, attachment_type=kind,
-                                   parent_uuid=parent)
+        data = (self._recorder.folder / rel).read_bytes()
+        if rel.endswith((".jpg", ".jpeg")):
+            kind = AttachmentType.JPG
+        else:  # a crop is stored as lossless WebP (issue 44); Allure shows PNG: its own copy is one
+            data, kind = as_png(data), AttachmentType.PNG
+        self._reporter.attach_data(str(uuid.uuid4()), data, name=name, attachment_type=kind, parent_uuid=parent)
 
     def _scrub_status(self, test: Any) -> None:
         """allure-pytest takes the failure's message and trace from pytest itself: scrub them too."""
@@ -221,8 +223,8 @@ class AllureAdapter:
 
         report: Path | None = finished.report
         if report is not None and report.is_file() and finished.report_model is not None:
-            # Allure stores an attachment alone, away from frames/: this copy carries its frames
-            page = render_page(frames_carried(finished.report_model, report.parent))
+            # Allure stores an attachment alone, away from crops/ and frames/: this copy carries its images
+            page = render_page(images_carried(finished.report_model, report.parent))
             attach(page.encode("utf-8"), "guistate report.html", AttachmentType.HTML)
         attach(finished.timeline_svg.encode("utf-8"), "guistate timeline", AttachmentType.SVG)
         attach(finished.progress_text.encode("utf-8"), "guistate progress", AttachmentType.TEXT)

@@ -71,13 +71,17 @@ class SerialWriter:
 
     def drain(self) -> list[tuple[str, BaseException]]:
         """Wait until every job submitted so far ran; returns (and forgets) their errors."""
+        self.wait()
+        return self.take_errors()
+
+    def wait(self) -> None:
+        """Wait until every job submitted so far ran; their errors stay for `drain`/`take_errors`."""
         if self._pid != os.getpid():  # a forked child: its parent's jobs are not its own
             self._pool, self._last, self._steps = None, None, deque()
         last = self._last
         if last is not None:
             last.result()
         self._steps.clear()
-        return self.take_errors()
 
     def take_errors(self) -> list[tuple[str, BaseException]]:
         with self._lock:

@@ -17,7 +17,7 @@ from typing import Any
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.report.artifacts import Retain, discard_folder, should_retain
 from pytest_guistate.report.diskio import ArtifactWriteError, replace_file, write_file
-from pytest_guistate.report.html import render_report, render_timeline_svg, report_model
+from pytest_guistate.report.html import render_report, render_timeline_svg, report_model, thumbs_carried
 from pytest_guistate.report.journal import read_journal
 from pytest_guistate.report.names import relabel
 from pytest_guistate.report.pages import REPORT_NAME, TIMELINE_NAME
@@ -92,7 +92,12 @@ def finalize(
     report model and no timeline, since nothing would show them (issue 38: work at the end of every
     passing test, on its critical path)."""
     failed = outcome in FAILED_OUTCOMES
+    keep = should_retain(retain, failed=failed)
     writes = _Writes(recorder)
+    if keep:  # the images of steps that passed were left unencoded until now (issue 42)
+        writes.run(recorder.write_deferred)
+    else:
+        recorder.drop_deferred()
     writes.run(recorder.flush_extra)
     redact = recorder.redactor.scrub
     error_text = redact(error) if error else None
@@ -109,9 +114,11 @@ def finalize(
     folder = relabel(recorder, root=root, worker=worker)  # a secret learnt during the test leaves the name
     journal = read_journal(folder)
     states = [e["state"] for e in journal.states] + ([state] if state else [])
-    keep = should_retain(retain, failed=failed)
     model = report_model(journal) if keep or timeline else None
-    svg = render_timeline_svg(model) if model is not None else ""
+    svg = render_timeline_svg(model) if model is not None else ""  # its thumbnails are the crop files
+    # what leaves the folder (Allure's timeline, the only picture of a passed test not kept) carries them
+    carried = (render_timeline_svg({**model, "thumbs": thumbs_carried(model["thumbs"], folder)})
+               if model is not None and timeline else svg)
     anchors_json = json.dumps(anchors, indent=2, ensure_ascii=False, default=repr)
     summary = summarize(
         str(journal.meta.get("nodeid", "")), outcome, recorder.tier, recorder.steps, anchors.get("anchors") or [],
@@ -129,5 +136,5 @@ def finalize(
             report = None
     else:
         discard_folder(folder, root)
-    return FinishedTest(summary, label, folder if keep else None, report, svg, anchors_json, _progress_text(state),
+    return FinishedTest(summary, label, folder if keep else None, report, carried, anchors_json, _progress_text(state),
                         writes.error, model if report is not None else None)

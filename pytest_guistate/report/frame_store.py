@@ -11,18 +11,25 @@ decoding the PNG would give: PNG is lossless and every resize is the same INTER_
 from __future__ import annotations
 
 import hashlib
-import os
 from collections import deque
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
+from pytest_guistate.core.artifact_names import CROPS_DIR
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.oracle_types import CROP_PNG_PARAMS
 from pytest_guistate.report.diskio import write_file
-from pytest_guistate.report.images import FrameFormat, decode, encode_frame, encode_pixels, frame_divisor, image_size
+from pytest_guistate.report.images import (
+    CROP_SUFFIX,
+    FrameFormat,
+    decode,
+    encode_crop,
+    encode_frame,
+    encode_pixels,
+    frame_divisor,
+    image_size,
+)
 from pytest_guistate.report.placement import Pending, digest
 from pytest_guistate.report.redact import fill_boxes, fill_pixels, local_boxes
 
@@ -99,25 +106,24 @@ class FrameStore:
         self._observed: deque[tuple[Any, list[Box], str]] = deque(maxlen=OBSERVED_KEPT)
         self.pixels = FramePixels()
         self._files: dict[tuple[str, tuple[Box, ...]], str] = {}  # (PNG digest, fill) -> stored file
-        self._stored: dict[str, str] = {}  # content digest -> the file that holds those bytes (crops)
+        self._stored: dict[str, str] = {}  # sha1 of the bytes -> the file holding them (crops and frames)
 
-    def store_once(self, target: str, data: bytes) -> tuple[str, int]:
-        """Write `data` to `target`, stored once (issue 23: a list crop repeated on every other step
-        was 280 KB each time): bytes a file of this test already holds become a hard link to it, so
-        every name the journal and the terminal use exists and the disk holds the bytes once (a
-        copy where the file system has no hard links). Returns (target, new bytes on disk)."""
+    def store_once(self, directory: str, data: bytes, suffix: str = ".png") -> tuple[str, int]:
+        """Store `data` once per test folder under a content-addressed name (issue 44: the same crop
+        bytes were saved under seven names, a step's before-crop being the previous step's crop):
+        `<directory>/<sha1[:16]><suffix>`, or the file of this folder that already holds these very
+        bytes (a crop, a frame). Returns (path relative to the folder, new bytes on disk: 0 when
+        already stored)."""
         key = hashlib.sha1(data).hexdigest()
         known = self._stored.get(key)
+        if known is not None and (self.folder / known).exists():
+            return known, 0
+        target = f"{directory}/{key[:16]}{suffix}"
         path = self.folder / target
-        if known is not None and known != target and (self.folder / known).exists():
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                os.link(self.folder / known, path)
-                return target, 0
-            except OSError:
-                pass  # no hard links here (or the name exists): write the bytes
+        self._stored[key] = target
+        if path.exists():
+            return target, 0
         write_file(path, data)
-        self._stored.setdefault(key, target)
         return target, len(data)
 
     def __len__(self) -> int:
@@ -194,13 +200,9 @@ class FrameStore:
         if known is not None and (self.folder / known).exists():
             return known, 0
         data = self._encode(pending, size, fill)
-        target = f"frames/{hashlib.sha1(data).hexdigest()[:16]}{self.frame_format.extension}"
+        target, written = self.store_once("frames", data, self.frame_format.extension)
         self._files[key] = target
-        path = self.folder / target
-        if path.exists():
-            return target, 0
-        write_file(path, data)
-        return target, len(data)
+        return target, written
 
     def _encode(self, pending: Pending, size: tuple[int, int], fill: list[Box]) -> bytes:
         fmt, frame = self.frame_format, pending.frame
@@ -220,22 +222,27 @@ class FrameStore:
             fill_pixels(pixels, fill)
         return encode_pixels(pixels, fmt)
 
-    def whole_crop(self, pending: Pending) -> bytes:
-        """A whole screenshot kept as a crop (a failed step's, with no region) as the driver sent it,
-        encoded like every crop instead (issue 38: the sim's and screencap's fast PNGs are about
-        twice that size): the same pixels, the smaller bytes of the two."""
-        if pending.frame is None:
-            return pending.data
-        pixels = self.pixels.full(self.twins(pending.frame, pending.key or frame_digest(pending.frame)))
-        ok, encoded = cv2.imencode(".png", pixels, CROP_PNG_PARAMS)
-        return encoded.tobytes() if ok and len(encoded) < len(pending.data) else pending.data
+    def crop_pixels(self, pending: Pending) -> np.ndarray | None:
+        """The pixels of a crop to store (read-only, shared): a `Crop`'s own (issue 44: never
+        PNG-encoded and decoded again), a whole screenshot's from its observed frame, else the put
+        bytes decoded; None for bytes that are no image a decoder knows."""
+        if pending.crop is not None:
+            return pending.crop.pixels  # type: ignore[no-any-return]
+        if pending.frame is not None and pending.data is pending.frame.png:
+            return self.pixels.full(self.twins(pending.frame, pending.key or frame_digest(pending.frame)))
+        try:
+            return decode(pending.data)
+        except ValueError:
+            return None
 
     # -- before-crops ----------------------------------------------------------------------
-    def before_crops(self, index: int, targets: list[tuple[str, Box]], hide: list[Box]) -> tuple[list[str], int]:
-        """Cut each (target file, screen box) from step `index`'s before-frame, with `hide` and
-        that screen's password boxes filled; "" for a box that cuts nothing. Returns the files
-        written and their bytes."""
-        found = self.before_frame(index)
+    def before_crops(self, index: int, targets: list[Box | None], hide: list[Box],
+                     found: tuple[Any, list[Box]] | None = None) -> tuple[list[str], int]:
+        """Cut each screen box from step `index`'s before-frame (`found`: the one remembered when
+        the step was recorded, else looked up now), with `hide` and that screen's password boxes
+        filled, stored once by content under crops/; "" for a box that cuts nothing (None). Returns
+        the files and the new bytes written."""
+        found = found if found is not None else self.before_frame(index)
         if found is None:
             return [], 0
         frame, secret_boxes = found
@@ -246,9 +253,9 @@ class FrameStore:
         height, width = pixels.shape[:2]
         out: list[str] = []
         total = 0
-        for target, screen_box in targets:
-            box = screen_box.clamp(width, height)
-            if not target or box.is_empty:
+        for screen_box in targets:
+            box = screen_box.clamp(width, height) if screen_box is not None else None
+            if box is None or box.is_empty:
                 out.append("")
                 continue
             piece = pixels[box.top:box.bottom, box.left:box.right]
@@ -256,11 +263,7 @@ class FrameStore:
             if fill:
                 piece = piece.copy()  # never draw on the session's pixels
                 fill_pixels(piece, fill)
-            ok, encoded = cv2.imencode(".png", piece, CROP_PNG_PARAMS)
-            if not ok:
-                out.append("")
-                continue
-            stored, size = self.store_once(target, encoded.tobytes())
+            stored, size = self.store_once(CROPS_DIR, encode_crop(piece), CROP_SUFFIX)
             out.append(stored)
             total += size
         return out, total

@@ -1,12 +1,13 @@
-"""report.html: one self-contained page per test, built from the journal alone.
+"""report.html: one page per test, built from the journal alone, drawing its images from their files.
 
 Built from `journal.jsonl` (never from live objects), so the report of a finished test and the
 one `guistate report DIR` rebuilds after a SIGKILL are the same code path. Jinja2 autoescape is
 on for every template: step names, app text, errors and anchor titles are data, never markup.
-Every crop is inlined once as a display-sized copy (`page_images.py`, issue 23), loaded when its
-step is shown; the full-resolution file of the same folder opens on click. Frames are not copied
-into the page (issue 38): each is drawn from its file under `frames/`, which is already stored
-once and small (JPEG at half size by default). Anchor thumbnails are inlined as small JPEGs.
+Every image of the page is drawn from its file in the test folder (issue 44: the page carried
+179 KB of crops as data URIs beside the files): crops under `crops/` and frames under `frames/`
+are each stored once by content, and the page names them (a crop is loaded when its step is
+shown); anchor thumbnails on the timeline are the anchor's crop file, drawn small. A copy of the
+page that must travel alone (Allure's attachment) carries its images instead (`images_carried`).
 Nothing is loaded from the network; a CSP meta tag forbids it.
 """
 
@@ -28,14 +29,14 @@ from pytest_guistate.report.diskio import ArtifactWriteError, replace_file
 from pytest_guistate.report.images import data_uri, image_size, thumbnail
 from pytest_guistate.report.index import read_summary_tests, rows_from_summary, write_index
 from pytest_guistate.report.journal import Journal, JournalError, read_journal
-from pytest_guistate.report.page_images import PageImages
+from pytest_guistate.report.page_images import DISPLAY_WIDTH, PageImages, display_copy
 from pytest_guistate.report.pages import REPORT_NAME, environment, error_lines
 from pytest_guistate.report.timeline import layout_timeline
 from pytest_guistate.report.triage import triage
 from pytest_guistate.report.viewer_model import step_extras, tree_defs, unplaced_exchanges
 
 __all__ = [
-    "frames_carried",
+    "images_carried",
     "rebuild_report",
     "render_page",
     "render_report",
@@ -51,9 +52,8 @@ FRAME_BUDGET = 6 * 1024 * 1024  # kept for callers: display copies made the budg
 
 @dataclass
 class _Embedder:
-    """The page's images: crops as display copies by content (`PageImages`); frames as SVG
-    `<image>` defs of their files, one per distinct frame (after N = before N+1), drawn with the
-    regions on top."""
+    """The page's images, each named by its file: crops (`PageImages`) and frames as SVG `<image>`
+    defs, one per distinct frame (after N = before N+1), drawn with the regions on top."""
 
     images: PageImages
     frames: dict[str, dict[str, Any]] = field(default_factory=dict)  # frame file -> {id, src, full}
@@ -118,9 +118,8 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
     for anchor in anchors:
         files = anchor_files.get(str(anchor.get("id"))) or [names[n] for n in anchor.get("crops") or [] if n in names]
         for rel in files[:1]:
-            data = embed.read(rel)
-            if data is not None:
-                thumbs[str(anchor.get("id"))] = data_uri(thumbnail(data, 104))
+            if embed.read(rel) is not None:  # the crop file itself, drawn small (issue 44)
+                thumbs[str(anchor.get("id"))] = rel
     extras = step_extras(journal, anchors, links)
     steps = []
     for event in journal.steps:
@@ -242,16 +241,35 @@ def render_report(journal: Journal, *, frame_budget: int = FRAME_BUDGET, model: 
     return render_page(model if model is not None else report_model(journal, frame_budget=frame_budget))
 
 
-def frames_carried(model: dict[str, Any], folder: Path) -> dict[str, Any]:
+def images_carried(model: dict[str, Any], folder: Path) -> dict[str, Any]:
     """The same model for a copy of the page that leaves its folder (the Allure attachment): its
-    frames carried as data URIs instead of drawn from `frames/`. Crops are already carried."""
+    images carried as data URIs instead of drawn from their files (crops as display-sized copies)."""
     defs = []
     for frame in model["frame_defs"]:
-        try:
-            defs.append({**frame, "src": data_uri((folder / frame["src"]).read_bytes())})
-        except OSError:  # gone since the page was written: drawn as missing, like the page on disk
-            defs.append(frame)
-    return {**model, "frame_defs": defs}
+        data = _read(folder, frame["src"])
+        defs.append(frame if data is None else {**frame, "src": data_uri(data)})  # gone: drawn as missing
+    crops = {}
+    for image_id, rel in model["crop_defs"].items():
+        data = _read(folder, rel)
+        crops[image_id] = rel if data is None else data_uri(display_copy(data, DISPLAY_WIDTH["crop"]))
+    return {**model, "frame_defs": defs, "crop_defs": crops, "thumbs": thumbs_carried(model["thumbs"], folder)}
+
+
+def thumbs_carried(thumbs: dict[str, str], folder: Path) -> dict[str, str]:
+    """Anchor thumbnails as small inlined JPEGs, for a timeline that leaves its folder."""
+    carried = {}
+    for anchor_id, rel in thumbs.items():
+        data = _read(folder, rel)
+        if data is not None:
+            carried[anchor_id] = data_uri(thumbnail(data, 104))
+    return carried
+
+
+def _read(folder: Path, rel: str) -> bytes | None:
+    try:
+        return (folder / rel).read_bytes()
+    except OSError:  # gone since the page was written
+        return None
 
 
 def render_page(model: dict[str, Any]) -> str:

@@ -1,7 +1,7 @@
 """The per-test journal: append-only JSON lines, flushed per event, readable after a SIGKILL.
 
 Schema `guistate.journal/1` (docs/schema.md). One JSON object per line, `type` one of
-meta | goal | step | anchor | link | state | finish. Each line is written with a single
+meta | goal | step | anchor | link | state | llm | driver_log | files | finish. Each line is written with a single
 `os.write` (no user-space buffer), so a process killed mid-test leaves every
 finished line on disk (the OS owns the bytes once `os.write` returns; `fsync` would only matter for
 a power cut, and costs ~ms per step on CI disks, so it is done once, at finish). A reader
@@ -23,7 +23,7 @@ __all__ = ["EVENT_TYPES", "JOURNAL_NAME", "JOURNAL_SCHEMA", "Journal", "JournalE
 
 JOURNAL_SCHEMA = "guistate.journal/1"
 JOURNAL_NAME = "journal.jsonl"
-EVENT_TYPES = ("meta", "goal", "step", "anchor", "link", "state", "llm", "driver_log", "finish")
+EVENT_TYPES = ("meta", "goal", "step", "anchor", "link", "state", "llm", "driver_log", "files", "finish")
 
 
 class JournalError(ValueError):
@@ -185,5 +185,28 @@ def _apply(journal: Journal, event: dict[str, Any], path: Path, number: int) -> 
         journal.llm = event
     elif kind == "driver_log":
         journal.driver_log = event
+    elif kind == "files":
+        _complete_step(journal, event)
     else:
         journal.finish = event
+
+
+def _complete_step(journal: Journal, event: dict[str, Any]) -> None:
+    """A `files` event: the crops and frames of a step written after its line (issue 42: under
+    `--guistate-retain=failure` a step that passed is journaled at once, its images encoded only
+    once the test's outcome keeps the folder). The step reads as if they came with it; anchors
+    that named the step's crops by handle name the files."""
+    for step in reversed(journal.steps):
+        record = step.get("record")
+        if isinstance(record, dict) and record.get("index") == event.get("step"):
+            step["files"] = event.get("files") or {}
+            step["bytes"] = event.get("bytes", 0)
+            record["crops"] = list(event.get("crops") or [])
+            record["frames"] = list(event.get("frames") or [])
+            break
+    names = (event.get("files") or {}).get("names") or {}
+    for anchor_event in journal.anchors:
+        anchor_event["files"] = [names.get(n, n) for n in anchor_event.get("files") or []]
+        anchor = anchor_event.get("anchor")
+        if isinstance(anchor, dict):
+            anchor["crops"] = [names.get(n, n) for n in anchor.get("crops") or []]

@@ -1,17 +1,15 @@
-"""The images of one report.html: display-sized copies, each stored once per page by content.
+"""The images of one report.html, each named by its file; display-sized copies for a page that travels alone.
 
-Issue 23: the viewer inlined every crop at full resolution (a 1080x2168 crop is a 280 KB PNG, and
-the same crop was inlined again for each step and anchor that showed it): the long flow's
-report.html was 4.5 MB for 9 steps. Here each distinct file becomes one display-sized copy (crops
-480 px wide as WebP, frames 240 px as JPEG; measured on 1080x2400 sim screens a copy is 3-25 KB,
-against 20-280 KB for the PNG), defined once in the page and referenced by id;
-the page loads a copy only when the step that shows it is shown, and the full-resolution file
-beside report.html opens on click (the copy, when the page was moved without its folder).
+Issue 23: the viewer inlined every crop at full resolution (4.5 MB for 9 steps). Issue 44: the page
+now names each crop's file instead (crops are stored once by content under `crops/`, so one file
+is one image) and the browser loads it when the step that shows it is shown. A copy of the page
+that leaves its folder (Allure's attachment) carries display-sized copies (`display_copy`: crops
+480 px wide as WebP, frames 240 px as JPEG; on 1080x2400 sim screens a copy is 3-25 KB, against
+20-280 KB for the PNG).
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +18,7 @@ from typing import Any
 import cv2
 from PIL import Image
 
-from pytest_guistate.report.images import data_uri, decode
+from pytest_guistate.report.images import decode, image_size
 
 __all__ = ["DISPLAY_WIDTH", "PageImages", "display_copy"]
 
@@ -54,13 +52,11 @@ def display_copy(data: bytes, width: int, *, kind: str = "webp") -> bytes:
 
 @dataclass
 class PageImages:
-    """Display copies of the files of one test folder, one per distinct content."""
+    """The files of one test folder a page shows, one id per file (files are stored by content)."""
 
     folder: Path
     defs: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> {src, full, width, height}
     missing: list[str] = field(default_factory=list)
-    bytes_inlined: int = 0
-    _by_content: dict[tuple[str, str], str] = field(default_factory=dict)  # (sha1, use) -> id
     _by_file: dict[tuple[str, str], str] = field(default_factory=dict)  # (rel, use) -> id
 
     def read(self, rel: str) -> bytes | None:
@@ -72,21 +68,20 @@ class PageImages:
         return path.read_bytes()
 
     def add(self, rel: str, use: str) -> str | None:
-        """The id of `rel`'s display copy for `use` ("crop" | "frame"); None for a missing file."""
+        """The id of `rel` for `use` ("crop" | "frame"); None for a missing file. Its size is read
+        from the header: nothing is decoded or encoded to build the page."""
         known = self._by_file.get((rel, use))
         if known is not None:
             return known
         data = self.read(rel)
         if data is None:
             return None
-        digest = hashlib.sha1(data).hexdigest()
-        image_id = self._by_content.get((digest, use))
-        if image_id is None:
-            copy = display_copy(data, DISPLAY_WIDTH[use], kind="jpeg" if use == "frame" else "webp")
-            width, height = Image.open(io.BytesIO(copy)).size
-            image_id = f"img-{len(self.defs)}"
-            self.defs[image_id] = {"src": data_uri(copy), "full": rel, "width": width, "height": height}
-            self.bytes_inlined += len(copy)
-            self._by_content[(digest, use)] = image_id
+        try:
+            width, height = image_size(data)
+        except ValueError:
+            self.missing.append(rel)  # not an image (a torn write): drawn as missing
+            return None
+        image_id = f"img-{len(self.defs)}"
+        self.defs[image_id] = {"src": rel, "full": rel, "width": width, "height": height}
         self._by_file[(rel, use)] = image_id
         return image_id

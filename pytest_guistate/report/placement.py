@@ -8,10 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_guistate.core.geometry import Box
-from pytest_guistate.core.oracle_types import CROP_PNG_PARAMS
-from pytest_guistate.report.redact import fill_boxes
 
-__all__ = ["Pending", "RecordingScreen", "crop_boxes", "digest", "fill_pending", "find_origin", "frame_role"]
+__all__ = ["Pending", "RecordingScreen", "crop_boxes", "digest", "find_origin", "frame_role"]
 
 
 @dataclass
@@ -21,16 +19,13 @@ class Pending:
     boxes: list[Box]  # redaction boxes of the screen current when the bytes arrived
     frame: Any = None  # the observed `Frame` these bytes are the PNG of (None: not a frame we saw)
     key: str = ""  # digest of `data` ("" when not computed)
+    encode: Any = None  # bytes not produced yet (a callable put): run when its step's files are written
+    source: Any = None  # the observed frame such a crop is cut from (what it holds in memory)
+    crop: Any = None  # the `Crop` whose bound `encode` was put: its pixels are stored, never its PNG
 
 
 def digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def fill_pending(pending: Pending, origin: tuple[int, int] = (0, 0)) -> bytes:
-    """The crop with its boxes filled, encoded as crops are (issue 38: OpenCV's default PNG
-    effort made a redacted whole-screen crop twice the bytes)."""
-    return fill_boxes(pending.data, pending.boxes, origin=origin, png_params=CROP_PNG_PARAMS)
 
 
 def crop_boxes(step: dict[str, Any]) -> list[Box]:

@@ -23,49 +23,51 @@ every observed screen passes through `on_observation` (wrap the session's screen
 
 from __future__ import annotations
 
+import contextlib
 import json
+import mimetypes
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_guistate.core.artifact_names import CROPS_DIR, before_crop_name, crop_region
+from pytest_guistate.core.artifact_names import CROPS_DIR, crop_region
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.report.background import SerialWriter
 from pytest_guistate.report.diskio import ArtifactWriteError, describe_os_error
 from pytest_guistate.report.frame_store import FrameStore
-from pytest_guistate.report.images import FrameFormat, image_size
+from pytest_guistate.report.images import CROP_SUFFIX, FrameFormat, encode_crop, image_size
 from pytest_guistate.report.journal import JOURNAL_NAME, JOURNAL_SCHEMA, JournalWriter
 from pytest_guistate.report.observed_screens import ObservedScreens
 from pytest_guistate.report.placement import (
     Pending,
     RecordingScreen,
     crop_boxes,
-    fill_pending,
     find_origin,
     frame_role,
 )
-from pytest_guistate.report.redact import Redactor
+from pytest_guistate.report.redact import Redactor, fill_pixels, local_boxes
 from pytest_guistate.report.source_line import test_source_line
 from pytest_guistate.report.viewer_tree import compact_tree, tree_key
 
 __all__ = ["ArtifactRecorder", "Pending", "RecordingScreen"]
 
 DEFAULT_FRAME_FORMAT = FrameFormat()
+DEFER_BUDGET = 64 * 1024 * 1024  # screenshots deferred steps may keep alive (~160 sim PNGs of 400 KB)
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:80] or "artifact"
+@dataclass
+class _Deferred:
+    """A step journaled without its images: what writing them later needs."""
 
-
-def crop_path(name: str) -> str:
-    """Where a crop named `name` is written: the name itself when it is a `crop_name` path (the
-    session's and the healer's always are), else `crops/<name>` made safe."""
-    if name.startswith(f"{CROPS_DIR}/") and _safe(name[len(CROPS_DIR) + 1:]) == name[len(CROPS_DIR) + 1:]:
-        return name
-    return f"{CROPS_DIR}/{_safe(name)}"
+    index: int
+    step: dict[str, Any]  # the step as the session recorded it (crop and frame handles)
+    before_crops: bool
+    before: tuple[Any, list[Box]] | None  # its before-frame and that screen's boxes, remembered now
+    held: int = 0  # bytes of screenshots it keeps alive
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
@@ -97,6 +99,7 @@ class ArtifactRecorder:
         extra_meta: dict[str, Any] | None = None,
         before_crops: bool | None = None,
         background: bool = False,
+        defer: bool = False,
     ) -> None:
         self.folder = folder
         self.tier = str(getattr(tier, "value", tier))
@@ -125,6 +128,11 @@ class ArtifactRecorder:
         self.state: dict[str, Any] | None = None
         self.anchors: dict[str, Any] | None = None
         self.write_error: ArtifactWriteError | None = None  # the first write the disk refused
+        # issue 42: a step that passed keeps its images unencoded until the test's outcome says the
+        # folder is kept (`write_deferred`) or not (`drop_deferred`); a failed step writes them at once
+        self.defer = defer
+        self._deferred: list[_Deferred] = []
+        self._deferred_bytes = 0  # screenshots (PNG as the device sent them) the deferred steps keep alive
         self.journal = JournalWriter(folder / JOURNAL_NAME)
         self._writer = SerialWriter(inline=not background)
         # light and off read no page source per step for redaction (issue 12): screens wait for a put
@@ -206,6 +214,13 @@ class ArtifactRecorder:
         return name
 
     def _put(self, name: str, data: bytes | Callable[[], bytes], media_type: str, cut_from: Any = None) -> None:
+        lender = getattr(data, "__self__", None)  # a bound `Crop.encode` (the step loop's) lends its pixels
+        crop = lender if callable(data) and hasattr(lender, "pixels") else None
+        if crop is not None or (callable(data) and self.defer):  # encoded when its step's files are written
+            boxes = self.screens.boxes_for(b"", "", name, cut_from)  # the screen's boxes: known now, not later
+            self._pending[name] = Pending(b"", media_type, [*self.redactor.regions, *boxes], encode=data,
+                                          source=cut_from, crop=crop)
+            return
         if callable(data):
             data = data()
             if not isinstance(data, (bytes, bytearray)):
@@ -215,63 +230,81 @@ class ArtifactRecorder:
         boxes = self.screens.boxes_for(data, key, name, cut_from)
         self._pending[name] = Pending(data, media_type, [*self.redactor.regions, *boxes], frame, key)
 
-    def _write_image(self, name: str, target: str | None, crop_boxes: list[Box], *, crop: bool) -> tuple[str, int]:
+    def _write_image(self, name: str, crop_boxes: list[Box], *, crop: bool, directory: str = CROPS_DIR) -> tuple[str, int]:
+        """Write what `name` was put as: a whole frame under frames/, else a crop under `directory`;
+        both stored once by content (issue 44), so the returned path may be an earlier file's."""
         if name in self._written:
             return self._written[name], 0
         pending = self._pending.pop(name, None)
         if pending is None:
             return "", 0  # named but never put (e.g. the session keeps it elsewhere)
+        if pending.encode is not None and pending.crop is None:  # a deferred encoder: it runs now
+            data = pending.encode()
+            if not isinstance(data, (bytes, bytearray)):
+                raise TypeError(f"the encoder of artifact {name!r} returned {type(data).__name__}, not bytes")
+            pending = Pending(bytes(data), pending.media_type, pending.boxes)
         if not crop:  # content-addressed under frames/: reuse is free
             target, size = self.frames.write(pending, self.screen_size)
             self._written[name] = target
             return target, size
-        data = self._redact(pending, crop_boxes)
-        if pending.frame is not None and data is pending.frame.png:
-            data = self.frames.whole_crop(pending)  # a whole screenshot kept as a crop
-        assert target is not None
-        if (self.folder / target).exists():
-            self._written[name] = target
-            return target, 0
-        stored, size = self.frames.store_once(target, data)  # the same bytes as an earlier crop: linked
+        stored, size = self.frames.store_once(directory, *self._crop_bytes(pending, crop_boxes))
         self._written[name] = stored
         return stored, size
 
-    def _redact(self, pending: Pending, crop_boxes: list[Box]) -> bytes:
+    def _crop_bytes(self, pending: Pending, crop_boxes: list[Box]) -> tuple[bytes, str]:
+        """A crop as stored (lossless WebP, redacted) and its suffix, encoded once from its pixels:
+        a `Crop`'s own (cut from the frame the session decoded), a whole frame's, else decoded."""
+        pixels = self.frames.crop_pixels(pending)
+        if pixels is None:  # bytes no decoder knows: kept as they came
+            return pending.data, mimetypes.guess_extension(pending.media_type) or ".bin"
+        height, width = pixels.shape[:2]
+        boxes, origin = self._crop_fill(pending, (width, height), crop_boxes)
+        if local_boxes(boxes, (width, height), origin=origin):
+            pixels = pixels.copy()  # never draw on the session's pixels
+            fill_pixels(pixels, boxes, origin=origin)
+        return encode_crop(pixels), CROP_SUFFIX
+
+    def _crop_fill(self, pending: Pending, size: tuple[int, int], crop_boxes: list[Box]) -> tuple[list[Box], tuple[int, int]]:
+        """The screen boxes to fill in a crop of `size`, and where its top-left sits on the screen."""
         if not pending.boxes:
-            return pending.data
-        width, height = image_size(pending.data)
-        if self.screen_size is not None and (width, height) == self.screen_size:
-            return fill_pending(pending)  # a whole frame: boxes are already in its coordinates
-        origin = find_origin((width, height), crop_boxes)
+            return [], (0, 0)
+        if self.screen_size is not None and size == self.screen_size:
+            return pending.boxes, (0, 0)  # a whole frame: boxes are already in its coordinates
+        origin = find_origin(size, crop_boxes)
         if origin is None:
             if self.screen_size is None and not crop_boxes:
-                return fill_pending(pending)  # a whole frame of unknown size: screen coordinates
-            # a crop we cannot place on the screen while secrets are on it: hide all of it
-            return fill_pending(Pending(pending.data, pending.media_type, [Box(0, 0, width, height)]))
-        return fill_pending(pending, origin)
+                return pending.boxes, (0, 0)  # a whole frame of unknown size: screen coordinates
+            return [Box(0, 0, *size)], (0, 0)  # a crop we cannot place while secrets are on it: hide all of it
+        return pending.boxes, origin
 
-    def _before_crops(self, index: int, crops: list[str], numbers: list[int], boxes: list[Box]) -> tuple[list[str], int]:
+    def _before_crops(self, index: int, numbers: list[int], boxes: list[Box],
+                      before: tuple[Any, list[Box]] | None = None) -> tuple[list[str], int]:
         """The same boxes cut from the before-frame, so a person sees what changed."""
-        targets: list[tuple[str, Box]] = []
-        for rel, number in zip(crops, numbers, strict=True):
-            if 0 <= number < len(boxes):
-                targets.append((before_crop_name(rel), boxes[number]))
-            else:
-                targets.append(("", Box(0, 0, 0, 0)))
-        return self.frames.before_crops(index, targets, list(self.redactor.regions))
+        targets = [boxes[number] if 0 <= number < len(boxes) else None for number in numbers]
+        return self.frames.before_crops(index, targets, list(self.redactor.regions), before)
 
     def flush_extra(self) -> list[str]:
         """Write bytes no step or anchor named (e.g. a final frame) under `extra/` (drains first)."""
         self.drain()
         names = []
         for name in list(self._pending):
-            rel, _ = self._write_image(name, f"extra/{_safe(name)}.png", [], crop=True)
+            rel, _ = self._write_image(name, [], crop=True, directory="extra")
             if rel:
                 names.append(rel)
         if names and self.anchors is not None:  # anchors.json names the files, these included
             anchors = [{**a, "crops": self._paths(a.get("crops") or [])} for a in self.anchors.get("anchors") or []]
             self.anchors = {**self.anchors, "anchors": anchors}
         return names
+
+    def stored_paths(self, names: list[str]) -> list[str]:
+        """The files these artifact names were stored as, once everything handed over is written
+        (the failure section names files, not the session's handles). A job's error stays for the
+        next `drain`, which reports it."""
+        self._writer.wait()
+        if self._deferred and any(n in self._pending for n in names):  # a failure names them: written now
+            with contextlib.suppress(ArtifactWriteError):  # kept on `write_error`'s path: the finish says it
+                self._write_deferred()
+        return self._paths(names)
 
     def _paths(self, names: list[str]) -> list[str]:
         """The files artifact names went to (a name never written stays as it is)."""
@@ -302,36 +335,17 @@ class ArtifactRecorder:
     def _record_step(self, step: dict[str, Any], before_crops: bool, links: int,
                      trace: dict[str, Any] | None = None) -> None:
         index = int(step.get("index", len(self.bytes_by_step)))
-        placed = crop_boxes(step)
-        files: dict[str, Any] = {"crops": [], "frames": {}}
-        written = 0
-        numbers: list[int] = []
         frame_names = list(step.get("frames") or [])
+        names = [*(step.get("crops") or []), *frame_names]
         refused: ArtifactWriteError | None = None
-        try:
-            for name in step.get("crops") or []:
-                number = crop_region(name)
-                place = [placed[number]] if number is not None and number < len(placed) else placed
-                rel, size = self._write_image(name, crop_path(name), place, crop=True)
-                if rel:
-                    numbers.append(-1 if number is None else number)
-                    files["crops"].append(rel)
-                    written += size
-            if before_crops and files["crops"]:
-                files["crops_before"], size = self._before_crops(index, files["crops"], numbers, placed)
-                written += size
-            for position, name in enumerate(frame_names):
-                role = frame_role(name, position, len(frame_names))
-                rel, size = self._write_image(name, None, [], crop=False)
-                if rel:
-                    files["frames"][role] = rel
-                    written += size
-        except ArtifactWriteError as exc:  # issue 22: the step is still journaled (a small line) naming the file
-            refused = exc
-            for name in [*(step.get("crops") or []), *frame_names]:
-                self._pending.pop(name, None)  # what was not written is not kept in memory either
-        files["names"] = {name: rel for name, rel in self._written.items()
-                          if name in (step.get("crops") or []) or name in frame_names}
+        if self.defer and step.get("outcome") != "failed" and any(n in self._pending for n in names):
+            # its own copy of the names: the journal's record (scrubbed, maybe the same dict) names files
+            names_only = {**step, "crops": list(step.get("crops") or []), "frames": frame_names}
+            self._defer(_Deferred(index, names_only, before_crops, self.frames.before_frame(index)))
+            files: dict[str, Any] = {"crops": [], "frames": {}, "names": {}, "deferred": True}
+            written = 0
+        else:
+            files, written, refused = self._write_step_files(index, step, before_crops)
         self.bytes_by_step[index] = written
         self.step_files[index] = files
         self._stream_links(links)
@@ -354,6 +368,111 @@ class ArtifactRecorder:
         self._release_held()
         if refused is not None:
             raise refused  # the test fails at its next step, naming the file (RecordingFailed)
+
+    def _write_step_files(self, index: int, step: dict[str, Any], before_crops: bool,
+                          before: tuple[Any, list[Box]] | None = None,
+                          ) -> tuple[dict[str, Any], int, ArtifactWriteError | None]:
+        """Encode and write one step's crops, before-crops and frames: (files, bytes, refused)."""
+        placed = crop_boxes(step)
+        files: dict[str, Any] = {"crops": [], "frames": {}}
+        written = 0
+        numbers: list[int] = []
+        frame_names = list(step.get("frames") or [])
+        refused: ArtifactWriteError | None = None
+        try:
+            for name in step.get("crops") or []:
+                number = crop_region(name)
+                place = [placed[number]] if number is not None and number < len(placed) else placed
+                rel, size = self._write_image(name, place, crop=True)
+                if rel:
+                    numbers.append(-1 if number is None else number)
+                    files["crops"].append(rel)
+                    written += size
+            if before_crops and files["crops"]:
+                files["crops_before"], size = self._before_crops(index, numbers, placed, before)
+                written += size
+            for position, name in enumerate(frame_names):
+                role = frame_role(name, position, len(frame_names))
+                rel, size = self._write_image(name, [], crop=False)
+                if rel:
+                    files["frames"][role] = rel
+                    written += size
+        except ArtifactWriteError as exc:  # issue 22: the step is still journaled (a small line) naming the file
+            refused = exc
+            for name in [*(step.get("crops") or []), *frame_names]:
+                self._pending.pop(name, None)  # what was not written is not kept in memory either
+        files["names"] = {name: rel for name, rel in self._written.items()
+                          if name in (step.get("crops") or []) or name in frame_names}
+        return files, written, refused
+
+    # -- deferred steps (issue 42) ---------------------------------------------------------------
+    def _defer(self, deferred: _Deferred) -> None:
+        """Keep a passed step's images unencoded; beyond `DEFER_BUDGET` of screenshots kept alive,
+        the oldest deferred steps are written now (memory stays bounded on a long test)."""
+        held: dict[int, int] = {}
+        for name in [*(deferred.step.get("crops") or []), *(deferred.step.get("frames") or [])]:
+            pending = self._pending.get(name)
+            if pending is None:
+                continue
+            source = pending.source if pending.source is not None else pending.frame
+            png = getattr(source, "png", None)
+            held[id(source) if source is not None else id(pending)] = len(png if isinstance(png, bytes) else pending.data)
+        deferred.held = sum(held.values())
+        self._deferred.append(deferred)
+        self._deferred_bytes += deferred.held
+        while self._deferred_bytes > DEFER_BUDGET and len(self._deferred) > 1:
+            self._write_deferred(upto=1)
+
+    @property
+    def deferred_steps(self) -> list[int]:
+        """Indices of steps journaled whose images are not written yet."""
+        return [d.index for d in self._deferred]
+
+    def write_deferred(self) -> None:
+        """The test's folder is kept: encode and write every deferred step's images, each followed
+        by a `files` journal line that completes its step (drains first)."""
+        self.drain()
+        self._write_deferred()
+
+    def drop_deferred(self) -> None:
+        """The test's folder is not kept: its deferred images are never encoded (issue 42)."""
+        self.drain()
+        for deferred in self._deferred:
+            for name in [*(deferred.step.get("crops") or []), *(deferred.step.get("frames") or [])]:
+                self._pending.pop(name, None)
+        self._deferred, self._deferred_bytes = [], 0
+
+    def _write_deferred(self, upto: int | None = None) -> None:
+        count = len(self._deferred) if upto is None else min(upto, len(self._deferred))
+        for _ in range(count):
+            deferred = self._deferred.pop(0)
+            self._deferred_bytes -= deferred.held
+            try:
+                files, written, refused = self._write_step_files(deferred.index, deferred.step,
+                                                                 deferred.before_crops, deferred.before)
+            finally:
+                self.frames.pixels.release()
+            if self.screen_size is not None:
+                files["screen"] = list(self.screen_size)
+            self.bytes_by_step[deferred.index] = written
+            self.step_files[deferred.index] = files
+            crops = [self._written[n] for n in deferred.step.get("crops") or [] if n in self._written]
+            frames = [self._written[n] for n in deferred.step.get("frames") or [] if n in self._written]
+            for clean in self.steps:
+                if clean.get("index") == deferred.index:
+                    clean["crops"], clean["frames"] = crops, frames
+            self.anchor_list = [{**a, "crops": self._paths(a.get("crops") or [])} for a in self.anchor_list]
+            if self.anchors is not None:
+                self.anchors = {**self.anchors, "anchors": [
+                    {**a, "crops": self._paths(a.get("crops") or [])} if isinstance(a, dict) else a
+                    for a in self.anchors.get("anchors") or []]}
+            event: dict[str, Any] = {"step": deferred.index, "files": files, "crops": crops, "frames": frames,
+                                     "bytes": written}
+            if refused is not None:
+                event["unwritten"] = {"file": self._relative(refused.path), "error": describe_os_error(refused.cause)}
+            self.journal.write("files", event)
+            if refused is not None:
+                raise refused
 
     def _relative(self, path: Path) -> str:
         try:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
 import pytest
+
+from pytest_guistate.report.html import report_model
+from pytest_guistate.report.journal import read_journal
 
 from .conftest import SECRET
 
@@ -53,6 +57,36 @@ def test_sigkill_mid_test_keeps_the_journal_and_the_report_rebuilds(run_inner, p
     out.assert_no_secret()
     assert SECRET not in rebuilt.stdout + rebuilt.stderr
     out.record((), message=f"killed; journal valid up to step {len(steps)}, `guistate report` rebuilt report.html")
+
+
+def test_sigkill_keeps_what_the_retention_says_of_each_finished_step(run_inner) -> None:
+    """Issue 42 (docs/reports.md "What is written when"): killed under `--guistate-retain=on`, every
+    finished step's crops and frames are on disk but the one being written; under the default
+    `failure`, a step that passed is journaled (its images waited for the outcome the kill never
+    gave) and the rebuilt report shows it without naming a missing file."""
+    for retain in ("on", "failure"):
+        out = run_inner(KILLED, "--guistate-device=sim", "--guistate=full", f"--guistate-retain={retain}",
+                        subprocess=True, timeout=90)
+        assert out.result.ret != 0
+        folder = out.folders()[0]
+        events = []
+        for line in (folder / "journal.jsonl").read_text("utf-8").splitlines():
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                pass  # a kill may tear the last line only
+        [first, *_] = [e for e in events if e["type"] == "step"]
+        assert first["record"]["name"] == "open the delete dialog"
+        if retain == "on":
+            files = [*first["files"]["crops"], *first["files"]["frames"].values()]
+            assert files and all((folder / rel).is_file() for rel in files)
+        else:
+            assert first["files"].get("deferred") and first["files"]["crops"] == []
+        rebuilt = subprocess.run([sys.executable, "-m", "pytest_guistate.cli", "report", str(folder)],
+                                 capture_output=True, text=True, timeout=60, check=False)
+        assert rebuilt.returncode == 0, rebuilt.stderr
+        assert report_model(read_journal(folder))["missing_files"] == []
+        shutil.rmtree(folder)  # the next run's folder is the only one
 
 
 @pytest.mark.parametrize(("args", "names"), [

@@ -2,8 +2,8 @@
 stored once, and nothing is stored larger than it needs to be.
 
 - report.html draws every frame from its file under `frames/` instead of carrying a second copy;
-- a failed step with no changed region keeps its whole screen as its crop pair: those PNGs are
-  encoded like every other crop (the sim sends its screenshots fast-encoded, twice the bytes);
+- a failed step with no changed region keeps its whole screen as its crop pair: encoded like every
+  other crop, lossless WebP (issue 44; the sim sends its screenshots as fast PNG, 5x the bytes);
 - the stored JPEG frames are progressive: the same decoded pixels as a baseline JPEG, fewer bytes.
 
 The flow runs on a frozen clock and its failed step refreshes nothing, so that step changes
@@ -22,6 +22,7 @@ import pytest
 from lxml import html as lxml_html
 
 from pytest_guistate.core.oracle_types import CROP_PNG_PARAMS
+from pytest_guistate.report.journal import read_journal
 
 SUITE = '''
 import pytest
@@ -63,22 +64,23 @@ def test_the_report_draws_frames_from_their_files_and_carries_no_copy(folder: Pa
     frames = page.xpath("//*[local-name()='image' and starts-with(@id, 'frame-')]/@href")
     stored = sorted(p.relative_to(folder).as_posix() for p in (folder / "frames").iterdir())
     assert len(stored) == 2 and sorted(frames) == stored  # the feed and the dialog, each drawn once from its file
-    # what the page still carries are the crops' display copies and the timeline's thumbnails: no JPEG
-    # copy of a whole frame (before issue 38: one per distinct frame, ~18 KB each)
-    carried = re.findall(r"data:image/jpeg;base64,([A-Za-z0-9+/=]+)", text)
+    # issue 44: no image is carried either (before: the crops' display copies and the thumbnails' JPEGs)
+    carried = re.findall(r"data:image/(?:jpeg|png|webp);base64,", text)
     thumbs = page.xpath("//*[local-name()='image' and @class='thumb']/@href")
-    assert thumbs and {f"data:image/jpeg;base64,{c}" for c in carried} == set(thumbs)
+    assert carried == [] and thumbs and all((folder / t).is_file() for t in thumbs)
 
 
-def test_a_failed_steps_whole_screen_pair_is_encoded_like_every_crop(folder: Path) -> None:
-    crops = sorted((folder / "crops").glob("step-0003-*.png"))
-    assert [p.name for p in crops] == ["step-0003-r0-before.png", "step-0003-r0.png"]
-    for path in crops:
+def test_a_failed_steps_whole_screen_pair_is_stored_lossless_and_small(folder: Path) -> None:
+    [step] = [e for e in read_journal(folder).steps if e["record"]["index"] == 3]
+    crops = [*step["files"]["crops_before"], *step["files"]["crops"]]
+    assert len(crops) == 2 and all(rel.endswith(".webp") for rel in crops)
+    for rel in crops:
+        path = folder / rel
         pixels = _decode(path)
         assert pixels.shape[:2] == (2400, 1080)  # the whole screen: the step changed nothing
         compact = cv2.imencode(".png", pixels, CROP_PNG_PARAMS)[1].tobytes()
-        # as the sim sent it, the after-screen was ~2x this (OpenCV's fastest PNG)
-        assert path.stat().st_size <= len(compact) * 1.02, path.name
+        # lossless WebP (issue 44): well under the crops' PNG of the same pixels (~2.5x on the sim)
+        assert path.stat().st_size <= len(compact) * 0.6, rel
 
 
 def test_stored_frames_are_progressive_jpegs(folder: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 from pytest_guistate.core.artifact_names import crop_name
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle_types import Crop
 from pytest_guistate.report import frame_store
 from pytest_guistate.report.images import FrameFormat, decode, encode_frame, encode_pixels, frame_divisor
 from pytest_guistate.report.recorder import ArtifactRecorder
@@ -70,9 +71,8 @@ def _step(recorder: ArtifactRecorder, before: Frame, after: Frame, index: int = 
         frame.source = source
         recorder.on_observation(Obs(frame, Tree(list(boxes or []))))
     region = Box(20, 200, 220, 300)
-    ok, crop = cv2.imencode(".png", after.bgr[region.top:region.bottom, region.left:region.right])
-    assert ok
-    crop = recorder.put(crop_name(index, 0), crop.tobytes())
+    # as the session puts a crop: its bound encode, whose pixels the recorder stores (issue 44)
+    crop = recorder.put(crop_name(index, 0), Crop(region, region_index=0, source=after).encode)
     names = [recorder.put(f"step{index:03d}-before.png", before.png), recorder.put(f"step{index:03d}-after.png", after.png)]
     recorder.on_step({"index": index, "name": "tap", "crops": [crop], "frames": names,
                       "transition": {"crops": [{"box": [region.left, region.top, region.right, region.bottom]}]}})

@@ -115,7 +115,11 @@ def test_hostile_app_text_stays_text(probe, tmp_path: Path) -> None:  # type: ig
     page = probe.page
     page.goto(_url(done, "#step-2"))
     assert page.evaluate("() => document.querySelectorAll('[onerror]').length") == 0
-    assert page.evaluate("() => Array.from(document.images).every(i => i.src.startsWith('data:image/'))")
+    # an image is the page's placeholder or a file of the test's folder (issue 44: crops are drawn from their files)
+    folder = done.report.parent.as_uri() + "/"
+    sources = page.evaluate("() => Array.from(document.images).map(i => i.src)")
+    allowed = ("data:image/gif;base64,", folder + "crops/", folder + "frames/")
+    assert sources and all(s.startswith(allowed) for s in sources), sources
     assert HOSTILE in page.locator("#step-2 .sname").inner_text()
     assert HOSTILE in page.locator("#goal").inner_text()
     page.locator("#tree-search").fill("{{7*7}}")  # the typed text, in the email field's node
