@@ -14,6 +14,8 @@ from pytest_guistate.core.errors import (
     GuistateWarning,
     MilestoneNotVisible,
     ProgressIncomplete,
+    QueryFailed,
+    QueryUnverified,
     StepFailed,
 )
 from pytest_guistate.core.frame import Frame, FrameError
@@ -42,6 +44,8 @@ __all__ = [
     "MilestoneNotVisible",
     "Observation",
     "ProgressIncomplete",
+    "QueryFailed",
+    "QueryUnverified",
     "Redaction",
     "Screen",
     "StepFailed",
