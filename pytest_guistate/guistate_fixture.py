@@ -24,7 +24,7 @@ __all__ = ["GuistateSession", "LLMNotConfigured"]
 
 
 class LLMNotConfigured(RuntimeError):
-    """`guistate.run()` / `guistate.check()` were called while `--guistate-llm=off`."""
+    """`guistate.run()` / `check()` / `query()` were called while `--guistate-llm=off`."""
 
 
 class GuistateSession(TaskSession):
@@ -100,6 +100,16 @@ class GuistateSession(TaskSession):
     def check(self, claim: str) -> CheckVerdict:
         """An AI assertion on the current screen, cross-checked against the UI tree."""
         return self._require_llm("check").check(claim)
+
+    def query(self, question: str, type: Any = str) -> Any:  # noqa: A002 - `type=` is the verb's documented keyword
+        """A typed value read off the current screen (str, int, float, bool, list[str], a record and lists
+        of records), every part verified against the element it was read from; `QueryFailed` /
+        `QueryUnverified` otherwise. Replayed from the action cache at 0 tokens in the cache modes."""
+        from pytest_guistate.core.values import shape_of
+
+        shape = shape_of(type)
+        secrets = tuple(getattr(self._redactor, "secrets", ())) if self._redactor is not None else ()
+        return self._require_llm("query").query(question, shape, secrets).value
 
     def _require_llm(self, verb: str) -> TestLLM:
         if self.llm is None and self.llm_factory is not None:

@@ -33,7 +33,7 @@ from pytest_guistate.llm.instructions import QUERY_SYSTEM, system_blocks
 from pytest_guistate.llm.prompt import element_lines, elements_text, section, shown_image
 from pytest_guistate.llm.tools import QUERY_TOOL, ToolInputError, validate
 
-__all__ = ["QueryResult", "node_texts", "query", "screen_decimal", "verify"]
+__all__ = ["QueryResult", "decides", "holds", "node_texts", "query", "screen_decimal", "verify"]
 
 _ON = frozenset({"on", "enabled", "yes", "true", "checked", "selected", "1"})
 _OFF = frozenset({"off", "disabled", "no", "false", "unchecked", "unselected", "0"})
@@ -52,6 +52,8 @@ class QueryResult:
     explanation: str = ""
     source: str = "model"  # model | cache
     problems: list[str] = field(default_factory=list)
+    tree: UITree | None = field(default=None, repr=False)  # the screen it was read on (the cache keeps its reads)
+    package: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """For the journal's `llm` event and Allure: the value as JSON, never the Python object."""
@@ -76,7 +78,7 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def _decides(node: UINode) -> bool | None:
+def decides(node: UINode) -> bool | None:
     """The yes/no an element shows: a switch's or check box's state, else an on/off word of its own."""
     if node.checkable:
         return bool(node.checked)
@@ -91,7 +93,7 @@ def _decides(node: UINode) -> bool | None:
 def holds(shape: Shape, value: Any, node: UINode, decimal: str) -> bool:
     """Does the element show this scalar? Words for a string, the number for a number, the state for a bool."""
     if shape.kind == "bool":
-        return _decides(node) is value
+        return decides(node) is value
     texts = node_texts(node)
     if shape.kind == "str":
         return any(_norm(str(value)) in _norm(t) for t in texts)
@@ -162,7 +164,7 @@ def verify(shape: Shape, value: Any, evidence: Sequence[dict[str, Any]], tree: U
     return problems, cited
 
 
-def _ask(session: Any, question: str, shape: Shape, llm: LLMClient, frame_divisor: float) -> tuple[Any, UITree | None]:
+def _ask(session: Any, question: str, shape: Shape, llm: LLMClient, frame_divisor: float) -> tuple[Any, Any]:
     """One `report_answer` call on the settled screen: (the tool input or a text, the tree shown)."""
     observation = session.observe(settled=True)
     frame_block, scale = shown_image(observation.frame, frame_divisor)
@@ -176,8 +178,8 @@ def _ask(session: Any, question: str, shape: Shape, llm: LLMClient, frame_diviso
     uses = [b for b in message.content if b.type == "tool_use"]
     if not uses or message.stop_reason == "max_tokens":
         text = " ".join(b.text for b in message.content if b.type == "text")[:200]
-        return f"no answer from the model ({message.stop_reason}): {text!r}", observation.tree
-    return dict(uses[0].input) if isinstance(uses[0].input, dict) else {}, observation.tree
+        return f"no answer from the model ({message.stop_reason}): {text!r}", observation
+    return dict(uses[0].input) if isinstance(uses[0].input, dict) else {}, observation
 
 
 def query(session: Any, question: str, shape: Shape, *, llm: LLMClient | None, frame_divisor: float = 3.0,
@@ -187,7 +189,8 @@ def query(session: Any, question: str, shape: Shape, *, llm: LLMClient | None, f
         raise LLMRunFailed("guistate.query needs a model: use --guistate-llm=replay, record or anthropic", None)
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"query() needs a question in words, got {question!r}")
-    answer, tree = _ask(session, question, shape, llm, frame_divisor)
+    answer, observation = _ask(session, question, shape, llm, frame_divisor)
+    tree = observation.tree
     if isinstance(answer, str):
         raise QueryFailed(f"query {question!r} ({shape.name}) failed: {answer}", question, answer)
     explanation = str(answer.get("explanation", ""))
@@ -208,4 +211,5 @@ def query(session: Any, question: str, shape: Shape, *, llm: LLMClient | None, f
     if problems:
         raise QueryUnverified(f"query {question!r} ({shape.name}) is unverified: the model answered "
                               f"{answer['value']!r}, but " + "; ".join(problems), question, answer["value"], problems)
-    return QueryResult(question, shape.name, value, answer["value"], cited, explanation)
+    return QueryResult(question, shape.name, value, answer["value"], cited, explanation, tree=tree,
+                       package=str(observation.package or ""))
