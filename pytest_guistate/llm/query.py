@@ -33,7 +33,7 @@ from pytest_guistate.llm.instructions import QUERY_SYSTEM, system_blocks
 from pytest_guistate.llm.prompt import element_lines, elements_text, section, shown_image
 from pytest_guistate.llm.tools import QUERY_TOOL, ToolInputError, validate
 
-__all__ = ["QueryResult", "decides", "holds", "node_texts", "query", "screen_decimal", "verify"]
+__all__ = ["QueryResult", "decides", "holds", "negated", "node_texts", "query", "screen_decimal", "verify"]
 
 _ON = frozenset({"on", "enabled", "yes", "true", "checked", "selected", "1"})
 _OFF = frozenset({"off", "disabled", "no", "false", "unchecked", "unselected", "0"})
@@ -90,18 +90,33 @@ def decides(node: UINode) -> bool | None:
     return None
 
 
-def holds(shape: Shape, value: Any, node: UINode, decimal: str) -> bool:
-    """Does the element show this scalar? Words for a string, the number for a number, the state for a bool."""
+_NEGATIVE = re.compile(r"\b(off|disabled|unchecked|unselected|not|isn't|aren't|inactive)\b", re.IGNORECASE)
+
+
+def negated(question: str) -> bool:
+    """A yes/no asked the other way ("Is Wi-Fi off?", "... not enabled"): its answer is the opposite of
+    the cited element's on/checked state."""
+    return bool(_NEGATIVE.search(question))
+
+
+def holds(shape: Shape, value: Any, node: UINode, decimal: str, question: str = "") -> bool:
+    """Does the element show this scalar? Words for a string, the number for a number, for a bool the
+    element's state (the opposite for a question asked the other way, `negated`)."""
     if shape.kind == "bool":
-        return decides(node) is value
+        state = decides(node)
+        return state is not None and (state is not negated(question)) is value
     texts = node_texts(node)
     if shape.kind == "str":
         return any(_norm(str(value)) in _norm(t) for t in texts)
     return any(abs(n - float(value)) <= 0.005 for t in texts for n in numbers_in(t, decimal))
 
 
-def _counted(value: Any, nodes: list[UINode], tree: UITree) -> str:
-    """'' when an int is the count of the cited elements (all of their id on screen), else why not."""
+def _counted(value: Any, nodes: list[UINode], tree: UITree, decimal: str) -> str:
+    """'' when an int is the count of the cited elements (all of their id on screen), else why not. An
+    element that shows a number is read, not counted: "Cart, 0 items" cited once is 0, never 1."""
+    shown = [n for node in nodes for t in node_texts(node) for n in numbers_in(t, decimal)]
+    if shown:
+        return f"the cited element shows {shown[0]:g}, not {value}"
     if value != len(nodes) or not nodes:
         return f"no cited element shows {value}, and {len(nodes)} element(s) are cited, not {value}"
     ids = {n.resource_id for n in nodes}
@@ -114,7 +129,7 @@ def _counted(value: Any, nodes: list[UINode], tree: UITree) -> str:
 
 
 def verify(shape: Shape, value: Any, evidence: Sequence[dict[str, Any]], tree: UITree | None,
-           secrets: Sequence[str] = ()) -> tuple[list[str], list[dict[str, Any]]]:
+           secrets: Sequence[str] = (), question: str = "") -> tuple[list[str], list[dict[str, Any]]]:
     """The problems that make a value unverified (none: every part holds), and the evidence with each
     cited element's label and box (device pixels) for the record and the cache."""
     problems: list[str] = []
@@ -152,9 +167,9 @@ def verify(shape: Shape, value: Any, evidence: Sequence[dict[str, Any]], tree: U
             cited.append({"path": path, "element_id": element_id, "quote": quote, "label": node.label, "box": box})
         if len(nodes) < len(items):
             continue
-        if any(holds(leaf, part, n, decimal) for n in nodes):
+        if any(holds(leaf, part, n, decimal, question) for n in nodes):
             continue
-        if leaf.kind == "int" and path == "" and not (why := _counted(part, nodes, tree)):
+        if leaf.kind == "int" and path == "" and not _counted(part, nodes, tree, decimal):
             continue
         shows = ", ".join(repr(n.label) for n in nodes)
         problems.append(f"{where}: {part!r} is not what the cited element(s) show ({shows})"
@@ -207,7 +222,7 @@ def query(session: Any, question: str, shape: Shape, *, llm: LLMClient | None, f
         raise QueryFailed(f"query {question!r}: the answer is not a {shape.name}: {exc} (the model said: "
                           f"{said})", question, said) from None
     evidence = [dict(e) for e in answer.get("evidence") or [] if isinstance(e, dict)]
-    problems, cited = verify(shape, value, evidence, tree, secrets)
+    problems, cited = verify(shape, value, evidence, tree, secrets, question)
     if problems:
         raise QueryUnverified(f"query {question!r} ({shape.name}) is unverified: the model answered "
                               f"{answer['value']!r}, but " + "; ".join(problems), question, answer["value"], problems)

@@ -78,7 +78,7 @@ def _print(tree: UITree, node: UINode, shape: Shape, value: Any, decimal: str) -
         found = numbers_in(text, decimal)
         fp["nth"] = next((i for i, n in enumerate(found) if abs(n - float(value)) <= 0.005), 0)
     if shape.kind == "bool":
-        fp["negated"] = decides(node) is not value  # "is X off?" reads the switch's state the other way
+        fp["negated"] = decides(node) is not value  # "is X off?" reads the switch's state the other way (`negated`)
     return fp
 
 

@@ -237,7 +237,7 @@ def wrong_value(args: dict[str, Any]) -> dict[str, Any]:
     if isinstance(value, bool):
         value = not value
     elif isinstance(value, (int, float)):
-        value = value + 1
+        value = round(value + 1, 2)
     elif isinstance(value, str):
         value = value + " Pro"
     elif isinstance(value, list):
