@@ -101,7 +101,7 @@ class GuistateSession(TaskSession):
         """An AI assertion on the current screen, cross-checked against the UI tree."""
         return self._require_llm("check").check(claim)
 
-    def query(self, question: str, type: Any = str) -> Any:  # noqa: A002 - `type=` is the verb's documented keyword
+    def query(self, question: str, type: Any = str) -> Any:
         """A typed value read off the current screen (str, int, float, bool, list[str], a record and lists
         of records), every part verified against the element it was read from; `QueryFailed` /
         `QueryUnverified` otherwise. Replayed from the action cache at 0 tokens in the cache modes."""

@@ -21,7 +21,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SCALARS", "Shape", "ShapeError", "decimal_mark", "leaves", "numbers_in", "parse_number", "shape_of"]
+__all__ = [
+    "SCALARS",
+    "Shape",
+    "ShapeError",
+    "decimal_mark",
+    "field_of",
+    "leaves",
+    "numbers_in",
+    "parse_number",
+    "shape_of",
+]
 
 SCALARS: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
 _TOKEN = re.compile(r"(?<![\d.,])[-\u2212]?\d[\d.,'\u00a0\u202f]*")
@@ -56,20 +66,23 @@ class Shape:
 
     def describe(self) -> str:
         """The shape for the model, with the JSON it expects and how leaves are cited."""
-        json_kind = {"str": "a JSON string", "int": "a JSON integer", "float": "a JSON number",
-                     "bool": "true or false"}
+        json_kind = {"str": "a JSON string", "int": "a JSON integer", "float": "a JSON number", "bool": "true or false"}
         if self.kind in json_kind:
-            return f"{self.name}: {json_kind[self.kind]}; cite it with path \"\""
+            return f'{self.name}: {json_kind[self.kind]}; cite it with path ""'
         if self.kind == "list":
             assert self.item is not None
             if self.item.kind == "record":
                 keys = ", ".join(f'"{k}": {json_kind[s.kind]}' for k, s in self.item.fields)
-                return (f"{self.name}: a JSON array of objects {{{keys}}}, one per item on screen in screen order; "
-                        "cite each field with path \"<index>.<field>\" (\"0.price\")")
-            return (f"{self.name}: a JSON array of {json_kind[self.item.kind]}s in screen order; cite each item "
-                    "with path \"<index>\" (\"0\", \"1\")")
+                return (
+                    f"{self.name}: a JSON array of objects {{{keys}}}, one per item on screen in screen order; "
+                    'cite each field with path "<index>.<field>" ("0.price")'
+                )
+            return (
+                f"{self.name}: a JSON array of {json_kind[self.item.kind]}s in screen order; cite each item "
+                'with path "<index>" ("0", "1")'
+            )
         keys = ", ".join(f'"{k}": {json_kind[s.kind]}' for k, s in self.fields)
-        return f"{self.name}: a JSON object {{{keys}}}; cite each field with path \"<field>\" (\"price\")"
+        return f'{self.name}: a JSON object {{{keys}}}; cite each field with path "<field>" ("price")'
 
     def convert(self, raw: Any, path: str = "") -> Any:
         """The model's JSON as this type; `ShapeError` names the first part that is not."""
@@ -86,8 +99,10 @@ class Shape:
             missing = [k for k in names if k not in raw]
             extra = [k for k in raw if k not in names]
             if missing or extra:
-                raise ShapeError(f"{where} must have the fields {names}: " + "; ".join(
-                    ([f"missing {missing}"] if missing else []) + ([f"unknown {extra}"] if extra else [])))
+                raise ShapeError(
+                    f"{where} must have the fields {names}: "
+                    + "; ".join(([f"missing {missing}"] if missing else []) + ([f"unknown {extra}"] if extra else []))
+                )
             values = {k: s.convert(raw[k], _join(path, k)) for k, s in self.fields}
             return self.build(**values) if self.build is not None else values
         return _scalar(self.kind, raw, where)
@@ -127,6 +142,8 @@ def _scalar(kind: str, raw: Any, where: str) -> Any:
 
 def shape_of(tp: Any) -> Shape:
     """The shape of a type a test passes as `type=`; `ShapeError` for one `query` cannot read."""
+    if isinstance(tp, dict):  # {"name": str, "price": float}
+        return _record({str(k): v for k, v in tp.items()}, None, "record")
     if tp in SCALARS:
         return Shape(SCALARS[tp])
     origin = typing.get_origin(tp)
@@ -138,15 +155,15 @@ def shape_of(tp: Any) -> Shape:
         if item.kind == "list":
             raise ShapeError(f"lists of lists are not read: {tp!r}")
         return Shape("list", item=item)
-    if isinstance(tp, dict):  # {"name": str, "price": float}
-        return _record({str(k): v for k, v in tp.items()}, None, "record")
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
         return _record({f.name: hints[f.name] for f in dataclasses.fields(tp)}, tp, tp.__name__)
     if isinstance(tp, type) and typing.is_typeddict(tp):
         return _record(typing.get_type_hints(tp), None, tp.__name__)
-    raise ShapeError(f"query() reads str, int, float, bool, lists of them, and records (a dataclass, a TypedDict "
-                     f"or a dict of field types) and lists of records; not {tp!r}")
+    raise ShapeError(
+        f"query() reads str, int, float, bool, lists of them, and records (a dataclass, a TypedDict "
+        f"or a dict of field types) and lists of records; not {tp!r}"
+    )
 
 
 def _record(hints: dict[str, Any], build: type | None, title: str) -> Shape:
@@ -154,7 +171,7 @@ def _record(hints: dict[str, Any], build: type | None, title: str) -> Shape:
         raise ShapeError(f"the record {title} has no fields")
     fields = []
     for name, hint in hints.items():
-        if hint not in SCALARS:
+        if not isinstance(hint, type) or hint not in SCALARS:
             raise ShapeError(f"the record {title}'s field {name!r} must be str, int, float or bool, not {hint!r}")
         fields.append((name, Shape(SCALARS[hint])))
     return Shape("record", fields=tuple(fields), build=build, title=title)
@@ -166,9 +183,13 @@ def leaves(shape: Shape, value: Any, path: str = "") -> list[tuple[str, Shape, A
         assert shape.item is not None
         return [leaf for i, x in enumerate(value) for leaf in leaves(shape.item, x, _join(path, str(i)))]
     if shape.kind == "record":
-        get = (lambda k: value[k]) if isinstance(value, dict) else (lambda k: getattr(value, k))
-        return [(_join(path, k), s, get(k)) for k, s in shape.fields]
+        return [(_join(path, k), s, field_of(value, k)) for k, s in shape.fields]
     return [(path, shape, value)]
+
+
+def field_of(record: Any, key: str) -> Any:
+    """A record's field, whether the record is a dict (TypedDict) or a dataclass."""
+    return record[key] if isinstance(record, dict) else getattr(record, key)
 
 
 def decimal_mark(texts: Iterable[str]) -> str:

@@ -57,8 +57,15 @@ class QueryResult:
 
     def to_dict(self) -> dict[str, Any]:
         """For the journal's `llm` event and Allure: the value as JSON, never the Python object."""
-        return {"question": self.question, "type": self.type, "value": self.raw, "evidence": self.evidence,
-                "explanation": self.explanation, "source": self.source, "problems": self.problems}
+        return {
+            "question": self.question,
+            "type": self.type,
+            "value": self.raw,
+            "evidence": self.evidence,
+            "explanation": self.explanation,
+            "source": self.source,
+            "problems": self.problems,
+        }
 
 
 def node_texts(node: UINode) -> tuple[str, ...]:
@@ -121,15 +128,24 @@ def _counted(value: Any, nodes: list[UINode], tree: UITree, decimal: str) -> str
         return f"no cited element shows {value}, and {len(nodes)} element(s) are cited, not {value}"
     ids = {n.resource_id for n in nodes}
     if len(ids) == 1 and (rid := next(iter(ids))):
-        alike = [n for n in tree.nodes() if n.resource_id == rid and n.displayed and n.bounds is not None
-                 and not n.bounds.is_empty]
+        alike = [
+            n
+            for n in tree.nodes()
+            if n.resource_id == rid and n.displayed and n.bounds is not None and not n.bounds.is_empty
+        ]
         if len(alike) != value:
             return f"{value} element(s) cited as counted, but the screen shows {len(alike)} with their id {rid!r}"
     return ""
 
 
-def verify(shape: Shape, value: Any, evidence: Sequence[dict[str, Any]], tree: UITree | None,
-           secrets: Sequence[str] = (), question: str = "") -> tuple[list[str], list[dict[str, Any]]]:
+def verify(
+    shape: Shape,
+    value: Any,
+    evidence: Sequence[dict[str, Any]],
+    tree: UITree | None,
+    secrets: Sequence[str] = (),
+    question: str = "",
+) -> tuple[list[str], list[dict[str, Any]]]:
     """The problems that make a value unverified (none: every part holds), and the evidence with each
     cited element's label and box (device pixels) for the record and the cache."""
     problems: list[str] = []
@@ -151,8 +167,9 @@ def verify(shape: Shape, value: Any, evidence: Sequence[dict[str, Any]], tree: U
                 problems.append(f"{where}: cited element {element_id!r} is not on the screen")
                 continue
             if node.password:
-                problems.append(f"{where}: cited element {element_id!r} is a password field; values are never read "
-                                "from one")
+                problems.append(
+                    f"{where}: cited element {element_id!r} is a password field; values are never read from one"
+                )
                 continue
             texts = node_texts(node)
             if any(s and (any(s in t for t in texts) or s in str(part)) for s in secrets):
@@ -172,8 +189,10 @@ def verify(shape: Shape, value: Any, evidence: Sequence[dict[str, Any]], tree: U
         if leaf.kind == "int" and path == "" and not _counted(part, nodes, tree, decimal):
             continue
         shows = ", ".join(repr(n.label) for n in nodes)
-        problems.append(f"{where}: {part!r} is not what the cited element(s) show ({shows})"
-                        + (" (a yes/no needs a switch or an on/off text)" if leaf.kind == "bool" else ""))
+        problems.append(
+            f"{where}: {part!r} is not what the cited element(s) show ({shows})"
+            + (" (a yes/no needs a switch or an on/off text)" if leaf.kind == "bool" else "")
+        )
     if any(s and s in json.dumps(value, default=str) for s in secrets):
         problems.append("the value holds a registered secret; it is never returned")
     return problems, cited
@@ -184,12 +203,21 @@ def _ask(session: Any, question: str, shape: Shape, llm: LLMClient, frame_diviso
     observation = session.observe(settled=True)
     frame_block, scale = shown_image(observation.frame, frame_divisor)
     rows = element_lines(observation.tree, scale) if observation.tree is not None else []
-    content = [section("question", question), section("answer_type", shape.describe()),
-               section("screen", json.dumps({"app": observation.package, "image": list(scale.shown)})),
-               section("elements", elements_text(rows)), frame_block]
-    message = llm.create("query", system=system_blocks(QUERY_SYSTEM, cache=True), tools=[QUERY_TOOL],
-                         messages=[{"role": "user", "content": content}],
-                         tool_choice={"type": "tool", "name": QUERY_TOOL["name"]}, step=len(session.steps) or None)
+    content = [
+        section("question", question),
+        section("answer_type", shape.describe()),
+        section("screen", json.dumps({"app": observation.package, "image": list(scale.shown)})),
+        section("elements", elements_text(rows)),
+        frame_block,
+    ]
+    message = llm.create(
+        "query",
+        system=system_blocks(QUERY_SYSTEM, cache=True),
+        tools=[QUERY_TOOL],
+        messages=[{"role": "user", "content": content}],
+        tool_choice={"type": "tool", "name": QUERY_TOOL["name"]},
+        step=len(session.steps) or None,
+    )
     uses = [b for b in message.content if b.type == "tool_use"]
     if not uses or message.stop_reason == "max_tokens":
         text = " ".join(b.text for b in message.content if b.type == "text")[:200]
@@ -197,8 +225,15 @@ def _ask(session: Any, question: str, shape: Shape, llm: LLMClient, frame_diviso
     return dict(uses[0].input) if isinstance(uses[0].input, dict) else {}, observation
 
 
-def query(session: Any, question: str, shape: Shape, *, llm: LLMClient | None, frame_divisor: float = 3.0,
-          secrets: Sequence[str] = ()) -> QueryResult:
+def query(
+    session: Any,
+    question: str,
+    shape: Shape,
+    *,
+    llm: LLMClient | None,
+    frame_divisor: float = 3.0,
+    secrets: Sequence[str] = (),
+) -> QueryResult:
     """Ask, convert and verify; `QueryFailed` / `QueryUnverified` name the question and what the model said."""
     if llm is None:
         raise LLMRunFailed("guistate.query needs a model: use --guistate-llm=replay, record or anthropic", None)
@@ -219,12 +254,26 @@ def query(session: Any, question: str, shape: Shape, *, llm: LLMClient | None, f
     try:
         value = shape.convert(answer["value"])
     except ShapeError as exc:
-        raise QueryFailed(f"query {question!r}: the answer is not a {shape.name}: {exc} (the model said: "
-                          f"{said})", question, said) from None
+        raise QueryFailed(
+            f"query {question!r}: the answer is not a {shape.name}: {exc} (the model said: {said})", question, said
+        ) from None
     evidence = [dict(e) for e in answer.get("evidence") or [] if isinstance(e, dict)]
     problems, cited = verify(shape, value, evidence, tree, secrets, question)
     if problems:
-        raise QueryUnverified(f"query {question!r} ({shape.name}) is unverified: the model answered "
-                              f"{answer['value']!r}, but " + "; ".join(problems), question, answer["value"], problems)
-    return QueryResult(question, shape.name, value, answer["value"], cited, explanation, tree=tree,
-                       package=str(observation.package or ""))
+        raise QueryUnverified(
+            f"query {question!r} ({shape.name}) is unverified: the model answered "
+            f"{answer['value']!r}, but " + "; ".join(problems),
+            question,
+            answer["value"],
+            problems,
+        )
+    return QueryResult(
+        question,
+        shape.name,
+        value,
+        answer["value"],
+        cited,
+        explanation,
+        tree=tree,
+        package=str(observation.package or ""),
+    )

@@ -26,8 +26,13 @@ from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.helpers.direct_screen import DirectScreen
 from tests.llm.conftest import FAKE_KEY
 
-SHOPA, SHOPB, SETTINGS, FEED, GALLERY = ("com.guistate.shopa", "com.guistate.shopb", "com.guistate.settings",
-                                         "com.guistate.feed", "com.guistate.gallery")
+SHOPA, SHOPB, SETTINGS, FEED, GALLERY = (
+    "com.guistate.shopa",
+    "com.guistate.shopb",
+    "com.guistate.settings",
+    "com.guistate.feed",
+    "com.guistate.gallery",
+)
 
 
 class Item(TypedDict):
@@ -101,8 +106,9 @@ def test_records_as_dataclasses_and_a_single_record(phones, llm) -> None:
     truth = shop_prices(3)
     rows = ask(sim, client, "the name and price of every product", list[Row])
     assert rows == [Row(name, truth[name][1]) for name, _, _ in PRODUCTS]
-    assert ask(sim, client, "the name and price of the product", Row) == Row("Wireless Earbuds",
-                                                                             truth["Wireless Earbuds"][1])
+    assert ask(sim, client, "the name and price of the product", Row) == Row(
+        "Wireless Earbuds", truth["Wireless Earbuds"][1]
+    )
 
 
 def test_counts_lists_and_the_total(phones, llm) -> None:
@@ -139,15 +145,21 @@ def test_switch_states_read_right_both_ways(phones, llm) -> None:
 def test_a_value_the_screen_does_not_hold_is_unverified(phones, llm, server: ReferenceServer) -> None:
     sim = phones(SHOPA).search()
     client = llm()
-    for question, tp in (("the names of the products", list[str]), ("the name and price of each product", list[Item]),
-                         ("how many items are in the cart", int)):
+    for question, tp in (
+        ("the names of the products", list[str]),
+        ("the name and price of each product", list[Item]),
+        ("how many items are in the cart", int),
+    ):
         server.script("hallucinate")  # the same evidence, an item more / a count one more
         with pytest.raises(QueryUnverified) as info:
             ask(sim, client, question, tp)
         assert info.value.problems and info.value.question == question
     server.script("hallucinate")
-    with pytest.raises(QueryUnverified, match=r"answered 16\.99, but the value: 16\.99 is not what the cited "
-                                              r"element\(s\) show \('\$15\.99'\)"):
+    with pytest.raises(
+        QueryUnverified,
+        match=r"answered 16\.99, but the value: 16\.99 is not what the cited "
+        r"element\(s\) show \('\$15\.99'\)",
+    ):
         ask(sim, client, "the price of Phone Case", float)
 
 
@@ -175,8 +187,8 @@ def test_a_password_field_and_a_secret_are_never_read(phones) -> None:
     user = next(n for n in tree.nodes() if n.resource_id.endswith(":id/username"))
     cite = [{"path": "", "element_id": password.index_path, "quote": ""}]
     problems, _ = verify(shape_of(str), password.text or "•", cite, tree)
-    assert problems == [f"the value: cited element {password.index_path!r} is a password field; values are never "
-                        "read from one"]
+    why = f"cited element {password.index_path!r} is a password field; values are never read from one"
+    assert problems == [f"the value: {why}"]
     cite = [{"path": "", "element_id": user.index_path, "quote": "qa@example.com"}]
     assert verify(shape_of(str), "qa@example.com", cite, tree)[0] == []  # the same read, no secret: it holds
     problems, _ = verify(shape_of(str), "qa@example.com", cite, tree, secrets=["qa@example.com"])
@@ -187,12 +199,18 @@ def _llm_for(sim: Phoned, mode: Mode, tmp_path: Path, url: str | None, monkeypat
     if url is not None:
         monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
-    return open_llm(LLMSettings(mode=mode, timeout_s=10.0, updater="off"), sim.session, sim.screen,
-                    test_file=tmp_path / "test_shop.py", test_name="test_prices")
+    return open_llm(
+        LLMSettings(mode=mode, timeout_s=10.0, updater="off"),
+        sim.session,
+        sim.screen,
+        test_file=tmp_path / "test_shop.py",
+        test_name="test_prices",
+    )
 
 
-def test_strict_replay_reads_todays_price_at_zero_tokens_and_misses_by_name(phones, server: ReferenceServer,
-                                                                           tmp_path: Path, monkeypatch) -> None:
+def test_strict_replay_reads_todays_price_at_zero_tokens_and_misses_by_name(
+    phones, server: ReferenceServer, tmp_path: Path, monkeypatch
+) -> None:
     recorded = phones(SHOPA, 1).search()
     live = _llm_for(recorded, Mode.ANTHROPIC, tmp_path, server.url, monkeypatch)
     price, names = shape_of(float), shape_of(list[str])
@@ -213,7 +231,8 @@ def test_strict_replay_reads_todays_price_at_zero_tokens_and_misses_by_name(phon
     assert cached.query("the price of Phone Case", price).value == today["Phone Case"][0]
     assert cached.query("the names of the products", names).value == [name for name, _, _ in PRODUCTS]
     assert cached.query("the name and price of each product", rows).value == [
-        {"name": name, "price": today[name][0]} for name, _, _ in PRODUCTS]
+        {"name": name, "price": today[name][0]} for name, _, _ in PRODUCTS
+    ]
     assert cached.query("how many items are in the cart", switch).value == 0
     assert len(server.requests) == served
     report = cached.report()
@@ -222,8 +241,11 @@ def test_strict_replay_reads_todays_price_at_zero_tokens_and_misses_by_name(phon
 
     gone = phones(SHOPA, 2).search("Cable")  # Phone Case is not in the results
     strict = _llm_for(gone, Mode.CACHE, tmp_path, None, monkeypatch)
-    with pytest.raises(CacheMiss, match=r"cache miss at query 'the price of Phone Case': renamed or moved: no "
-                                        r"TextView \(id 'price', '\$#'\) in a row 'case phone'"):
+    with pytest.raises(
+        CacheMiss,
+        match=r"cache miss at query 'the price of Phone Case': renamed or moved: no "
+        r"TextView \(id 'price', '\$#'\) in a row 'case phone'",
+    ):
         strict.query("the price of Phone Case", price)
     assert strict.cache is not None and strict.cache.misses
 

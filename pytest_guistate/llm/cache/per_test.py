@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_guistate.core.values import field_of
 from pytest_guistate.llm.actor import RunResult, Turn
 from pytest_guistate.llm.actuator import as_actuator
 from pytest_guistate.llm.cache.cachefile import (
@@ -39,9 +40,9 @@ from pytest_guistate.llm.cache.query_cache import QueryMiss, read_again, read_pr
 from pytest_guistate.llm.cache.record import CacheRecorder, screen_of
 from pytest_guistate.llm.cache.replay import (
     CacheMiss,
+    CacheThresholds,
     Miss,
     StepStatus,
-    CacheThresholds,
     held_milestones,
     replay_check,
     replay_run,
@@ -400,7 +401,7 @@ def shape_json(value: Any) -> Any:
     if isinstance(value, list):
         return [shape_json(v) for v in value]
     if hasattr(value, "__dataclass_fields__"):
-        return {k: getattr(value, k) for k in value.__dataclass_fields__}
+        return {k: field_of(value, k) for k in value.__dataclass_fields__}
     return value
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from pytest_guistate.core.uinode import UINode
 from pytest_guistate.core.uitree import UITree
-from pytest_guistate.core.values import Shape, ShapeError, leaves, numbers_in
+from pytest_guistate.core.values import Shape, ShapeError, field_of, leaves, numbers_in
 from pytest_guistate.llm.cache.cachefile import fingerprint, screen_rows
 from pytest_guistate.llm.cache.identity import identity_words, surroundings
 from pytest_guistate.llm.prompt import context_of
@@ -59,7 +59,7 @@ def _mask(text: str, shape: Shape, value: Any) -> str:
         return _NUMBER.sub("#", text)
     if shape.kind == "str":
         at = text.casefold().find(str(value).casefold())
-        return text[:at] + "*" + text[at + len(str(value)):] if at >= 0 else "*"
+        return text[:at] + "*" + text[at + len(str(value)) :] if at >= 0 else "*"
     return ""
 
 
@@ -94,7 +94,11 @@ def read_prints(shape: Shape, value: Any, evidence: Sequence[dict[str, Any]], tr
         fields = [(k, s) for k, s in item.fields] if item.kind == "record" else [("", item)]
         for key, leaf in fields:
             column = [(i, nodes.get(f"{i}.{key}" if key else str(i))) for i in range(len(value))]
-            prints = [_print(tree, n, leaf, _part(value[i], key), decimal) for i, n in column if n is not None]
+            prints = [
+                _print(tree, n, leaf, field_of(value[i], key) if key else value[i], decimal)
+                for i, n in column
+                if n is not None
+            ]
             if len(prints) != len(value) or len({(p.get("rid"), p["kind"], p["template"]) for p in prints}) > 1:
                 return []  # not one column: not replayable as today's list
             if prints:
@@ -112,12 +116,6 @@ def read_prints(shape: Shape, value: Any, evidence: Sequence[dict[str, Any]], tr
     return reads
 
 
-def _part(item: Any, key: str) -> Any:
-    if not key:
-        return item
-    return item[key] if isinstance(item, dict) else getattr(item, key)
-
-
 def _column(fp: dict[str, Any]) -> dict[str, Any]:
     """A column's fingerprint: its kind, id, field and template; no row (each item has its own)."""
     return {k: v for k, v in fp.items() if k in ("kind", "rid", "field", "template", "nth", "negated")}
@@ -129,7 +127,12 @@ def _alike(tree: UITree, fp: dict[str, Any], shape: Shape) -> list[UINode]:
     out = []
     for node in tree.nodes():
         row = rows.get(node.index_path)
-        if row is None or node.password or node.kind != fp.get("kind") or str(row.get("rid") or "") != str(fp.get("rid") or ""):
+        if (
+            row is None
+            or node.password
+            or node.kind != fp.get("kind")
+            or str(row.get("rid") or "") != str(fp.get("rid") or "")
+        ):
             continue
         if fp.get("field") == "checked":
             if node.checkable:
@@ -150,7 +153,7 @@ def _read_str(text: str, template: str) -> str:
     head, star, tail = template.partition("*")
     if not star or not text.startswith(head) or not text.endswith(tail) or len(text) < len(head) + len(tail):
         return text
-    return text[len(head): len(text) - len(tail)]
+    return text[len(head) : len(text) - len(tail)]
 
 
 def _read(node: UINode, fp: dict[str, Any], shape: Shape, decimal: str) -> Any:
@@ -180,7 +183,11 @@ def _find(tree: UITree, fp: dict[str, Any], shape: Shape) -> UINode:
     if not alike:
         raise QueryMiss(f"gone: no element like the cached {what} on screen")
     want = set(fp.get("row") or [])
-    mine = [n for n in alike if set(_row(tree, n, _read_str(_text(n, str(fp.get("field"))), str(fp.get("template"))))) == want]
+    mine = [
+        n
+        for n in alike
+        if set(_row(tree, n, _read_str(_text(n, str(fp.get("field"))), str(fp.get("template"))))) == want
+    ]
     if not mine:
         rows = sorted({" ".join(_row(tree, n, "")) or "-" for n in alike})[:4]
         raise QueryMiss(f"renamed or moved: no {what} in a row {' '.join(sorted(want))!r}; on screen in rows {rows}")
@@ -194,8 +201,9 @@ def _find(tree: UITree, fp: dict[str, Any], shape: Shape) -> UINode:
     return mine[0]
 
 
-def read_again(shape: Shape, reads: Sequence[dict[str, Any]], tree: UITree | None,
-               secrets: Sequence[str] = ()) -> tuple[Any, list[dict[str, Any]]]:
+def read_again(
+    shape: Shape, reads: Sequence[dict[str, Any]], tree: UITree | None, secrets: Sequence[str] = ()
+) -> tuple[Any, list[dict[str, Any]]]:
     """Today's value from the cached reads (converted with `shape`) and the elements read; `QueryMiss`
     when an element cannot be found again or its text cannot give the value."""
     if tree is None:
@@ -233,8 +241,10 @@ def read_again(shape: Shape, reads: Sequence[dict[str, Any]], tree: UITree | Non
                     else:
                         same = [n for n in _alike(tree, columns[f"*.{key}"], leaf) if _same_row(anchor, n)]
                         if len(same) != 1:
-                            raise QueryMiss(f"the row of {anchor.label!r} has {len(same)} elements like the cached "
-                                            f"{_describe(columns[f'*.{key}'])}")
+                            raise QueryMiss(
+                                f"the row of {anchor.label!r} has {len(same)} elements like the cached "
+                                f"{_describe(columns[f'*.{key}'])}"
+                            )
                         node = same[0]
                     took(f"{i}.{key}", node)
                     record[key] = _read(node, columns[f"*.{key}"], leaf, decimal)

@@ -151,8 +151,9 @@ def query_answer(v: PromptView) -> tuple[str, dict[str, Any]]:
         item, app = m.group(1), m.group(2) or ""
         if not _in_app(v, app):
             return _refuse(f"the screen is {v.app!r}, not {app!r}: the price in {app} is not shown")
-        names = [e for e in v.elements if _mentions(_label(e), item) and not _AMOUNT.search(_label(e))
-                 and not e.get("edit")]
+        names = [
+            e for e in v.elements if _mentions(_label(e), item) and not _AMOUNT.search(_label(e)) and not e.get("edit")
+        ]
         for name in names:
             price = _price_of(v, name)
             if price is not None:
@@ -168,11 +169,14 @@ def query_answer(v: PromptView) -> tuple[str, dict[str, Any]]:
                 if holder is not None and (n := _number(v, holder)) is not None:
                     return _answer(_scalar(kind, v, holder, n), [_cite("", holder)], "the total shown")
         return _refuse("no total on this screen")
-    if m := re.fullmatch(r"how\s+many\s+(.+?)(?:\s+(?:are|is))?(?:\s+(?:there|shown))?(?:\s+(?:in|on)\s+(?:the\s+)?(.+))?",
-                         q, re.IGNORECASE):
+    if m := re.fullmatch(
+        r"how\s+many\s+(.+?)(?:\s+(?:are|is))?(?:\s+(?:there|shown))?(?:\s+(?:in|on)\s+(?:the\s+)?(.+))?",
+        q,
+        re.IGNORECASE,
+    ):
         what, where = m.group(1), m.group(2) or ""
         shows = [e for e in v.elements if _number(v, e) is not None and not _AMOUNT.search(_label(e))]
-        for words in ([f"{where} {what}", where, what] if where else [what]):
+        for words in [f"{where} {what}", where, what] if where else [what]:
             hit = next((e for e in shows if _mentions(_label(e), words)), None)
             if hit is not None:
                 return _answer(int(_number(v, hit) or 0), [_cite("", hit)], f"the number shown for {words}")
@@ -192,12 +196,16 @@ def query_answer(v: PromptView) -> tuple[str, dict[str, Any]]:
         column = _names(v, m.group(1) or m.group(2))
         if not column:
             return _refuse(f"no names of {m.group(1) or m.group(2)!r} on this screen")
-        return _answer([_label(e) for e in column], [_cite(str(i), e) for i, e in enumerate(column)],
-                       f"{len(column)} names in screen order")
+        return _answer(
+            [_label(e) for e in column],
+            [_cite(str(i), e) for i, e in enumerate(column)],
+            f"{len(column)} names in screen order",
+        )
     if m := re.fullmatch(r"(?:the\s+)?(.+?)\s+of\s+(?:each|every|the)\s+(.+)", q, re.IGNORECASE):
         return _records(v, kind, fields, m.group(2))
-    return _refuse(f"the reference policy (pattern matching, not a language model) cannot read the question "
-                   f"{question!r}")
+    return _refuse(
+        f"the reference policy (pattern matching, not a language model) cannot read the question {question!r}"
+    )
 
 
 def _records(v: PromptView, kind: str, fields: list[str], what: str) -> tuple[str, dict[str, Any]]:
@@ -216,11 +224,15 @@ def _records(v: PromptView, kind: str, fields: list[str], what: str) -> tuple[st
             elif name in _PRICE_FIELDS:
                 holder = _price_of(v, anchor)
             else:
-                holder = next((e for e in v.elements if _same_row(anchor, e) and _singular(name) in _rid_words(e)), None)
+                holder = next(
+                    (e for e in v.elements if _same_row(anchor, e) and _singular(name) in _rid_words(e)), None
+                )
             if holder is None:
                 return _refuse(f"the {name} of {_label(anchor)!r} is not on this screen")
             number = _number(v, holder)
-            record[name] = _label(holder) if name in _NAME_FIELDS else (number if number is not None else _label(holder))
+            record[name] = (
+                _label(holder) if name in _NAME_FIELDS else (number if number is not None else _label(holder))
+            )
             evidence.append(_cite(path, holder))
         rows.append(record)
         if not kind.startswith("list["):
