@@ -1,0 +1,126 @@
+"""`guistate.query` through the plugin (issue 46): the docs example (docs/llm-steps.md) in an inner
+pytest run on the sim, both personas, against the reference server; then strict replay from the
+action cache at 0 tokens on another seed, where every price moved: the test's own assertion (the
+phone's ground truth: what was bought, at what price) passes on today's values."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_guistate.llm.reference.server import ReferenceServer
+from tests.helpers.inner_run import run_inprocess
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "example_suite"
+
+# The example of docs/llm-steps.md ("Reading values: guistate.query"), word for word, and the same
+# reading with a purchase the test makes itself (no actor run: its replay depends on no price).
+TESTS = """
+import pytest
+from sim_apps import SHOPS
+
+from pytest_guistate import visible
+
+
+def read_price(device, guistate, shop):
+    device.activate_app(SHOPS[shop])
+    guistate.perform(f"search Phone Case in {shop}", lambda: device.type("Phone Case\\n", id="search"),
+                     expect=visible(id="price"), idempotent=False)
+    return guistate.query(f"the price of Phone Case in {shop}", type=float)
+
+
+@pytest.mark.guistate(app="com.guistate.shopa")
+def test_the_cheaper_shop_was_bought(device, guistate):
+    prices = {shop: read_price(device, guistate, shop) for shop in SHOPS}
+    result = guistate.run("Compare the price of Phone Case in ShopA and ShopB and buy it in the cheaper shop",
+                          max_steps=25)
+    assert result.success, result.summary
+    cheaper = min(prices, key=prices.get)
+    bought = [e for e in device.action_log() if e["action"] == "add_to_cart"]
+    assert [(e["shop"], e["product"], e["price"]) for e in bought] == [(cheaper, "Phone Case", prices[cheaper])]
+
+
+@pytest.mark.guistate(app="com.guistate.shopa")
+def test_reads_prices_and_buys_in_the_cheaper_shop(device, guistate):
+    prices = {shop: read_price(device, guistate, shop) for shop in SHOPS}
+    cheaper = min(prices, key=prices.get)
+    device.activate_app(SHOPS[cheaper])
+    guistate.perform("open Phone Case", lambda: device.tap(id="name"), expect="Add to cart")
+    guistate.perform("add to cart", lambda: device.tap(id="add_to_cart"), expect=visible("Cart, 1 items"),
+                     idempotent=False)
+    assert guistate.query("how many items are in the cart", type=int) == 1
+    bought = [e for e in device.action_log() if e["action"] == "add_to_cart"]
+    assert [(e["shop"], e["price"]) for e in bought] == [(cheaper, min(prices.values()))]
+"""
+
+
+@pytest.fixture
+def reference(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReferenceServer]:
+    with ReferenceServer() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-query-0000")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        yield server
+
+
+def _suite(pytester: pytest.Pytester) -> None:
+    shutil.copy(EXAMPLE / "sim_apps.py", pytester.path / "sim_apps.py")
+    pytester.makepyfile(test_prices=TESTS)
+    pytester.makeini("[pytest]\nguistate_llm_updater = off\n")
+
+
+def _run(pytester: pytest.Pytester, *args: str, seed: int) -> pytest.RunResult:
+    caps = pytester.path / "caps.json"
+    caps.write_text(json.dumps({"guistate:seed": seed}))
+    return run_inprocess(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "--guistate-memory=off",
+        f"--guistate-caps={caps}",
+        "--guistate-summary=summary.json",
+        *args,
+    )
+
+
+def _rows(pytester: pytest.Pytester) -> dict[str, dict]:
+    data = json.loads((pytester.path / "summary.json").read_text())
+    return {row["nodeid"].rpartition("::")[2]: row for row in data["tests"]}
+
+
+def test_the_docs_example_reads_both_prices_and_the_cheaper_shop_is_bought(
+    pytester: pytest.Pytester, reference: ReferenceServer
+) -> None:
+    """On the iOS persona (the replay test below records on Android): seed 9, where ShopA is cheaper."""
+    _suite(pytester)
+    result = _run(pytester, "--guistate-platform=ios", "--guistate-llm=anthropic", "-k", "cheaper_shop_was", seed=9)
+    result.assert_outcomes(passed=1)
+    purposes = [r.body["tools"][0]["name"] for r in reference.requests]
+    assert purposes.count("report_answer") == 2
+
+
+def test_strict_replay_reads_todays_prices_after_a_drift_at_zero_tokens(
+    pytester: pytest.Pytester, reference: ReferenceServer
+) -> None:
+    _suite(pytester)
+    _run(pytester, "--guistate-llm=anthropic", "-k", "reads_prices", seed=1).assert_outcomes(passed=1)
+    cache = json.loads(next((pytester.path / "cassettes").rglob("*.actions.json")).read_text())
+    assert [q["question"] for q in cache["queries"]] == [
+        "the price of Phone Case in ShopA",
+        "the price of Phone Case in ShopB",
+        "how many items are in the cart",
+    ]
+    served = len(reference.requests)
+    _run(pytester, "--guistate-llm=cache", "-k", "reads_prices", seed=2).assert_outcomes(passed=1)  # prices moved
+    row = _rows(pytester)["test_reads_prices_and_buys_in_the_cheaper_shop"]
+    assert row["llm_tokens"] == 0 and row["llm_cache"]["hits"] == 3 and row["llm_cache"]["misses"] == 0
+    # Seed 9: ShopA is the cheaper one now. The prices read again say so, the test buys there, and the
+    # cart count the cache read in ShopB's app is a named miss in ShopA's: never a value from another app.
+    failed = _run(pytester, "--guistate-llm=cache", "-k", "reads_prices", seed=9)
+    failed.assert_outcomes(failed=1)
+    miss = "*cache miss at query 'how many items are in the cart': the screen is not the one the query read*"
+    failed.stdout.fnmatch_lines([miss + "(similarity 0.00; cached on 'shopb: *')*"])
+    assert len(reference.requests) == served  # the model was never asked
