@@ -17,32 +17,20 @@ from tests.helpers.inner_run import run_inprocess
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "example_suite"
 
-# The example of docs/llm-steps.md ("Reading values: guistate.query"), word for word, and the same
-# reading with a purchase the test makes itself (no actor run: its replay depends on no price).
-TESTS = """
-import pytest
-from sim_apps import SHOPS
-
-from pytest_guistate import visible
+DOCS = EXAMPLE.parent / "docs" / "llm-steps.md"
 
 
-def read_price(device, guistate, shop):
-    device.activate_app(SHOPS[shop])
-    guistate.perform(f"search Phone Case in {shop}", lambda: device.type("Phone Case\\n", id="search"),
-                     expect=visible(id="price"), idempotent=False)
-    return guistate.query(f"the price of Phone Case in {shop}", type=float)
+def docs_example() -> str:
+    """The example of docs/llm-steps.md ("Reading values: guistate.query"), as the page shows it."""
+    text = DOCS.read_text(encoding="utf-8")
+    section = text[text.index("## Reading values: `guistate.query`") :]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
 
 
-@pytest.mark.guistate(app="com.guistate.shopa")
-def test_the_cheaper_shop_was_bought(device, guistate):
-    prices = {shop: read_price(device, guistate, shop) for shop in SHOPS}
-    result = guistate.run("Compare the price of Phone Case in ShopA and ShopB and buy it in the cheaper shop",
-                          max_steps=25)
-    assert result.success, result.summary
-    cheaper = min(prices, key=prices.get)
-    bought = [e for e in device.action_log() if e["action"] == "add_to_cart"]
-    assert [(e["shop"], e["product"], e["price"]) for e in bought] == [(cheaper, "Phone Case", prices[cheaper])]
-
+# The same reading with a purchase the test makes itself (no actor run: its replay depends on no price).
+TESTS = (
+    docs_example()
+    + """
 
 @pytest.mark.guistate(app="com.guistate.shopa")
 def test_reads_prices_and_buys_in_the_cheaper_shop(device, guistate):
@@ -56,6 +44,7 @@ def test_reads_prices_and_buys_in_the_cheaper_shop(device, guistate):
     bought = [e for e in device.action_log() if e["action"] == "add_to_cart"]
     assert [(e["shop"], e["price"]) for e in bought] == [(cheaper, min(prices.values()))]
 """
+)
 
 
 @pytest.fixture
