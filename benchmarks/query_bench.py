@@ -28,15 +28,15 @@ from typing import Any, TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_guistate.core.settle import VirtualClock  # noqa: E402
-from pytest_guistate.core.task_session import TaskSession  # noqa: E402
-from pytest_guistate.core.values import shape_of  # noqa: E402
-from pytest_guistate.devices.sim.apps.shop import PRODUCTS, shop_prices  # noqa: E402
-from pytest_guistate.devices.sim.phone import Phone  # noqa: E402
-from pytest_guistate.llm.client import LLMSettings, Mode  # noqa: E402
-from pytest_guistate.llm.facade import open_llm  # noqa: E402
-from pytest_guistate.llm.reference.server import ReferenceServer  # noqa: E402
-from tests.helpers.direct_screen import DirectScreen  # noqa: E402
+from pytest_guistate.core.settle import VirtualClock
+from pytest_guistate.core.task_session import TaskSession
+from pytest_guistate.core.values import shape_of
+from pytest_guistate.devices.sim.apps.shop import PRODUCTS, shop_prices
+from pytest_guistate.devices.sim.phone import Phone
+from pytest_guistate.llm.client import LLMSettings, Mode
+from pytest_guistate.llm.facade import open_llm
+from pytest_guistate.llm.reference.server import ReferenceServer
+from tests.helpers.direct_screen import DirectScreen
 
 
 class Item(TypedDict):
