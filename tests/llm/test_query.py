@@ -268,3 +268,47 @@ def test_the_fallback_asks_the_model_at_a_miss(phones, server: ReferenceServer, 
     assert len(server.requests) == before + 1
     assert [s.status for s in fallback.cache.statuses] == ["hit", "miss", "live"]
     assert fallback.client is not None and [c.purpose for c in fallback.client.ledger.calls] == ["query"]
+
+
+IOS = {"platformName": "iOS", "appium:automationName": "XCUITest", "guistate:clock": "frozen"}
+
+
+@pytest.fixture
+def ios() -> Iterator[Any]:
+    """The sim's iOS persona (XCUITest page source, navigation bars) over HTTP, through the Appium client."""
+    from appium import webdriver
+    from appium.options.common import AppiumOptions
+
+    from pytest_guistate.devices.device import Device
+    from pytest_guistate.devices.sim import SimServer
+
+    made: list[Any] = []
+
+    def make(bundle: str, seed: int) -> tuple[Any, TaskSession]:
+        options = AppiumOptions().load_capabilities({**IOS, "appium:bundleId": bundle, "guistate:seed": seed})
+        device = Device(webdriver.Remote(server.url, options=options), url=server.url, is_sim=True)
+        made.append(device)
+        return device, TaskSession(device, name="query-ios")
+
+    with SimServer() as server:
+        yield make
+        for device in made:
+            device.close()
+
+
+def test_the_ios_persona_reads_prices_records_counts_and_switches(ios, llm) -> None:
+    client = llm()
+    device, session = ios(SHOPB, 8)
+    device.tap(id="search_button")
+    session.observe(settled=True)
+    truth = shop_prices(8)
+    assert query(session, "the price of Laptop Stand", shape_of(float), llm=client).value == truth["Laptop Stand"][1]
+    rows = query(session, "the name and price of each product", shape_of(list[Row]), llm=client).value
+    assert rows == [Row(name, truth[name][1]) for name, _, _ in PRODUCTS][: len(rows)] and len(rows) >= 5
+    assert query(session, "how many items are in the cart", shape_of(int), llm=client).value == 0
+    settings, session = ios(SETTINGS, 1)
+    settings.type("qa@example.com", id="username")
+    settings.type("correct-horse\n", id="password")
+    session.observe(settled=True)
+    assert query(session, "Is Wi-Fi on?", shape_of(bool), llm=client).value is True
+    assert query(session, "whether Dark mode is on", shape_of(bool), llm=client).value is False
