@@ -54,6 +54,7 @@ class QueryResult:
     problems: list[str] = field(default_factory=list)
     tree: UITree | None = field(default=None, repr=False)  # the screen it was read on (the cache keeps its reads)
     package: str = ""
+    observation: Any = field(default=None, repr=False)  # its frame: the cited elements' crops for the record
 
     def to_dict(self) -> dict[str, Any]:
         """For the journal's `llm` event and Allure: the value as JSON, never the Python object."""
@@ -276,4 +277,5 @@ def query(
         explanation,
         tree=tree,
         package=str(observation.package or ""),
+        observation=observation,
     )

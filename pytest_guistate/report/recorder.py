@@ -108,6 +108,7 @@ class ArtifactRecorder:
         self.frame_format = frame_format
         self.screen_size = screen_size
         self._pending: dict[str, Pending] = {}
+        self._placed: dict[str, Box] = {}  # crops put with their place on the screen (`put_crop`)
         self.frames = FrameStore(folder, frame_format)  # recent observations and the frame files
         self.before_crops = before_crops
         self.step_files: dict[int, dict[str, Any]] = {}  # step index -> files written (for Allure)
@@ -260,12 +261,24 @@ class ArtifactRecorder:
                 targets.append(("", Box(0, 0, 0, 0)))
         return self.frames.before_crops(index, targets, list(self.redactor.regions))
 
+    def put_crop(self, name: str, data: bytes, box: Box, *, cut_from: Any = None) -> str:
+        """A crop no step names (a query's cited element, issue 46): written at the finish at
+        `crop_path(name)`, its secrets' boxes filled where `box` places it on the screen `cut_from`.
+        Returns that path at once."""
+        self._placed[name] = box
+        self.put(name, data, cut_from=cut_from)
+        return crop_path(name)
+
     def flush_extra(self) -> list[str]:
-        """Write bytes no step or anchor named (e.g. a final frame) under `extra/` (drains first)."""
+        """Write bytes no step or anchor named (e.g. a final frame) under `extra/` (drains first);
+        a crop put with its place (`put_crop`) under its own path."""
         self.drain()
         names = []
         for name in list(self._pending):
-            rel, _ = self._write_image(name, f"extra/{_safe(name)}.png", [], crop=True)
+            if name in self._placed:
+                rel, _ = self._write_image(name, crop_path(name), [self._placed[name]], crop=True)
+            else:
+                rel, _ = self._write_image(name, f"extra/{_safe(name)}.png", [], crop=True)
             if rel:
                 names.append(rel)
         if names and self.anchors is not None:  # anchors.json names the files, these included

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_guistate.devices.sim.apps.shop import shop_prices
 from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.helpers.inner_run import run_inprocess
 
@@ -95,7 +96,10 @@ def test_strict_replay_reads_todays_prices_after_a_drift_at_zero_tokens(
     pytester: pytest.Pytester, reference: ReferenceServer
 ) -> None:
     _suite(pytester)
-    _run(pytester, "--guistate-llm=anthropic", "-k", "reads_prices", seed=1).assert_outcomes(passed=1)
+    record = ("--guistate-artifacts=art", "--guistate-retain=on", "--alluredir=allure")
+    _run(pytester, "--guistate-llm=anthropic", "-k", "reads_prices", *record, seed=1).assert_outcomes(passed=1)
+    truth = shop_prices(1)["Phone Case"]
+    _the_record_shows_the_values_and_their_crops(pytester, truth, "model")
     cache = json.loads(next((pytester.path / "cassettes").rglob("*.actions.json")).read_text())
     assert [q["question"] for q in cache["queries"]] == [
         "the price of Phone Case in ShopA",
@@ -103,7 +107,10 @@ def test_strict_replay_reads_todays_prices_after_a_drift_at_zero_tokens(
         "how many items are in the cart",
     ]
     served = len(reference.requests)
-    _run(pytester, "--guistate-llm=cache", "-k", "reads_prices", seed=2).assert_outcomes(passed=1)  # prices moved
+    shutil.rmtree(pytester.path / "art")
+    shutil.rmtree(pytester.path / "allure")
+    _run(pytester, "--guistate-llm=cache", "-k", "reads_prices", *record, seed=2).assert_outcomes(passed=1)  # moved
+    _the_record_shows_the_values_and_their_crops(pytester, shop_prices(2)["Phone Case"], "cache")
     row = _rows(pytester)["test_reads_prices_and_buys_in_the_cheaper_shop"]
     assert row["llm_tokens"] == 0 and row["llm_cache"]["hits"] == 3 and row["llm_cache"]["misses"] == 0
     # Seed 9: ShopA is the cheaper one now. The prices read again say so, the test buys there, and the
@@ -113,3 +120,26 @@ def test_strict_replay_reads_todays_prices_after_a_drift_at_zero_tokens(
     miss = "*cache miss at query 'how many items are in the cart': the screen is not the one the query read*"
     failed.stdout.fnmatch_lines([miss + "(similarity 0.00; cached on 'shopb: *')*"])
     assert len(reference.requests) == served  # the model was never asked
+
+
+def _the_record_shows_the_values_and_their_crops(
+    pytester: pytest.Pytester, prices: tuple[float, float], source: str
+) -> None:
+    """The journal's `llm` event, report.html and Allure show each query, its value and the crops of
+    the elements it was read from (the crops are files of the test's folder)."""
+    [journal] = (pytester.path / "art").rglob("journal.jsonl")
+    llm = next(json.loads(line) for line in journal.read_text("utf-8").splitlines() if '"llm"' in line[:40])
+    queries = (llm.get("data") or llm)["queries"]
+    assert [(q["question"], q["value"], q["source"]) for q in queries] == [
+        ("the price of Phone Case in ShopA", prices[0], source),
+        ("the price of Phone Case in ShopB", prices[1], source),
+        ("how many items are in the cart", 1, source),
+    ]
+    crops = [e["crop"] for q in queries for e in q["evidence"]]
+    assert len(crops) == 3 and all((journal.parent / rel).is_file() for rel in crops)
+    page = (journal.parent / "report.html").read_text("utf-8")
+    assert "Values read (3)" in page and "the price of Phone Case in ShopB" in page
+    [result] = [json.loads(p.read_text("utf-8")) for p in (pytester.path / "allure").glob("*-result.json")]
+    steps = {step["name"]: step for step in result["steps"]}
+    step = steps[f"query 'the price of Phone Case in ShopA' -> {prices[0]}"]
+    assert [a["name"] for a in step["attachments"]] == [f"read the value: ${prices[0]:.2f}"]

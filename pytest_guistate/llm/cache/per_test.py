@@ -312,7 +312,8 @@ class CacheSession:
                 self.statuses.append(StepStatus(len(self.statuses) + 1, name, "hit"))
                 raw = shape_json(value)
                 return QueryResult(question, shape.name, value, raw, cited,
-                                   "action cache: read again from the cached elements", source="cache")
+                                   "action cache: read again from the cached elements", source="cache",
+                                   observation=observation)
         message = f"cache miss at {name}: {reason} [{self.path}]"
         self.statuses.append(StepStatus(len(self.statuses) + 1, name, "miss", reason))
         self.misses.append(message)
