@@ -12,12 +12,13 @@ from typing import Any, TypedDict
 
 import pytest
 
-from pytest_guistate import QueryFailed, QueryUnverified
+from pytest_guistate import QueryFailed, QueryUnverified, visible
 from pytest_guistate.core.settle import VirtualClock
 from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.values import shape_of
 from pytest_guistate.devices.sim.apps.shop import PRODUCTS, shop_prices
 from pytest_guistate.devices.sim.phone import Phone
+from pytest_guistate.llm.cache.query_cache import read_again, read_prints
 from pytest_guistate.llm.cache.replay import CacheMiss
 from pytest_guistate.llm.client import LLMSettings, Mode
 from pytest_guistate.llm.facade import open_llm
@@ -299,10 +300,17 @@ def ios() -> Iterator[Any]:
 def test_the_ios_persona_reads_prices_records_counts_and_switches(ios, llm) -> None:
     client = llm()
     device, session = ios(SHOPB, 8)
-    device.tap(id="search_button")
-    session.observe(settled=True)
+    session.perform("search", lambda: device.tap(id="search_button"), expect=visible(id="price"))
     truth = shop_prices(8)
-    assert query(session, "the price of Laptop Stand", shape_of(float), llm=client).value == truth["Laptop Stand"][1]
+    price = query(session, "the price of Phone Case", shape_of(float), llm=client)
+    assert price.value == truth["Phone Case"][1]
+    # The cached read finds the same element on another seed's screen (iOS cites the row's Cell, whose
+    # label holds the name and the price) and reads today's price.
+    reads = read_prints(shape_of(float), price.value, price.evidence, price.tree)
+    other, other_session = ios(SHOPB, 9)
+    other_session.perform("search", lambda: other.tap(id="search_button"), expect=visible(id="price"))
+    tree = other_session.observe(settled=True).tree
+    assert read_again(shape_of(float), reads, tree)[0] == shop_prices(9)["Phone Case"][1] != price.value
     rows = query(session, "the name and price of each product", shape_of(list[Row]), llm=client).value
     assert rows == [Row(name, truth[name][1]) for name, _, _ in PRODUCTS][: len(rows)] and len(rows) >= 5
     assert query(session, "how many items are in the cart", shape_of(int), llm=client).value == 0

@@ -144,6 +144,11 @@ def _alike(tree: UITree, fp: dict[str, Any], shape: Shape) -> list[UINode]:
     return out
 
 
+def _own(node: UINode, field: str, shape: Shape, template: str) -> Any:
+    """The value as `_row` leaves it out of a candidate's row: a name's words, nothing of a number."""
+    return _read_str(_text(node, field), template) if shape.kind == "str" else None
+
+
 def _text(node: UINode, field: str) -> str:
     return {"text": node.text, "desc": node.content_desc, "value": node.value}.get(field, node.text) or ""
 
@@ -183,11 +188,8 @@ def _find(tree: UITree, fp: dict[str, Any], shape: Shape) -> UINode:
     if not alike:
         raise QueryMiss(f"gone: no element like the cached {what} on screen")
     want = set(fp.get("row") or [])
-    mine = [
-        n
-        for n in alike
-        if set(_row(tree, n, _read_str(_text(n, str(fp.get("field"))), str(fp.get("template"))))) == want
-    ]
+    field = str(fp.get("field"))
+    mine = [n for n in alike if set(_row(tree, n, _own(n, field, shape, str(fp.get("template"))))) == want]
     if not mine:
         rows = sorted({" ".join(_row(tree, n, "")) or "-" for n in alike})[:4]
         raise QueryMiss(f"renamed or moved: no {what} in a row {' '.join(sorted(want))!r}; on screen in rows {rows}")
