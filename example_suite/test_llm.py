@@ -10,7 +10,7 @@ not the Anthropic API. Re-record against the reference server with
 import pytest
 from sim_apps import SHOPS
 
-from pytest_guistate import all_of, gone, visible
+from pytest_guistate import gone, visible
 
 
 @pytest.mark.guistate(app="com.guistate.shopa")
@@ -50,7 +50,9 @@ def test_query_reads_both_prices_and_the_cheaper_shop_is_bought(device, guistate
     guistate.perform("open Phone Case", lambda: device.tap(id="name"), expect="Add to cart")
     guistate.perform("add to cart", lambda: device.tap(id="add_to_cart"), expect=visible("Cart, 1 items"),
                      idempotent=False)
-    guistate.perform("open the cart", lambda: device.tap(id="cart"), expect=all_of("Checkout", gone("Added to cart")))
+    # the "Added to cart" toast goes first: the screen the query reads is then the same on every run
+    guistate.perform("wait for the toast to go", lambda: None, expect=gone("Added to cart"))
+    guistate.perform("open the cart", lambda: device.tap(id="cart"), expect="Checkout", idempotent=False)
     assert guistate.query("the total", type=float) == min(prices.values())
     bought = [entry for entry in device.action_log() if entry["action"] == "add_to_cart"]
     assert [(entry["shop"], entry["product"], entry["price"]) for entry in bought] == [
