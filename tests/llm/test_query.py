@@ -320,3 +320,25 @@ def test_the_ios_persona_reads_prices_records_counts_and_switches(ios, llm) -> N
     session.observe(settled=True)
     assert query(session, "Is Wi-Fi on?", shape_of(bool), llm=client).value is True
     assert query(session, "whether Dark mode is on", shape_of(bool), llm=client).value is False
+
+
+def test_cache_show_lists_the_committed_queries() -> None:
+    """`guistate cache show` prints each cached query: its question, type, value when recorded and what it reads."""
+    import io
+
+    from pytest_guistate.llm.cache.cli import cache_main
+
+    path = Path(__file__).parents[2] / "example_suite" / "cassettes" / "test_llm"
+    out = io.StringIO()
+    assert (
+        cache_main(
+            ["show", str(path / "test_query_reads_both_prices_and_the_cheaper_shop_is_bought.actions.json")], out
+        )
+        == 0
+    )
+    shown = shop_prices(0)["Phone Case"]  # the example suite's sim runs seed 0
+    assert (
+        f"query: 'the price of Phone Case in ShopA' (float; {shown[0]} when recorded, today's read from "
+        "TextView '$#' on 'shopa: ShopA')"
+    ) in out.getvalue()
+    assert "query: 'the total' (float;" in out.getvalue()
