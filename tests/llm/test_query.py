@@ -328,7 +328,7 @@ def test_cache_show_lists_the_committed_queries() -> None:
 
     from pytest_guistate.llm.cache.cli import cache_main
 
-    path = Path(__file__).parents[2] / "example_suite" / "cassettes" / "test_llm"
+    path = Path(__file__).parents[2] / "example_suite" / "cassettes" / "test_llm_query"
     out = io.StringIO()
     assert (
         cache_main(
