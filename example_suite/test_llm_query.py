@@ -21,18 +21,24 @@ def test_query_reads_both_prices_and_the_cheaper_shop_is_bought(device, guistate
     prices = {}
     for shop, package in SHOPS.items():
         device.activate_app(package)
-        guistate.perform(f"search Phone Case in {shop}", lambda: device.type("Phone Case\n", id="search"),
-                         expect=visible(id="price"), idempotent=False)
+        guistate.perform(
+            f"search Phone Case in {shop}",
+            lambda: device.type("Phone Case\n", id="search"),
+            expect=visible(id="price"),
+            idempotent=False,
+        )
         prices[shop] = guistate.query(f"the price of Phone Case in {shop}", type=float)
     cheaper = min(prices, key=prices.get)
     device.activate_app(SHOPS[cheaper])
     guistate.perform("open Phone Case", lambda: device.tap(id="name"), expect="Add to cart")
-    guistate.perform("add to cart", lambda: device.tap(id="add_to_cart"), expect=visible("Cart, 1 items"),
-                     idempotent=False)
+    guistate.perform(
+        "add to cart", lambda: device.tap(id="add_to_cart"), expect=visible("Cart, 1 items"), idempotent=False
+    )
     # the "Added to cart" toast goes first: the screen the query reads is then the same on every run
     guistate.perform("wait for the toast to go", lambda: None, expect=gone("Added to cart"))
     guistate.perform("open the cart", lambda: device.tap(id="cart"), expect="Checkout", idempotent=False)
     assert guistate.query("the total", type=float) == min(prices.values())
     bought = [entry for entry in device.action_log() if entry["action"] == "add_to_cart"]
     assert [(entry["shop"], entry["product"], entry["price"]) for entry in bought] == [
-        (cheaper, "Phone Case", min(prices.values()))]
+        (cheaper, "Phone Case", min(prices.values()))
+    ]

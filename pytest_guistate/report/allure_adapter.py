@@ -17,7 +17,6 @@ folder may be discarded.
 from __future__ import annotations
 
 import json
-
 import time
 import uuid
 from pathlib import Path
