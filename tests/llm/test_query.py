@@ -89,7 +89,7 @@ def ask(sim: Phoned, llm: Any, question: str, tp: Any, **kwargs: Any) -> Any:
     return query(sim.session, question, shape_of(tp), llm=llm, **kwargs).value
 
 
-@pytest.mark.parametrize("seed", [1, 2, 5])
+@pytest.mark.parametrize("seed", [1, 5])
 def test_prices_read_right_under_several_seeds(phones, llm, seed: int) -> None:
     client = llm()
     for package, index in ((SHOPA, 0), (SHOPB, 1)):
