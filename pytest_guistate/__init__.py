@@ -18,6 +18,8 @@ from pytest_guistate.core.errors import (
     GuistateWarning,
     MilestoneNotVisible,
     ProgressIncomplete,
+    QueryFailed,
+    QueryUnverified,
     StepFailed,
 )
 from pytest_guistate.core.frame import Frame, FrameError
@@ -87,6 +89,8 @@ __all__ = [
     "MilestoneNotVisible",
     "Observation",
     "ProgressIncomplete",
+    "QueryFailed",
+    "QueryUnverified",
     "Redaction",
     "Screen",
     "SessionReuseWarning",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pytest_guistate.llm.actor import RunResult
     from pytest_guistate.llm.check import CheckVerdict
     from pytest_guistate.llm.facade import TestLLM
+    from pytest_guistate.llm.query import QueryResult
     from pytest_guistate.memory.store import MemoryStore
     from pytest_guistate.report.redact import Redactor
 
@@ -24,7 +25,7 @@ __all__ = ["GuistateSession", "LLMNotConfigured"]
 
 
 class LLMNotConfigured(RuntimeError):
-    """`guistate.run()` / `guistate.check()` were called while `--guistate-llm=off`."""
+    """`guistate.run()` / `check()` / `query()` were called while `--guistate-llm=off`."""
 
 
 class GuistateSession(TaskSession):
@@ -48,6 +49,7 @@ class GuistateSession(TaskSession):
         # Opened on the first run()/check(): a test without LLM steps needs no cassette and no key.
         self.llm_factory: Callable[[], TestLLM] | None = None
         self.flow_store: MemoryStore | None = None  # procedural memory for the actor (set by the plugin)
+        self._queries = 0  # guistate.query calls so far: their crops' names
 
     @property
     def redactor(self) -> Redactor | None:
@@ -100,6 +102,34 @@ class GuistateSession(TaskSession):
     def check(self, claim: str) -> CheckVerdict:
         """An AI assertion on the current screen, cross-checked against the UI tree."""
         return self._require_llm("check").check(claim)
+
+    def query(self, question: str, type: Any = str) -> Any:
+        """A typed value read off the current screen (str, int, float, bool, list[str], a record and lists
+        of records), every part verified against the element it was read from; `QueryFailed` /
+        `QueryUnverified` otherwise. Replayed from the action cache at 0 tokens in the cache modes."""
+        from pytest_guistate.core.values import shape_of
+
+        shape = shape_of(type)
+        secrets = tuple(getattr(self._redactor, "secrets", ())) if self._redactor is not None else ()
+        result = self._require_llm("query").query(question, shape, secrets)
+        self._query_crops(result)
+        return result.value
+
+    def _query_crops(self, result: QueryResult) -> None:
+        """Each cited element's crop for the record (report.html, Allure): `crop` on its evidence."""
+        put_crop = getattr(self.artifacts, "put_crop", None)  # the recorder's; a bare sink keeps none
+        frame = getattr(result.observation, "frame", None)
+        if put_crop is None or frame is None:
+            return
+        from pytest_guistate.core.artifact_names import crop_name
+        from pytest_guistate.core.geometry import Box
+
+        self._queries += 1
+        for number, item in enumerate(result.evidence):
+            if item.get("box"):
+                box = Box(*item["box"])
+                name = crop_name(len(self.steps), label=f"query{self._queries}-{number}")
+                item["crop"] = put_crop(name, self.oracle.crop(frame, box), box, cut_from=result.observation)
 
     def _require_llm(self, verb: str) -> TestLLM:
         if self.llm is None and self.llm_factory is not None:

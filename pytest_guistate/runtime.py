@@ -379,7 +379,7 @@ class GuistateRuntime:
         call = reports.get("call")
         outcome = "failed" if failed else ("skipped" if call is not None and call.skipped else "passed")
         error = call.longreprtext if (call is not None and call.failed) else None
-        llm_tokens, llm_cost, cache_report = 0, None, None
+        llm_tokens, llm_cost, cache_report, queries = 0, None, None, None
         recording = item.stash[RECORDER_KEY]
         try:
             self._write_driver_log(recording.recorder)
@@ -391,6 +391,7 @@ class GuistateRuntime:
                 recording.recorder.write_event("llm", llm_report)
                 cache_report = llm_report.get("cache")
                 self._export(item, session, passed=outcome == "passed")
+                queries = llm_report.get("queries")
         finally:
             session.finish(outcome)
             done = finalize(
@@ -400,7 +401,8 @@ class GuistateRuntime:
                 timeline=recording.adapter is not None,
             )
         if recording.adapter is not None:
-            recording.adapter.finish(done, goal=session.goal_text, tier=session.tier.value, failed=failed)
+            recording.adapter.finish(done, goal=session.goal_text, tier=session.tier.value, failed=failed,
+                                     queries=queries)
         from pytest_guistate.report.summary import junit_properties
 
         done.summary.llm_cost_usd = llm_cost

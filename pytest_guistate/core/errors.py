@@ -17,6 +17,8 @@ __all__ = [
     "GuistateWarning",
     "MilestoneNotVisible",
     "ProgressIncomplete",
+    "QueryFailed",
+    "QueryUnverified",
     "RecordingFailed",
     "StepFailed",
 ]
@@ -63,3 +65,24 @@ class ProgressIncomplete(AssertionError):
         self.completed = completed
         self.current = current
         self.remaining = remaining
+
+
+class QueryFailed(AssertionError):
+    """`guistate.query` got no value: the model could not answer, or its answer is not of the asked type
+    or shape. `said` is what the model answered (its explanation, or the raw value), for the message."""
+
+    def __init__(self, message: str, question: str, said: str = "") -> None:
+        super().__init__(message)
+        self.question = question
+        self.said = said
+
+
+class QueryUnverified(AssertionError):
+    """`guistate.query` got a value its cited evidence does not hold up (an element not on screen, a
+    text that does not show the value, a password field or a secret): never returned as if read."""
+
+    def __init__(self, message: str, question: str, value: object, problems: list[str]) -> None:
+        super().__init__(message)
+        self.question = question
+        self.value = value
+        self.problems = problems

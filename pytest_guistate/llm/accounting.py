@@ -48,7 +48,7 @@ def price_for(model: str) -> Price | None:
 class CallUsage:
     """One Messages API call as billed."""
 
-    purpose: str  # actor | updater | check
+    purpose: str  # actor | updater | check | query
     step: int | None
     model: str
     input_tokens: int = 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_guistate.llm.actor import ActorConfig, RunResult, run
 from pytest_guistate.llm.cache.cachefile import actions_path
@@ -16,7 +16,11 @@ from pytest_guistate.llm.cassette import cassette_path
 from pytest_guistate.llm.check import AICheckFailed, CheckVerdict, check
 from pytest_guistate.llm.client import LLMClient, LLMSettings, Mode, make_client
 from pytest_guistate.llm.errors import LLMConfigError, LLMRunFailed
+from pytest_guistate.llm.query import QueryResult, query
 from pytest_guistate.llm.updater import LLMStateUpdater
+
+if TYPE_CHECKING:
+    from pytest_guistate.core.values import Shape
 
 __all__ = ["TestLLM", "open_llm"]
 
@@ -33,6 +37,7 @@ class TestLLM:
     live_factory: Callable[[], LLMClient | None] | None = None  # cache-fallback: the live actor's client
     runs: list[RunResult] = field(default_factory=list)
     checks: list[CheckVerdict] = field(default_factory=list)
+    queries: list[dict[str, Any]] = field(default_factory=list)  # each query's record: question, value, evidence
     cache: CacheSession | None = None  # the action cache: written after a pass, replayed in the cache modes
 
     def run(self, instruction: str, *, max_steps: int = 30, plan: Any = None, hints: Sequence[str] = ()) -> RunResult:
@@ -89,6 +94,26 @@ class TestLLM:
             self.cache.live_check(verdict)
         return verdict
 
+    def query(self, question: str, shape: Shape, secrets: Sequence[str] = ()) -> QueryResult:
+        """A typed value: from the cache at 0 tokens in the cache modes (a miss asks the model in the
+        fallback), else from the model; verified either way, and kept in the record."""
+        if self.cache is not None and self.settings.mode.uses_cache:
+            cached = self.cache.query(question, shape, secrets)
+            if cached is not None:
+                self.queries.append(cached.to_dict())
+                return cached
+        try:
+            result = query(self.session, question, shape, llm=self._model(), frame_divisor=self.settings.frame_divisor,
+                           secrets=secrets)
+        except AssertionError as exc:
+            self.queries.append({"question": question, "type": shape.name, "value": getattr(exc, "value", None),
+                                 "evidence": [], "source": "model", "problems": getattr(exc, "problems", [str(exc)])})
+            raise
+        self.queries.append(result.to_dict())
+        if self.cache is not None:
+            self.cache.live_query(result, shape)
+        return result
+
     def report(self) -> dict[str, Any]:
         """For the journal, Allure and the summary JSON: tokens/cost per step and test, outcomes."""
         data: dict[str, Any] = {"mode": self.settings.mode.value, "model": self.settings.model}
@@ -99,6 +124,8 @@ class TestLLM:
         data["runs"] = [{"outcome": r.outcome, "success": r.success, "summary": r.summary, "turns": len(r.turns)}
                         for r in self.runs]
         data["checks"] = [{"claim": c.claim, "verdict": c.verdict, "problems": c.problems} for c in self.checks]
+        if self.queries:
+            data["queries"] = list(self.queries)
         if self.updater is not None:
             data["updater"] = {"calls": self.updater.calls, "errors": self.updater.errors,
                                "reasons": self.updater.reasons}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ACTOR_SYSTEM", "CHECK_SYSTEM", "UPDATER_SYSTEM", "actor_system", "system_blocks"]
+__all__ = ["ACTOR_SYSTEM", "CHECK_SYSTEM", "QUERY_SYSTEM", "UPDATER_SYSTEM", "actor_system", "system_blocks"]
 
 ACTOR_SYSTEM = """You operate an Android phone to carry out one task for an end-to-end test.
 Each turn you get: <instruction> (the task), <screen> (the foreground app and the size of the screenshot you see),
@@ -43,6 +43,13 @@ CHECK_SYSTEM = """You judge one claim about the current screen of an Android app
 Answer through report_verdict: verdict pass or fail, evidence citing element ids from <elements> with the exact text
 you rely on (for a claim that something is absent, cite the container you looked in and give its region), and a one
 sentence explanation. Judge only what is on the screen now; if you cannot tell, answer fail and say why."""
+
+QUERY_SYSTEM = """You read one value off the current screen of a mobile app for an end-to-end test.
+Answer through report_answer: the value in the <answer_type> asked, and evidence citing, for every part of the value
+(its path), the element id from <elements> it was read from and the exact text you read there (a yes/no cites the
+switch or the element whose state or text decides it; a count cites the element showing the number, or every element
+counted). Read only what the screen shows now; never read a password field. If the screen does not show the answer,
+answer answered=false and say why: a guess is worse than no answer."""
 
 
 def actor_system(platform: str) -> str:

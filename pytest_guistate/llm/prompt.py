@@ -29,6 +29,7 @@ __all__ = [
     "SYSTEMUI",
     "ImageScale",
     "cap_images",
+    "context_of",
     "downscale_png",
     "element_lines",
     "elements_text",
@@ -178,6 +179,12 @@ def _context(node: UINode, parents: dict[int, UINode], limit: int = 48) -> str:
         current = parents.get(id(current))
     joined = " · ".join(dict.fromkeys(texts))  # a row's name often repeats as its image's description
     return joined if len(joined) <= limit else joined[: limit - 1] + "…"
+
+
+def context_of(tree: UITree, node: UINode) -> str:
+    """The texts of the row or container an element sits in (`in` of an element line), for any
+    element: a price label's row is its product's name (a query's cached read, issue 46)."""
+    return _context(node, _parents(tree))
 
 
 def _names(node: UINode) -> dict[str, Any]:

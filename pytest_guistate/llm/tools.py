@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ACTOR_TOOLS", "CHECK_TOOL", "IOS_ACTOR_TOOLS", "UPDATER_TOOL", "ToolInputError", "actor_tools",
+__all__ = ["ACTOR_TOOLS", "CHECK_TOOL", "IOS_ACTOR_TOOLS", "QUERY_TOOL", "UPDATER_TOOL", "ToolInputError", "actor_tools",
            "tool_names", "unoffered", "validate"]
 
 
@@ -133,6 +133,20 @@ CHECK_TOOL: dict[str, Any] = {
             "element_id": {"type": "string"}, "quote": {"type": "string"}}, "required": ["element_id"]}},
         "region": {"type": ["array", "null"], "items": {"type": "integer"}},
         "explanation": {"type": "string"}}, "required": ["verdict", "evidence", "explanation"]},
+}
+
+QUERY_TOOL: dict[str, Any] = {
+    "name": "report_answer",
+    "description": "Answer the question from the current screen, in the <answer_type> asked. Cite every part of "
+                   "the value: per part (its path) the element id from <elements> it was read from and the exact "
+                   "text you read. answered=false (with why in explanation) when the screen does not show it.",
+    "input_schema": {"type": "object", "properties": {
+        "answered": {"type": "boolean"},
+        "value": {},
+        "evidence": {"type": "array", "items": {"type": "object", "properties": {
+            "path": {"type": "string"}, "element_id": {"type": "string"}, "quote": {"type": "string"}},
+            "required": ["path", "element_id"]}},
+        "explanation": {"type": "string"}}, "required": ["answered", "evidence", "explanation"]},
 }
 
 

@@ -16,6 +16,7 @@ folder may be discarded.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from pathlib import Path
@@ -196,7 +197,31 @@ class AllureAdapter:
         for parameter in test.parameters or []:
             parameter.value = redactor.ident(str(parameter.value))
 
-    def finish(self, finished: Any, *, goal: str, tier: str, failed: bool) -> None:
+    def _query_steps(self, test: Any, queries: list[dict[str, Any]]) -> None:
+        """One Allure step per `guistate.query` (issue 46): the question, type, value and who read it
+        as parameters, each cited element's crop attached."""
+        Parameter, Status, _, TestStepResult, _ = self._types
+        text = self._recorder.redactor.text
+        for query in queries:
+            value = json.dumps(query.get("value"), ensure_ascii=False)
+            now = _ms(time.time())
+            params = [Parameter(name="question", value=text(str(query.get("question", "")))),
+                      Parameter(name="type", value=str(query.get("type", ""))), Parameter(name="value", value=text(value)),
+                      Parameter(name="read by", value="action cache" if query.get("source") == "cache" else "model")]
+            failed = bool(query.get("problems"))
+            step = TestStepResult(name=text(f"query {query.get('question', '')!r} -> {value}"), start=now,
+                                  parameters=params)
+            step_uuid = str(uuid.uuid4())
+            self._reporter.start_step(test.uuid, step_uuid, step)
+            for item in query.get("evidence") or []:
+                rel = item.get("crop") if isinstance(item, dict) else None
+                if rel and (self._recorder.folder / str(rel)).is_file():
+                    self._attach_file(str(rel), text(f"read {item.get('path') or 'the value'}: {item.get('label', '')}"),
+                                      step_uuid)
+            self._reporter.stop_step(step_uuid, stop=now, status=Status.FAILED if failed else Status.PASSED)
+
+    def finish(self, finished: Any, *, goal: str, tier: str, failed: bool,
+               queries: list[dict[str, Any]] | None = None) -> None:
         """Labels, description, and the test-level attachments in the order a person opens them:
         report.html, timeline, progress (then anchors and triage). Failed tests get them all; at
         tier full a passed test gets report.html (when kept), the timeline and the progress."""
@@ -211,6 +236,8 @@ class AllureAdapter:
         if goal:
             test.description = self._recorder.redactor.text(goal)
         test.labels.append(Label(name="guistate_tier", value=tier))
+        if queries:
+            self._query_steps(test, queries)
         if finished.triage is not None:
             test.labels.append(Label(name="guistate_triage", value=finished.triage.label))
         if not failed and tier != "full":

@@ -169,7 +169,18 @@ def report_model(journal: Journal, *, frame_budget: int = FRAME_BUDGET) -> dict[
         "trees": tree_defs(journal)[0], "failed_step": _failed_step(steps), "error_head": error_lines(finish.get("error")),
         "llm_total": ((journal.llm or {}).get("usage") or {}).get("totals"),
         "llm_other": unplaced_exchanges(journal.llm, {s["index"] for s in steps}),
+        "queries": _queries(embed, journal.llm),
     }
+
+
+def _queries(embed: _Embedder, llm: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Each `guistate.query` (issue 46): question, type, value, source, and its cited elements' crops."""
+    out = []
+    for query in (llm or {}).get("queries") or []:
+        cited = [{**item, "image": embed.crop(str(item["crop"])) if item.get("crop") else None}
+                 for item in query.get("evidence") or [] if isinstance(item, dict)]
+        out.append({**query, "value_text": json.dumps(query.get("value"), ensure_ascii=False), "cited": cited})
+    return out
 
 
 def _failed_step(steps: list[dict[str, Any]]) -> int | None:

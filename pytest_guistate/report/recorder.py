@@ -24,6 +24,7 @@ every observed screen passes through `on_observation` (wrap the session's screen
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import mimetypes
 import time
@@ -282,6 +283,15 @@ class ArtifactRecorder:
         """The same boxes cut from the before-frame, so a person sees what changed."""
         targets = [boxes[number] if 0 <= number < len(boxes) else None for number in numbers]
         return self.frames.before_crops(index, targets, list(self.redactor.regions), before)
+
+    def put_crop(self, name: str, data: bytes, box: Box, *, cut_from: Any = None) -> str:
+        """A crop no step names (a query's cited element, issue 46), written now: its secrets' boxes
+        filled where `box` places it on the screen `cut_from`, stored once by content (issue 44).
+        Returns its path in the folder ("" when it could not be written: the warning says why)."""
+        self.put(name, data, cut_from=cut_from)
+        self._submit(f"put_crop({name})", functools.partial(self._write_image, crop=True), name, [box])
+        self.drain()
+        return self._written.get(name, "")
 
     def flush_extra(self) -> list[str]:
         """Write bytes no step or anchor named (e.g. a final frame) under `extra/` (drains first)."""

@@ -79,9 +79,9 @@ def test_the_policy_reads_only_the_request() -> None:
     import ast
     import inspect
 
-    from pytest_guistate.llm.reference import goals, policy
+    from pytest_guistate.llm.reference import goals, policy, queries
 
-    for module in (policy, goals):
+    for module in (policy, goals, queries):
         tree = ast.parse(inspect.getsource(module))
         imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
         imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]

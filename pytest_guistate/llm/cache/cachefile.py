@@ -28,7 +28,7 @@ from pytest_guistate.llm.cache.identity import differs, identity, identity_words
 from pytest_guistate.llm.cassette import cassette_path
 from pytest_guistate.llm.prompt import ImageScale, element_lines
 
-__all__ = ["SCHEMA", "ActionCache", "CacheError", "CachedCheck", "CachedRun", "CachedStep", "TargetMatch",
+__all__ = ["SCHEMA", "ActionCache", "CacheError", "CachedCheck", "CachedQuery", "CachedRun", "CachedStep", "TargetMatch",
            "actions_path", "best_target", "claim_words", "fingerprint", "load_cache", "locator_matches", "screen_labels", "screen_rows",
            "screen_signature", "screen_similarity", "state_after", "write_cache"]
 
@@ -309,18 +309,32 @@ class CachedCheck:
 
 
 @dataclass
+class CachedQuery:
+    """A `guistate.query` that passed (issue 46): its question and type, the screen it read, the value
+    then (for review only) and per part the element to read again (`query_cache.read_prints`)."""
+
+    question: str
+    type: str
+    screen: dict[str, Any]
+    value: Any
+    reads: list[dict[str, Any]]
+
+
+@dataclass
 class ActionCache:
     test: str
     platform: str
     runs: list[CachedRun] = field(default_factory=list)
     checks: list[CachedCheck] = field(default_factory=list)
     recorded: dict[str, Any] = field(default_factory=dict)  # mode, model, app version: how it was made
+    queries: list[CachedQuery] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "test": self.test, "platform": self.platform, "recorded": self.recorded,
                 "runs": [{"instruction": r.instruction, "done": r.done, "steps": [asdict(s) for s in r.steps],
                           **({"secrets": r.secrets} if r.secrets else {})} for r in self.runs],
-                "checks": [asdict(c) for c in self.checks]}
+                "checks": [asdict(c) for c in self.checks],
+                **({"queries": [asdict(q) for q in self.queries]} if self.queries else {})}
 
     @property
     def steps(self) -> int:
@@ -405,8 +419,18 @@ def load_cache(path: Path, *, platform: str | None = None) -> ActionCache:
         checks.append(CachedCheck(_need(item, "claim", str, at, path), _need(item, "screen", dict, at, path),
                                   _need(item, "evidence", list, at, path), str(item.get("explanation") or ""),
                                   {str(k): bool(v) for k, v in words.items()}))
+    queries: list[CachedQuery] = []
+    for q_index, item in enumerate(data.get("queries") or []):
+        at = f"queries[{q_index}]"
+        if not isinstance(item, dict):
+            raise CacheError(f"action cache {path}: {at} is not an object")
+        reads = _need(item, "reads", list, at, path)
+        if not all(isinstance(r, dict) and isinstance(r.get("path"), str) for r in reads):
+            raise CacheError(f"action cache {path}: {at}.reads must be objects with a path")
+        queries.append(CachedQuery(_need(item, "question", str, at, path), _need(item, "type", str, at, path),
+                                   _need(item, "screen", dict, at, path), item.get("value"), list(reads)))
     recorded = data["recorded"] if isinstance(data.get("recorded"), dict) else {}
-    return ActionCache(str(data.get("test") or path.stem), recorded_on, runs, checks, recorded)
+    return ActionCache(str(data.get("test") or path.stem), recorded_on, runs, checks, recorded, queries)
 
 
 def _secrets(run: dict[str, Any], where: str, path: Path) -> dict[str, Any]:

@@ -108,6 +108,9 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"       done: {run.done.get('summary', '')}\n")
     out.writelines(f"\nAI check: {check.claim!r} (re-verified by {len(check.evidence)} cited element(s) and the "
                   f"claim's words {check.words})\n" for check in cache.checks)
+    out.writelines(f"\nquery: {query.question!r} ({query.type}; {query.value!r} when recorded, today's read from "
+                   + ", ".join(f"{r.get('kind')} {r.get('template') or r.get('field')!r}" for r in query.reads)
+                   + f" on '{query.screen.get('title', '')}')\n" for query in cache.queries)
     out.write("\n! = not repeated by the step loop, replayed only after a verified previous step\n")
     return 0
 

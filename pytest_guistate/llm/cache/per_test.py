@@ -20,15 +20,27 @@ import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pytest_guistate.core.values import field_of
 from pytest_guistate.llm.actor import RunResult, Turn
 from pytest_guistate.llm.actuator import as_actuator
-from pytest_guistate.llm.cache.cachefile import ActionCache, CachedRun, CacheError, load_cache, plan_lines, write_cache
+from pytest_guistate.llm.cache.cachefile import (
+    ActionCache,
+    CachedQuery,
+    CachedRun,
+    CacheError,
+    load_cache,
+    plan_lines,
+    screen_similarity,
+    write_cache,
+)
 from pytest_guistate.llm.cache.memory_heal import element_memory
-from pytest_guistate.llm.cache.record import CacheRecorder
+from pytest_guistate.llm.cache.query_cache import QueryMiss, read_again, read_prints
+from pytest_guistate.llm.cache.record import CacheRecorder, screen_of
 from pytest_guistate.llm.cache.replay import (
     CacheMiss,
+    CacheThresholds,
     Miss,
     StepStatus,
     held_milestones,
@@ -39,7 +51,11 @@ from pytest_guistate.llm.cache.replay import (
 )
 from pytest_guistate.llm.cache.secrets import Binding, CacheKey, Spans, bind_run, cache_key, fill, seal_run
 from pytest_guistate.llm.check import CheckVerdict
+from pytest_guistate.llm.query import QueryResult
 from pytest_guistate.llm.settings import LLMSettings, Mode
+
+if TYPE_CHECKING:
+    from pytest_guistate.core.values import Shape
 
 __all__ = ["CacheSession"]
 
@@ -50,7 +66,8 @@ def _all_plan(cache: ActionCache | None) -> list[str]:
     if cache is None:
         return []
     return [line for i, run in enumerate(cache.runs) for line in [f"run {i + 1}: {run.instruction}",
-                                                                 *plan_lines(run.steps)]]
+                                                                 *plan_lines(run.steps)]] + [
+        f"query {i + 1}: {q.question!r} ({q.type})" for i, q in enumerate(cache.queries)]
 
 
 @dataclass
@@ -73,6 +90,8 @@ class CacheSession:
     rewritten: bool = False
     run_index: int = 0
     check_index: int = 0
+    query_index: int = 0
+    queries: list[CachedQuery] = field(default_factory=list)  # this run's passing queries, for the file
     phase: str = ""  # "hit" while cached steps replay, "live" while the actor drives in a cache mode
 
 
@@ -263,6 +282,54 @@ class CacheSession:
         if self.mode.uses_cache:
             self.statuses.append(StepStatus(len(self.statuses) + 1, f"check {verdict.claim!r}", "live"))
 
+    # -- queries (issue 46) ----------------------------------------------------------------------
+    def query(self, question: str, shape: Shape, secrets: Sequence[str] = ()) -> QueryResult | None:
+        """Today's value read from the cached query's elements at 0 tokens; None when the fallback must
+        ask the model; a strict miss raises `CacheMiss` naming why (gone, renamed, ambiguous)."""
+        queries = self.cached.queries if self.cached is not None else []
+        index, self.query_index = self.query_index, self.query_index + 1
+        cached = queries[index] if index < len(queries) and queries[index].question == question else None
+        name = f"query {question!r}"
+        if cached is None:
+            reason = f"no cached query for the question {question!r}"
+        elif cached.type != shape.name:
+            reason = f"cached as {cached.type}, asked as {shape.name}"
+        else:
+            reason = ""
+            for settled in (False, True):  # fresh first; settled when the fresh screen does not give it
+                observation = self.session.observe(settled=settled)
+                similarity = screen_similarity(cached.screen, screen_of(observation))
+                if similarity < CacheThresholds().screen:
+                    reason = (f"the screen is not the one the query read (similarity {similarity:.2f}; cached on "
+                              f"'{cached.screen.get('title', '')}')")
+                    continue
+                try:
+                    value, cited = read_again(shape, cached.reads, observation.tree, secrets)
+                except QueryMiss as exc:
+                    reason = str(exc)
+                    continue
+                self.queries.append(cached)
+                self.statuses.append(StepStatus(len(self.statuses) + 1, name, "hit"))
+                raw = shape_json(value)
+                return QueryResult(question, shape.name, value, raw, cited,
+                                   "action cache: read again from the cached elements", source="cache",
+                                   observation=observation)
+        message = f"cache miss at {name}: {reason} [{self.path}]"
+        self.statuses.append(StepStatus(len(self.statuses) + 1, name, "miss", reason))
+        self.misses.append(message)
+        if self.strict:
+            raise CacheMiss(message, Miss(None, reason))
+        return None
+
+    def live_query(self, result: QueryResult, shape: Shape) -> None:
+        """A verified live query joins the cache with the elements it read (none: not replayable)."""
+        if result.tree is not None:
+            reads = read_prints(shape, result.value, result.evidence, result.tree)
+            self.queries.append(CachedQuery(result.question, result.type,
+                                            screen_of(_Seen(result.tree, result.package)), result.raw, reads))
+        if self.mode.uses_cache:
+            self.statuses.append(StepStatus(len(self.statuses) + 1, f"query {result.question!r}", "live"))
+
     # -- the file and the report ----------------------------------------------------------------
     def write(self, settings: LLMSettings, tokens: int) -> None:
         """After a pass: the model modes always write; the fallback only when it changed something."""
@@ -286,7 +353,7 @@ class CacheSession:
             except CacheError:
                 old = None
         new = ActionCache(self.test, self.platform, self._sealed(self.recorder.runs), list(self.recorder.checks),
-                          recorded)
+                          recorded, list(self.queries))
         self.change = list(difflib.unified_diff(_all_plan(old), _all_plan(new), "cached plan", "new plan", lineterm="",
                                                 n=0))
         if self.mode is Mode.REPLAY and old is not None and not self.change:
@@ -320,6 +387,23 @@ class CacheSession:
                 "tokens_used": tokens_used,
                 "tokens_saved": max(0, recorded_tokens - tokens_used) if self.mode.uses_cache else 0,
                 "miss_messages": list(self.misses), "rewritten": self.rewritten, "change": list(self.change)}
+
+
+@dataclass
+class _Seen:
+    """An observation as `screen_of` reads it: the tree a query was answered on and its app."""
+
+    tree: Any
+    package: str
+
+
+def shape_json(value: Any) -> Any:
+    """A converted value as JSON (a dataclass record as its fields), as the model's raw value is kept."""
+    if isinstance(value, list):
+        return [shape_json(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: field_of(value, k) for k in value.__dataclass_fields__}
+    return value
 
 
 def _reached_by_this_run(outcome: Any, held: Sequence[str]) -> str:

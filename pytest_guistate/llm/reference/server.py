@@ -20,7 +20,8 @@ through that base URL), a request header `x-guistate-fault: <spec>`, then `scrip
 per request, in order). Specs: `429`, `529`, `500` (optionally `:retry=SECONDS`), `slow:SECONDS`,
 `malformed`, `max_tokens`, `refusal`, `hallucinate`, `unoffered` (the actor answers with a tool of another
 platform's set that this request does not offer: `home` on Android, as a model used to iPhones might),
-`disabled` (the actor taps the first element the prompt marks `disabled`).
+`disabled` (the actor taps the first element the prompt marks `disabled`). A query's `hallucinate` keeps the
+evidence and answers a value the screen does not hold (`queries.wrong_value`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from pytest_guistate.llm.reference.policy import (
     read_prompt,
     updater_answer,
 )
+from pytest_guistate.llm.reference.queries import query_answer, wrong_value
 from pytest_guistate.llm.reference.tokens import request_segments, text_tokens
 from pytest_guistate.support.httpserver import HttpReply, LoopbackServer, json_reply
 
@@ -229,6 +231,10 @@ class ReferenceServer:
             if fault == "hallucinate":
                 args["evidence"] = [{"element_id": "9/9/9/9", "quote": "Carol"}]
                 args["verdict"] = "pass"
+        elif "report_answer" in tools:  # guistate.query (issue 46): `hallucinate` answers a value not on screen
+            name, args = query_answer(view)
+            if fault == "hallucinate":
+                args = wrong_value(args)
         elif "tap" in tools:
             name, args = actor_answer(view)
             if fault == "hallucinate":

@@ -1,0 +1,344 @@
+"""`guistate.query` (issue 46): typed values read off the sim's screens through the real SDK and the
+reference server, each checked against the phone's own ground truth (the seed's prices, the apps'
+state), never against the plugin's report; evidence that does not hold is `QueryUnverified`; the
+action cache reads today's value at 0 tokens and misses by name."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypedDict
+
+import pytest
+
+from pytest_guistate import QueryFailed, QueryUnverified, visible
+from pytest_guistate.core.settle import VirtualClock
+from pytest_guistate.core.task_session import TaskSession
+from pytest_guistate.core.values import shape_of
+from pytest_guistate.devices.sim.apps.shop import PRODUCTS, shop_prices
+from pytest_guistate.devices.sim.phone import Phone
+from pytest_guistate.llm.cache.query_cache import read_again, read_prints
+from pytest_guistate.llm.cache.replay import CacheMiss
+from pytest_guistate.llm.client import LLMSettings, Mode
+from pytest_guistate.llm.facade import open_llm
+from pytest_guistate.llm.query import query, verify
+from pytest_guistate.llm.reference.server import ReferenceServer
+from tests.helpers.direct_screen import DirectScreen
+from tests.llm.conftest import FAKE_KEY
+
+SHOPA, SHOPB, SETTINGS, FEED, GALLERY = (
+    "com.guistate.shopa",
+    "com.guistate.shopb",
+    "com.guistate.settings",
+    "com.guistate.feed",
+    "com.guistate.gallery",
+)
+
+
+class Item(TypedDict):
+    name: str
+    price: float
+
+
+@dataclasses.dataclass
+class Row:
+    name: str
+    price: float
+
+
+class Phoned:
+    """A sim phone on a virtual clock with a task session over it (as `tests/llm/conftest.Sim`, any seed)."""
+
+    def __init__(self, package: str, seed: int = 1) -> None:
+        self.clock = VirtualClock()
+        self.phone = Phone(app_package=package, seed=seed, clock=self.clock)
+        self.screen = DirectScreen(self.phone)
+        self.session = TaskSession(self.screen, name="query-test", clock=self.clock)
+
+    def search(self, text: str = "") -> Phoned:
+        """A shop's results for `text` (all products for ''), settled."""
+        if text:
+            self.phone.type_text("shop/search", text)
+        self.screen.tap_text("Search")
+        self.session.observe(settled=True)
+        return self
+
+    def sign_in(self, user: str = "qa@example.com", password: str = "correct-horse") -> Phoned:
+        self.phone.type_text("settings/username", user)
+        self.phone.type_text("settings/password", password)
+        self.screen.tap_text("Log in")
+        self.session.observe(settled=True)
+        return self
+
+
+@pytest.fixture
+def phones() -> Iterator[Any]:
+    made: list[Phoned] = []
+
+    def make(package: str, seed: int = 1) -> Phoned:
+        made.append(Phoned(package, seed))
+        return made[-1]
+
+    yield make
+    for item in made:
+        item.phone.close()
+
+
+def ask(sim: Phoned, llm: Any, question: str, tp: Any, **kwargs: Any) -> Any:
+    return query(sim.session, question, shape_of(tp), llm=llm, **kwargs).value
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_prices_read_right_under_several_seeds(phones, llm, seed: int) -> None:
+    client = llm()
+    for package, index in ((SHOPA, 0), (SHOPB, 1)):
+        sim = phones(package, seed).search()
+        truth = shop_prices(seed)
+        assert ask(sim, client, "What is the price of Phone Case?", float) == truth["Phone Case"][index]
+        assert ask(sim, client, "the price of Smart Watch", str) == f"${truth['Smart Watch'][index]:.2f}"
+        rows = ask(sim, client, "the name and price of each product", list[Item])
+        assert rows == [{"name": name, "price": truth[name][index]} for name, _, _ in PRODUCTS]
+
+
+def test_records_as_dataclasses_and_a_single_record(phones, llm) -> None:
+    sim = phones(SHOPB, 3).search()
+    client = llm()
+    truth = shop_prices(3)
+    rows = ask(sim, client, "the name and price of every product", list[Row])
+    assert rows == [Row(name, truth[name][1]) for name, _, _ in PRODUCTS]
+    assert ask(sim, client, "the name and price of the product", Row) == Row(
+        "Wireless Earbuds", truth["Wireless Earbuds"][1]
+    )
+
+
+def test_counts_lists_and_the_total(phones, llm) -> None:
+    client = llm()
+    gallery = phones(GALLERY)
+    photos = [n for n in gallery.session.observe().tree.nodes() if n.resource_id.endswith(":id/photo")]
+    assert ask(gallery, client, "How many photos are there?", int) == len(photos) == 12
+    feed = phones(FEED)
+    shown = [n.text for n in feed.session.observe().tree.nodes() if n.resource_id.endswith(":id/author")]
+    assert ask(feed, client, "the names of the authors", list[str]) == shown and "Erin" in shown
+    shop = phones(SHOPA, 4).search("Cable")
+    shop.screen.tap_text("USB-C Cable")
+    shop.screen.tap_text("Add to cart")
+    shop.screen.tap(*shop.screen.find("Cart, 1 items").bounds.center)
+    shop.session.observe(settled=True)
+    assert ask(shop, client, "how many items are in the cart", int) == 1
+    assert ask(shop, client, "the total", float) == shop_prices(4)["USB-C Cable"][0]
+
+
+def test_switch_states_read_right_both_ways(phones, llm) -> None:
+    client = llm()
+    sim = phones(SETTINGS).sign_in()
+    app = sim.phone._apps[SETTINGS]
+    assert ask(sim, client, "Is Wi-Fi on?", bool) is app.toggles["wifi"] is True
+    assert ask(sim, client, "whether Dark mode is on", bool) is app.toggles["dark_mode"] is False
+    assert ask(sim, client, "is Dark mode off", bool) is True
+    switches = [n for n in sim.session.observe().tree.nodes() if n.checkable]
+    assert [n.checked for n in switches] == [app.toggles[k] for k in ("wifi", "dark_mode", "notifications")]
+    sim.screen.tap(*switches[1].bounds.center)
+    sim.session.observe(settled=True)
+    assert ask(sim, client, "whether Dark mode is on", bool) is app.toggles["dark_mode"] is True
+
+
+def test_a_value_the_screen_does_not_hold_is_unverified(phones, llm, server: ReferenceServer) -> None:
+    sim = phones(SHOPA).search()
+    client = llm()
+    for question, tp in (
+        ("the names of the products", list[str]),
+        ("the name and price of each product", list[Item]),
+        ("how many items are in the cart", int),
+    ):
+        server.script("hallucinate")  # the same evidence, an item more / a count one more
+        with pytest.raises(QueryUnverified) as info:
+            ask(sim, client, question, tp)
+        assert info.value.problems and info.value.question == question
+    server.script("hallucinate")
+    with pytest.raises(
+        QueryUnverified,
+        match=r"answered 16\.99, but the value: 16\.99 is not what the cited "
+        r"element\(s\) show \('\$15\.99'\)",
+    ):
+        ask(sim, client, "the price of Phone Case", float)
+
+
+def test_no_answer_and_a_wrong_shape_are_query_failed(phones, llm, server: ReferenceServer) -> None:
+    sim = phones(SHOPA).search()
+    client = llm()
+    with pytest.raises(QueryFailed, match="cannot read the question 'Who designed this app") as info:
+        ask(sim, client, "Who designed this app?", str)
+    assert "pattern matching" in info.value.said
+    with pytest.raises(QueryFailed, match="the screen is 'com.guistate.shopa', not 'ShopB'"):
+        ask(sim, client, "the price of Phone Case in ShopB", float)
+    with pytest.raises(QueryFailed, match=r"not a bool: value must be true or false, got float 15\.99"):
+        ask(sim, client, "the price of Phone Case", bool)
+    server.script("malformed")
+    with pytest.raises(QueryFailed, match="report_answer input is missing the required field"):
+        ask(sim, client, "the price of Phone Case", float)
+
+
+def test_a_password_field_and_a_secret_are_never_read(phones) -> None:
+    sim = phones(SETTINGS)
+    sim.phone.type_text("settings/username", "qa@example.com")
+    sim.phone.type_text("settings/password", "correct-horse")
+    tree = sim.session.observe().tree
+    password = next(n for n in tree.nodes() if n.password)
+    user = next(n for n in tree.nodes() if n.resource_id.endswith(":id/username"))
+    cite = [{"path": "", "element_id": password.index_path, "quote": ""}]
+    problems, _ = verify(shape_of(str), password.text or "•", cite, tree)
+    why = f"cited element {password.index_path!r} is a password field; values are never read from one"
+    assert problems == [f"the value: {why}"]
+    cite = [{"path": "", "element_id": user.index_path, "quote": "qa@example.com"}]
+    assert verify(shape_of(str), "qa@example.com", cite, tree)[0] == []  # the same read, no secret: it holds
+    problems, _ = verify(shape_of(str), "qa@example.com", cite, tree, secrets=["qa@example.com"])
+    assert any("registered secret" in p for p in problems)
+
+
+def _llm_for(sim: Phoned, mode: Mode, tmp_path: Path, url: str | None, monkeypatch: pytest.MonkeyPatch) -> Any:
+    if url is not None:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+    return open_llm(
+        LLMSettings(mode=mode, timeout_s=10.0, updater="off"),
+        sim.session,
+        sim.screen,
+        test_file=tmp_path / "test_shop.py",
+        test_name="test_prices",
+    )
+
+
+def test_strict_replay_reads_todays_price_at_zero_tokens_and_misses_by_name(
+    phones, server: ReferenceServer, tmp_path: Path, monkeypatch
+) -> None:
+    recorded = phones(SHOPA, 1).search()
+    live = _llm_for(recorded, Mode.ANTHROPIC, tmp_path, server.url, monkeypatch)
+    price, names = shape_of(float), shape_of(list[str])
+    rows, switch = shape_of(list[Item]), shape_of(int)
+    assert live.query("the price of Phone Case", price).value == shop_prices(1)["Phone Case"][0]
+    assert live.query("the names of the products", names).value[0] == "Wireless Earbuds"
+    assert len(live.query("the name and price of each product", rows).value) == len(PRODUCTS)
+    assert live.query("how many items are in the cart", switch).value == 0
+    live.close(passed=True)
+    served = len(server.requests)
+    assert served == 4
+
+    drifted = phones(SHOPA, 2).search()  # another seed: every price moved
+    cached = _llm_for(drifted, Mode.CACHE, tmp_path, None, monkeypatch)
+    assert cached.client is None  # no model at all
+    today = shop_prices(2)
+    assert today["Phone Case"][0] != shop_prices(1)["Phone Case"][0]
+    assert cached.query("the price of Phone Case", price).value == today["Phone Case"][0]
+    assert cached.query("the names of the products", names).value == [name for name, _, _ in PRODUCTS]
+    assert cached.query("the name and price of each product", rows).value == [
+        {"name": name, "price": today[name][0]} for name, _, _ in PRODUCTS
+    ]
+    assert cached.query("how many items are in the cart", switch).value == 0
+    assert len(server.requests) == served
+    report = cached.report()
+    assert report["cache"]["hits"] == 4 and report["cache"]["tokens_used"] == 0
+    assert [q["source"] for q in report["queries"]] == ["cache"] * 4
+
+    gone = phones(SHOPA, 2).search("Cable")  # Phone Case is not in the results
+    strict = _llm_for(gone, Mode.CACHE, tmp_path, None, monkeypatch)
+    with pytest.raises(
+        CacheMiss,
+        match=r"cache miss at query 'the price of Phone Case': renamed or moved: no "
+        r"TextView \(id 'price', '\$#'\) in a row 'case phone'",
+    ):
+        strict.query("the price of Phone Case", price)
+    assert strict.cache is not None and strict.cache.misses
+
+
+def test_the_fallback_asks_the_model_at_a_miss(phones, server: ReferenceServer, tmp_path: Path, monkeypatch) -> None:
+    first = phones(SHOPB, 1).search()
+    live = _llm_for(first, Mode.ANTHROPIC, tmp_path, server.url, monkeypatch)
+    live.query("the price of Power Bank", shape_of(float))
+    live.close(passed=True)
+    elsewhere = phones(SHOPB, 3).search("Power")
+    fallback = _llm_for(elsewhere, Mode.CACHE_FALLBACK, tmp_path, server.url, monkeypatch)
+    before = len(server.requests)
+    assert fallback.query("the price of Power Bank", shape_of(float)).value == shop_prices(3)["Power Bank"][1]
+    assert len(server.requests) == before  # the same row is on screen: a hit, no call
+    elsewhere.screen.tap_text("Power Bank")
+    elsewhere.session.observe(settled=True)  # the product page: another screen, so the model is asked
+    assert fallback.cache is not None
+    fallback.cache.query_index = 0
+    assert fallback.query("the price of Power Bank", shape_of(float)).value == shop_prices(3)["Power Bank"][1]
+    assert len(server.requests) == before + 1
+    assert [s.status for s in fallback.cache.statuses] == ["hit", "miss", "live"]
+    assert fallback.client is not None and [c.purpose for c in fallback.client.ledger.calls] == ["query"]
+
+
+IOS = {"platformName": "iOS", "appium:automationName": "XCUITest", "guistate:clock": "frozen"}
+
+
+@pytest.fixture
+def ios() -> Iterator[Any]:
+    """The sim's iOS persona (XCUITest page source, navigation bars) over HTTP, through the Appium client."""
+    from appium import webdriver
+    from appium.options.common import AppiumOptions
+
+    from pytest_guistate.devices.device import Device
+    from pytest_guistate.devices.sim import SimServer
+
+    made: list[Any] = []
+
+    def make(bundle: str, seed: int) -> tuple[Any, TaskSession]:
+        options = AppiumOptions().load_capabilities({**IOS, "appium:bundleId": bundle, "guistate:seed": seed})
+        device = Device(webdriver.Remote(server.url, options=options), url=server.url, is_sim=True)
+        made.append(device)
+        return device, TaskSession(device, name="query-ios")
+
+    with SimServer() as server:
+        yield make
+        for device in made:
+            device.close()
+
+
+def test_the_ios_persona_reads_prices_records_counts_and_switches(ios, llm) -> None:
+    client = llm()
+    device, session = ios(SHOPB, 8)
+    session.perform("search", lambda: device.tap(id="search_button"), expect=visible(id="price"))
+    truth = shop_prices(8)
+    price = query(session, "the price of Phone Case", shape_of(float), llm=client)
+    assert price.value == truth["Phone Case"][1]
+    # The cached read finds the same element on another seed's screen (iOS cites the row's Cell, whose
+    # label holds the name and the price) and reads today's price.
+    reads = read_prints(shape_of(float), price.value, price.evidence, price.tree)
+    other, other_session = ios(SHOPB, 9)
+    other_session.perform("search", lambda: other.tap(id="search_button"), expect=visible(id="price"))
+    tree = other_session.observe(settled=True).tree
+    assert read_again(shape_of(float), reads, tree)[0] == shop_prices(9)["Phone Case"][1] != price.value
+    rows = query(session, "the name and price of each product", shape_of(list[Row]), llm=client).value
+    assert rows == [Row(name, truth[name][1]) for name, _, _ in PRODUCTS][: len(rows)] and len(rows) >= 5
+    assert query(session, "how many items are in the cart", shape_of(int), llm=client).value == 0
+    settings, session = ios(SETTINGS, 1)
+    settings.type("qa@example.com", id="username")
+    settings.type("correct-horse\n", id="password")
+    session.observe(settled=True)
+    assert query(session, "Is Wi-Fi on?", shape_of(bool), llm=client).value is True
+    assert query(session, "whether Dark mode is on", shape_of(bool), llm=client).value is False
+
+
+def test_cache_show_lists_the_committed_queries() -> None:
+    """`guistate cache show` prints each cached query: its question, type, value when recorded and what it reads."""
+    import io
+
+    from pytest_guistate.llm.cache.cli import cache_main
+
+    path = Path(__file__).parents[2] / "example_suite" / "cassettes" / "test_llm_query"
+    out = io.StringIO()
+    assert (
+        cache_main(
+            ["show", str(path / "test_query_reads_both_prices_and_the_cheaper_shop_is_bought.actions.json")], out
+        )
+        == 0
+    )
+    shown = shop_prices(0)["Phone Case"]  # the example suite's sim runs seed 0
+    assert (
+        f"query: 'the price of Phone Case in ShopA' (float; {shown[0]} when recorded, today's read from "
+        "TextView '$#' on 'shopa: ShopA')"
+    ) in out.getvalue()
+    assert "query: 'the total' (float;" in out.getvalue()
