@@ -433,6 +433,18 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
             waiting = sum(sent_ms[name].values()) / tests
             line += f"   commands {waiting:7.0f}   wall - commands {statistics.fmean(values) - waiting:7.0f}"
         print(line)
+    # issue 42: what the client does on the test's path a step (wall minus the time spent inside
+    # WebDriver commands: the plugin's and the client's own work, and its sleeps) and what runs beside
+    # it (CPU of this process's other threads; on the sim less the sim's own serving time)
+    print("  per step: client ms on the test's path (wall - WebDriver commands), the plugin's share of it "
+          "(minus bare reuse's), CPU ms beside the test (other threads" + (", less the sim's serving)" if sim else ")"))
+    path = {name: (statistics.fmean(values) - sum(sent_ms[name].values()) / tests) / steps
+            for name, values in samples.items()}
+    for name in samples:
+        others = statistics.median(a - b for a, b in zip(cpu[name], main_cpu[name], strict=True))
+        beside = max(0.0, others - (served[name] / tests if sim is not None else 0.0)) / steps
+        print(f"  {name:22s} path {path[name]:7.1f}   plugin {path[name] - path['bare reuse']:7.1f}   "
+              f"beside {beside:7.1f}")
     print("  page sources per test by their first reader (module.function):")
     for name in samples:
         if readers[name]:

@@ -17,7 +17,7 @@ from pytest_guistate.devices.timeouts import DeviceTimeout, bounded_connection
 class _Answers(BaseHTTPRequestHandler):
     """a title answers at once; `/session/x/source` never does (a hung driver)."""
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         if self.path.endswith("/source"):
             time.sleep(30)  # the client's deadline ends it long before
             return
@@ -28,7 +28,7 @@ class _Answers(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
