@@ -11,7 +11,7 @@ import pytest
 
 from pytest_guistate.core.anchors import AnchorType, LinkType
 from pytest_guistate.core.artifact_names import frame_name
-from pytest_guistate.core.checks import gone
+from pytest_guistate.core.checks import as_check, gone
 from pytest_guistate.core.detect import undrawn_change
 from pytest_guistate.core.errors import (
     GuistateError,
@@ -27,7 +27,7 @@ from pytest_guistate.core.steploop import SessionHooks
 from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.uitree import parse_page_source
-from tests.core._synthetic import PACKAGE, ListScreen, decoded_frames
+from tests.core._synthetic import PACKAGE, STATUS_H, ListScreen, decoded_frames
 
 
 def make(tier: str = "standard", *, hooks: SessionHooks | None = None, listeners: tuple = (), **screen_kwargs):
@@ -632,6 +632,44 @@ def test_a_dialog_drawn_faint_is_evidenced_once_whole(faint_s: float, says: bool
     clock.sleep(1.0)
     whole = screen.observe().frame.bgr[crop.box.top:crop.box.bottom, crop.box.left:crop.box.right]
     assert abs(float(crop.pixels.mean()) - float(whole.mean())) < 3, (crop.pixels.mean(), whole.mean())
+
+
+class StillDialog(FaintDialog):
+    """A dialog drawn whole at once on a screen showing no clock: a look again takes the very bytes."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        super().__init__(clock, faint_s=0.0, says=False)
+
+    def _draw(self):
+        img = super()._draw()
+        img[:STATUS_H] = 60
+        return img
+
+
+def test_a_dialog_already_drawn_is_looked_at_once_more_without_a_second_judgement() -> None:
+    """Issue 42: a dialog appeared and nothing moves. The look again comes one poll interval after the
+    after-frame was in hand, not after the judgement too (a slow check, 0.12 s here, was that much more
+    wait), and a look again with the after-frame's very bytes keeps the first judgement: the check
+    runs once, not twice. The dialog faint for 50 ms (`test_a_dialog_drawn_faint_...`) still waits."""
+    clock = VirtualClock()
+    screen = StillDialog(clock)
+    session = TaskSession(screen, policy=TierPolicy.for_tier("full"), clock=clock, name="test_x",
+                          settle=SettlePolicy(timeout_s=3.0, interval_s=0.1))
+    session.perform("look", screen.nothing, expect="Post 1")
+    asked: list[float] = []
+    shown = as_check("Delete Post 2?")
+
+    def slow_check(observation):  # a find that takes the driver 0.12 s
+        asked.append(clock())
+        clock.sleep(0.12)
+        return shown(observation)
+
+    start = clock()
+    record = session.perform("open the dialog", lambda: screen.open("Delete Post 2?"), expect=slow_check)
+    assert record.outcome == "ok" and record.attempts[0].verdict == "changed"
+    assert len(asked) == 1, f"the check ran {len(asked)} times: the same frame judged again"
+    assert clock() - start <= 0.12 + 1e-9, clock() - start  # no wait beyond the judgement's own time
+    assert session.last_transition.crops
 
 
 def test_an_expectation_already_on_screen_before_a_no_op_does_not_wait() -> None:
