@@ -270,10 +270,11 @@ class StepLoop:
         held still (a dialog kept faint longer), the look goes on within the same bound.
 
         Wait only for what is not yet drawn (issue 42): with nothing listed as moving, the look again
-        comes one poll interval after `since` (when the after-frame was in hand), not after this
-        step's judgement too: the time judging took is time the screen had to draw. A look again
-        whose bytes are the after-frame's keeps the first judgement (the same pixels, the same tree:
-        judging them again repeats it)."""
+        comes one poll interval after `since` (the action had returned; the after-frame was asked for
+        later), not one interval after this step's screenshot and judgement: the time they took is
+        time the screen had to draw (UI5's timer runs from the popup's opening, in the action). A look
+        again whose bytes are the after-frame's keeps the first judgement (the same pixels, the same
+        tree: judging them again repeats it)."""
         in_motion = getattr(self.screen, "in_motion", None)
         if in_motion is None:
             return after, judgement
@@ -383,12 +384,15 @@ class StepLoop:
         refreshers: Sequence[tuple[str, RefreshFn | None]],
         *,
         stage: str = "initial",
+        acted_at: float | None = None,
     ) -> Verification:
-        """Judge `after`; settle and refresh while unmet. Appends an `Attempt` per look to `record`."""
+        """Judge `after`; settle and refresh while unmet. Appends an `Attempt` per look to `record`.
+        `acted_at`: when the action had returned, before `after` was asked for (None: when this
+        call began)."""
         started = self.clock.monotonic()
         trees = record.reads_trees
         judgement = self.judge(before, after, expect, trees=trees)
-        first = after  # in hand since `started`; a later frame (a wait below) since it was judged
+        first = after  # asked for after `acted_at`; a later frame (a wait below) since it was judged
         unstable: list[Box] = []
         if not judgement.met and before is not None and expect is not None:
             after, judgement = self._through_motion(before, after, expect, judgement, trees)
@@ -396,7 +400,7 @@ class StepLoop:
         if judgement.met and before is not None and expect is not None:
             after, judgement = self._until_drawn(before, after, expect, judgement, trees)
         if judgement.met and before is not None and (expect is not None or self._probe_due(after, judgement)):
-            since = started if after is first else self.clock.monotonic()
+            since = (started if acted_at is None else acted_at) if after is first else self.clock.monotonic()
             after, judgement = self._after_motion(before, after, expect, judgement, trees, since=since)
             latest = after
         if judgement.met and before is not None:
