@@ -14,7 +14,7 @@ import os
 import struct
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import cv2
@@ -208,6 +208,21 @@ class Frame:
         frame._bgr = bgr
         return frame
 
+    def again(self, *, timestamp: float | None = None, source: str = "") -> Frame:
+        """A new screenshot with this one's very bytes (issue 42: a screen that did not change): a
+        Frame of its own (time, source, its own release) sharing the bytes, the digest and whatever
+        is decoded or decoding, so the same bytes are checked and decoded once. A released frame
+        shares only its bytes: its pixels are gone."""
+        twin = Frame(png=self.png, timestamp=time.time() if timestamp is None else timestamp, source=source)
+        twin._digest = self._digest
+        if not self.released:
+            twin._bgr = self._bgr
+            twin._small_cache = dict(self._small_cache)  # the arrays are shared, never written in place
+            twin._grey_cache = dict(self._grey_cache)
+            if twin._bgr is None and self._decoding is not None:
+                twin._decoding, twin._decoding_divisor = self._decoding, self._decoding_divisor
+        return twin
+
     @property
     def digest(self) -> str:
         """Content hash of the PNG bytes: equal digests mean identical screenshots, no decode needed."""
@@ -276,7 +291,10 @@ class Frame:
         pending, self._decoding = self._decoding, None
         if pending is None:
             return None
-        image, small = pending.result()
+        try:
+            image, small = pending.result()
+        except CancelledError:  # a twin's frame released it before it ran (`again`): decode here
+            return None
         if small is not None:
             self._small_cache[self._decoding_divisor] = small
         return image
