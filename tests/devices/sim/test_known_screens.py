@@ -75,8 +75,9 @@ def test_standard_steps_back_on_known_screens_read_no_tree(open_device: Any, pla
 
 
 @pytest.mark.parametrize("platform", ["android", "ios"])
-def test_a_byte_identical_screenshot_is_checked_and_decoded_once(open_device: Any, platform: str,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_byte_identical_screenshot_is_checked_and_decoded_once(
+    open_device: Any, platform: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 42: a screenshot with the very bytes of the last one (a screen that did not change, as a
     settle poll mostly sees) is a Frame of its own that shares the last one's bytes and decoded pixels:
     no base64 decode, PNG check or image decode again. A changed screen is checked and decoded anew."""
@@ -87,7 +88,9 @@ def test_a_byte_identical_screenshot_is_checked_and_decoded_once(open_device: An
     _ = first.small(2)  # the oracle's copy, decoded
     checked: list[int] = []
     original = device_module.check_png
-    monkeypatch.setattr(device_module, "check_png", lambda png, *a, **k: (checked.append(len(png)), original(png, *a, **k)))
+    monkeypatch.setattr(
+        device_module, "check_png", lambda png, *a, **k: (checked.append(len(png)), original(png, *a, **k))
+    )
     again = device.observe().frame
     assert again is not first and again.png is first.png and checked == []
     assert again.decoded_small(2) is first.decoded_small(2)  # no decode of its own
