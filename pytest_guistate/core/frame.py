@@ -210,16 +210,19 @@ class Frame:
 
     def again(self, *, timestamp: float | None = None, source: str = "") -> Frame:
         """A new screenshot with this one's very bytes (issue 42: a screen that did not change): a
-        Frame of its own (time, source, its own release) sharing the bytes, the digest and whatever
-        is decoded or decoding, so the same bytes are checked and decoded once. A released frame
-        shares only its bytes: its pixels are gone."""
-        twin = Frame(png=self.png, timestamp=time.time() if timestamp is None else timestamp, source=source)
+        Frame of its own (time, source, its own release) with the digest and the oracle's half-size
+        copies (decoded, or decoding) of this one, so the same bytes are not checked and decoded for
+        the oracle again. Its bytes are a copy of their own and its full-size pixels are decoded for
+        it when asked (who decodes a frame in full, and on which thread, stays per frame: the
+        memory's learning and the report take them from the frame they hold). A released frame
+        shares nothing decoded: its pixels are gone."""
+        twin = Frame(png=bytes(bytearray(self.png)), timestamp=time.time() if timestamp is None else timestamp,
+                     source=source)
         twin._digest = self._digest
         if not self.released:
-            twin._bgr = self._bgr
             twin._small_cache = dict(self._small_cache)  # the arrays are shared, never written in place
             twin._grey_cache = dict(self._grey_cache)
-            if twin._bgr is None and self._decoding is not None:
+            if self._decoding is not None:
                 twin._decoding, twin._decoding_divisor = self._decoding, self._decoding_divisor
         return twin
 

@@ -217,11 +217,11 @@ def _noisy_png(seed: int = 3) -> bytes:
 
 def test_a_frame_again_shares_what_is_decoded_and_releases_on_its_own() -> None:
     """Issue 42: a screenshot with the very bytes of one decoded is a Frame of its own (source, time,
-    release) sharing the bytes and pixels; releasing either leaves the other's pixels alone."""
+    release) sharing the oracle's decoded copy; releasing either leaves the other's pixels alone."""
     first = Frame(_noisy_png(), source="after")
     small = first.small(2)
     twin = first.again(source="settle poll 1")
-    assert twin is not first and twin.png is first.png and twin.source == "settle poll 1"
+    assert twin is not first and twin.png == first.png and twin.source == "settle poll 1"
     assert twin.decoded_small(2) is small and twin.same_bytes(first)
     first.release_pixels()
     assert twin.small(2) is small
