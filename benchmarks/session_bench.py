@@ -40,7 +40,8 @@ Per row and step (issue 42): `path`, the client's time on the test's path (the m
 time spent inside the WebDriver commands it sent, over its steps: the plugin's own work, its sleeps and the
 client's; the mean over the tests beside it, which the worker's session start in its first test weighs on),
 `plugin`, that less `bare reuse`'s, and `beside`, the CPU of this process's other threads (the decode,
-writer and memory threads; on the sim less the sim's own serving time), the work done beside the test.
+writer and memory threads; on the sim less the sim's own serving time, a wall time that overstates its
+CPU under load, so there the column reads low, often 0), the work done beside the test.
 Ratios are against the baselines of the same run. Timing only: nothing here is a pass/fail criterion;
 issue 12's target is worker <= 1.1x bare reuse per test.
 """
