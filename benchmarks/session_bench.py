@@ -36,6 +36,12 @@ screenshot, writing a page source, which a real driver's figure already contains
 test's delay, its own requests' sum, over the checking bare client's median test's) is what the
 `/+check` column would read with no client or sim time at all: the profile's share, the same at any
 machine load (a mean would spread the worker's one session start over its tests and understate it). `first_readers` splits each row's page sources by the code that read the tree first.
+Per row and step (issue 42): `path`, the client's time on the test's path (the median test's wall minus the
+time spent inside the WebDriver commands it sent, over its steps: the plugin's own work, its sleeps and the
+client's; the mean over the tests beside it, which the worker's session start in its first test weighs on),
+`plugin`, that less `bare reuse`'s, and `beside`, the CPU of this process's other threads (the decode,
+writer and memory threads; on the sim less the sim's own serving time, a wall time that overstates its
+CPU under load, so there the column reads low, often 0), the work done beside the test.
 Ratios are against the baselines of the same run. Timing only: nothing here is a pass/fail criterion;
 issue 12's target is worker <= 1.1x bare reuse per test.
 """
@@ -47,6 +53,7 @@ import itertools
 import json
 import os
 import statistics
+import sys
 import tempfile
 import time
 import traceback
@@ -237,10 +244,11 @@ def first_readers(counts: Counter[str]) -> Iterator[None]:
     original = Device.ui_tree
 
     def counted(self: Device) -> Any:
-        for frame in reversed(traceback.extract_stack()[:-1]):
-            where = frame.filename.replace(os.sep, "/")
+        # innermost first, without reading source lines (extract_stack did: ~1 ms a tree on the path)
+        for frame, _ in traceback.walk_stack(sys._getframe(1)):
+            where = frame.f_code.co_filename.replace(os.sep, "/")
             if "/pytest_guistate/" in where and not where.endswith(_PASS_ON):
-                counts[f"{Path(where).stem}.{frame.name}"] += 1
+                counts[f"{Path(where).stem}.{frame.f_code.co_name}"] += 1
                 break
         else:
             counts["(outside the plugin)"] += 1
@@ -254,18 +262,23 @@ def first_readers(counts: Counter[str]) -> Iterator[None]:
 
 
 @contextmanager
-def timed_commands(counts: Counter[str], ms: defaultdict[str, float]) -> Iterator[None]:
+def timed_commands(counts: Counter[str], ms: defaultdict[str, float],
+                   spans: list[tuple[float, float]] | None = None) -> Iterator[None]:
     """Count and time every WebDriver command sent from this process (the bare clients' and the
-    plugin's alike) by its name: on a real server, where no request log says what each one cost."""
+    plugin's alike) by its name: on a real server, where no request log says what each one cost.
+    `spans`: each command's (wall clock start, ms), to split them by test."""
     original = RemoteConnection.execute
 
     def timed(self: RemoteConnection, command: str, params: dict[str, Any]) -> Any:
-        start = time.perf_counter()
+        start, wall = time.perf_counter(), time.time()
         try:
             return original(self, command, params)
         finally:
+            took = (time.perf_counter() - start) * 1000
             counts[command] += 1
-            ms[command] += (time.perf_counter() - start) * 1000
+            ms[command] += took
+            if spans is not None:
+                spans.append((wall, took))
 
     RemoteConnection.execute = timed  # type: ignore[method-assign]
     try:
@@ -359,13 +372,18 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
     test_delays: dict[str, list[float]] = defaultdict(list)  # each test's own delay (its requests' sum)
     sent: dict[str, Counter[str]] = defaultdict(Counter)  # real server: commands by name, and their ms
     sent_ms: dict[str, defaultdict[str, float]] = defaultdict(lambda: defaultdict(float))
+    path_ms: dict[str, list[float]] = defaultdict(list)  # each test's wall minus its WebDriver commands
     load = os.getloadavg()[0]
     for _ in range(args.rounds):
         for name, (source, extra) in table.items():
             mark = len(sim.request_log()) if sim is not None else 0
-            with first_readers(readers[name]), timed_commands(sent[name], sent_ms[name]):
+            spans: list[tuple[float, float]] = []
+            with first_readers(readers[name]), timed_commands(sent[name], sent_ms[name], spans):
                 timer, calls = run_inner(source, extra)
             windows = timer.windows
+            # each test's wall minus the commands sent inside it: its client time on the path
+            path_ms[name].extend(ms - sum(took for at, took in spans if start <= at <= end)
+                                 for ms, (start, end) in zip(timer.ms, windows, strict=True))
             samples[name].extend(timer.ms)
             fixture[name].extend(timer.fixture_ms)
             cpu[name].extend(timer.cpu_ms)
@@ -433,6 +451,19 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
             waiting = sum(sent_ms[name].values()) / tests
             line += f"   commands {waiting:7.0f}   wall - commands {statistics.fmean(values) - waiting:7.0f}"
         print(line)
+    # issue 42: what the client does on the test's path a step (wall minus the time spent inside
+    # WebDriver commands: the plugin's and the client's own work, and its sleeps) and what runs beside
+    # it (CPU of this process's other threads; on the sim less the sim's own serving time)
+    print("  per step: client ms on the test's path (wall - WebDriver commands; median test, and the mean), the "
+          "plugin's share of it (minus bare reuse's), CPU ms beside the test (other threads"
+          + (", less the sim's serving)" if sim else ")"))
+    path = {name: statistics.median(path_ms[name]) / steps for name in samples}
+    mean_path = {name: statistics.fmean(path_ms[name]) / steps for name in samples}
+    for name in samples:
+        others = statistics.median(a - b for a, b in zip(cpu[name], main_cpu[name], strict=True))
+        beside = max(0.0, others - (served[name] / tests if sim is not None else 0.0)) / steps
+        print(f"  {name:22s} path {path[name]:7.1f} (mean {mean_path[name]:7.1f})   "
+              f"plugin {path[name] - path['bare reuse']:7.1f}   beside {beside:7.1f}")
     print("  page sources per test by their first reader (module.function):")
     for name in samples:
         if readers[name]:

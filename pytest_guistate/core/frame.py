@@ -14,7 +14,7 @@ import os
 import struct
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import cv2
@@ -208,6 +208,24 @@ class Frame:
         frame._bgr = bgr
         return frame
 
+    def again(self, *, timestamp: float | None = None, source: str = "") -> Frame:
+        """A new screenshot with this one's very bytes (issue 42: a screen that did not change): a
+        Frame of its own (time, source, its own release) with the digest and the oracle's half-size
+        copies (decoded, or decoding) of this one, so the same bytes are not checked and decoded for
+        the oracle again. Its bytes are a copy of their own and its full-size pixels are decoded for
+        it when asked (who decodes a frame in full, and on which thread, stays per frame: the
+        memory's learning and the report take them from the frame they hold). A released frame
+        shares nothing decoded: its pixels are gone."""
+        twin = Frame(png=bytes(bytearray(self.png)), timestamp=time.time() if timestamp is None else timestamp,
+                     source=source)
+        twin._digest = self._digest
+        if not self.released:
+            twin._small_cache = dict(self._small_cache)  # the arrays are shared, never written in place
+            twin._grey_cache = dict(self._grey_cache)
+            if self._decoding is not None:
+                twin._decoding, twin._decoding_divisor = self._decoding, self._decoding_divisor
+        return twin
+
     @property
     def digest(self) -> str:
         """Content hash of the PNG bytes: equal digests mean identical screenshots, no decode needed."""
@@ -276,7 +294,10 @@ class Frame:
         pending, self._decoding = self._decoding, None
         if pending is None:
             return None
-        image, small = pending.result()
+        try:
+            image, small = pending.result()
+        except CancelledError:  # a twin's frame released it before it ran (`again`): decode here
+            return None
         if small is not None:
             self._small_cache[self._decoding_divisor] = small
         return image

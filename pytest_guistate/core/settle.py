@@ -113,6 +113,7 @@ def settle(
     stop_when_stable: bool = True,
     trees: bool = True,
     placed_by: UITree | None = None,
+    first_wait_s: float | None = None,
 ) -> SettleResult:
     """Poll `screen` from `start` until stable, `until(obs)` holds, or the timeout.
 
@@ -121,6 +122,8 @@ def settle(
     `stop_when_stable=False` waits for `until` (or the timeout) even on a still screen: used when
     no refresh can follow, so an effect that lands late (a delayed redraw) is still caught.
     `trees=False` (light, a step no check reads): compare the pixels with only a tree already read.
+    `first_wait_s`: how long before the first poll, when not a whole interval: a caller whose frame
+    was taken a while ago (its judgement took time) has waited that part of the interval already.
 
     A poll reads no page source of its own for the stability test (`trees=True`): the pixels
     decide, and the latest tree already read (a poll's that `until` read, else `start`'s, else
@@ -138,7 +141,7 @@ def settle(
     run = 1
     polls = 0
     while True:
-        clock.sleep(policy.interval_s)
+        clock.sleep(policy.interval_s if first_wait_s is None or polls else max(0.0, first_wait_s))
         current = observe(f"settle poll {polls + 1}") if observe is not None else screen.observe()
         polls += 1
         same = previous.frame.same_bytes(current.frame)

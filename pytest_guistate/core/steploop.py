@@ -256,7 +256,7 @@ class StepLoop:
         return self.oracle.unstable_regions(after.frame, again.frame, tree, ignore=self.ignore(again)), again
 
     def _after_motion(self, before: Observation, after: Observation, expect: Check | None, judgement: Judgement,
-                      trees: bool) -> tuple[Observation, Judgement]:
+                      trees: bool, *, since: float) -> tuple[Observation, Judgement]:
         """Evidence after the motion (issue 34): the expectation held at once, but the screen says it
         is still animating (a dialog fading in, a sheet sliding): the after-frame kept for regions and
         crops is the one once the frames stop changing, within `MOTION_BOUND_S`. Only a screen that
@@ -267,7 +267,14 @@ class StepLoop:
         A dialog that appeared is looked at once more even when nothing is listed as moving: UI5 Web
         Components' popups open faint under a class a timer drops 50 ms later (no animation), and the
         dialog's crop was that faint first frame; while the page still says it moves after the frames
-        held still (a dialog kept faint longer), the look goes on within the same bound."""
+        held still (a dialog kept faint longer), the look goes on within the same bound.
+
+        Wait only for what is not yet drawn (issue 42): with nothing listed as moving, the look again
+        comes one poll interval after `since` (the action had returned; the after-frame was asked for
+        later), not one interval after this step's screenshot and judgement: the time they took is
+        time the screen had to draw (UI5's timer runs from the popup's opening, in the action). A look
+        again whose bytes are the after-frame's keeps the first judgement (the same pixels, the same
+        tree: judging them again repeats it)."""
         in_motion = getattr(self.screen, "in_motion", None)
         if in_motion is None:
             return after, judgement
@@ -276,7 +283,8 @@ class StepLoop:
             return after, judgement
         bound = self._motion_bound()
         deadline = self.clock.monotonic() + bound.timeout_s
-        result = self._settle(after, bound, trees, stop_when_stable=True)
+        waited = None if moving else bound.interval_s - (self.clock.monotonic() - since)
+        result = self._settle(after, bound, trees, stop_when_stable=True, first_wait_s=waited)
         # still frames, yet the page says it still moves (a dialog held faint a while): look on, and
         # once it says it stopped, once more: the frame before that answer may predate the stop
         moved = False  # an animation that ended is placed by its end time (in_motion): no look more
@@ -287,7 +295,7 @@ class StepLoop:
             moved = still
             left = replace(bound, timeout_s=max(deadline - self.clock.monotonic(), bound.interval_s))
             result = self._settle(result.observation, left, trees, stop_when_stable=True)
-        if result.observation is after:
+        if result.observation is after or result.observation.frame.same_bytes(after.frame):
             return after, judgement
         settled = self.judge(before, result.observation, expect, trees=trees)
         return (result.observation, settled) if settled.met else (after, judgement)
@@ -322,12 +330,14 @@ class StepLoop:
         return replace(self.settle_policy, timeout_s=min(MOTION_BOUND_S, self.settle_policy.timeout_s))
 
     def _settle(self, start: Observation, policy: SettlePolicy, trees: bool, *, stop_when_stable: bool,
-                until: Callable[[Observation], bool] | None = None, placed_by: UITree | None = None) -> SettleResult:
+                until: Callable[[Observation], bool] | None = None, placed_by: UITree | None = None,
+                first_wait_s: float | None = None) -> SettleResult:
         """`settle` on this loop's screen, clock, ignore regions and frame tracking; a step that reads
         no trees (light) compares with the status bars already known (`_KnownBars`)."""
         oracle = self.oracle if trees else _KnownBars(self.oracle, self.status_bars)
         return settle(self.screen, oracle, start, policy, self.clock, ignore=self.ignore, observe=self._poll,
-                      until=until, stop_when_stable=stop_when_stable, trees=trees, placed_by=placed_by)
+                      until=until, stop_when_stable=stop_when_stable, trees=trees, placed_by=placed_by,
+                      first_wait_s=first_wait_s)
 
     def _until_drawn(self, before: Observation, after: Observation, expect: Check, judgement: Judgement,
                      trees: bool) -> tuple[Observation, Judgement]:
@@ -374,11 +384,15 @@ class StepLoop:
         refreshers: Sequence[tuple[str, RefreshFn | None]],
         *,
         stage: str = "initial",
+        acted_at: float | None = None,
     ) -> Verification:
-        """Judge `after`; settle and refresh while unmet. Appends an `Attempt` per look to `record`."""
+        """Judge `after`; settle and refresh while unmet. Appends an `Attempt` per look to `record`.
+        `acted_at`: when the action had returned, before `after` was asked for (None: when this
+        call began)."""
         started = self.clock.monotonic()
         trees = record.reads_trees
         judgement = self.judge(before, after, expect, trees=trees)
+        first = after  # asked for after `acted_at`; a later frame (a wait below) since it was judged
         unstable: list[Box] = []
         if not judgement.met and before is not None and expect is not None:
             after, judgement = self._through_motion(before, after, expect, judgement, trees)
@@ -386,7 +400,8 @@ class StepLoop:
         if judgement.met and before is not None and expect is not None:
             after, judgement = self._until_drawn(before, after, expect, judgement, trees)
         if judgement.met and before is not None and (expect is not None or self._probe_due(after, judgement)):
-            after, judgement = self._after_motion(before, after, expect, judgement, trees)
+            since = (started if acted_at is None else acted_at) if after is first else self.clock.monotonic()
+            after, judgement = self._after_motion(before, after, expect, judgement, trees, since=since)
             latest = after
         if judgement.met and before is not None:
             unstable, latest = self._probe(before, after, judgement)

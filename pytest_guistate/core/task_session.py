@@ -550,9 +550,10 @@ class TaskSession:
                 refresh: Callable[[], object] | None, stage: str) -> Verification | None:
         if before is None and check is None:
             return None  # tier off and nothing expected: the action itself is all there is
+        acted = self.clock.monotonic()  # the action has returned: what it opened has been drawing since
         after = self._observe("after")
         refreshers = [("step refresh", refresh), ("session refresh", self._refresh)]
-        verification = self.loop.verify(record, before, after, check, refreshers, stage=stage)
+        verification = self.loop.verify(record, before, after, check, refreshers, stage=stage, acted_at=acted)
         if not verification.met:
             self.loop.complete(before, verification, trees=record.reads_trees)  # light: the report needs the tree now
         if self._last is not None and self._last[0] is verification.after:

@@ -14,8 +14,9 @@ over budget ends at its next device call with `TestTimeout` rather than after a 
 The deadline bounds the whole answer, not each socket read (issue 22: a server trickling a
 screenshot at 64 bytes/s kept a "3 s" deadline waiting 125 s, since urllib3's read timeout restarts
 with every recv). urllib3 has no whole-response deadline (its `Timeout(total=)` is also applied per
-read), so each request gets a `_Deadline`: a timer that, when the time is up, shuts the request's
-socket down. The blocked read in the test's thread then returns at once, urllib3 drops that
+read), so each request gets a `_Deadline`: when the time is up, the process's one watcher thread
+(`_Watcher`, started on first use; issue 42: a `threading.Timer` per request started a thread for
+every WebDriver command) shuts the request's socket down. The blocked read in the test's thread then returns at once, urllib3 drops that
 connection (a closed socket is never reused from the pool), and `execute` reports the timeout with
 the real elapsed time. Shutting a socket down from another thread is safe and wakes a blocked
 `recv` on every platform; the sockets are found by a connection class of our own, registered by the
@@ -25,7 +26,10 @@ test's thread as it sends (a SOCKS proxy keeps its own classes: there the per-re
 from __future__ import annotations
 
 import contextlib
+import heapq
 import http.client
+import itertools
+import os
 import socket
 import threading
 import time
@@ -111,6 +115,55 @@ def _reason(exc: BaseException) -> str:
 _sending = threading.local()  # the `_Deadline` of the request this thread is sending, if any
 
 
+class _Watcher:
+    """The one thread that ends requests past their deadline. Registering a deadline is a heap push
+    under a lock; the thread sleeps until the earliest one and is woken only when a new deadline
+    comes before it (a clipped budget), so a command costs no thread start and, in the steady state
+    of equal deadlines, no wake-up. Finished deadlines stay in the heap until their time and are
+    dropped then (each holds no connection once finished)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, _Deadline]] = []
+        self._order = itertools.count()
+        self._wake = threading.Condition(threading.Lock())
+        self._pid = 0
+        self._thread: threading.Thread | None = None
+
+    def add(self, deadline: _Deadline) -> None:
+        with self._wake:
+            if self._thread is None or self._pid != os.getpid():  # a forked child has no watcher thread
+                self._heap = []
+                self._pid = os.getpid()
+                self._thread = threading.Thread(target=self._run, name="guistate-deadlines", daemon=True)
+                self._thread.start()
+            entry = (deadline.due, next(self._order), deadline)
+            heapq.heappush(self._heap, entry)
+            if self._heap[0] is entry:
+                self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                due = self._next_due()
+            due._expire()  # outside the lock: a new request is not held up by a socket shutdown
+
+    def _next_due(self) -> _Deadline:
+        """Wait (holding the condition) until an unfinished deadline's time has come; take it."""
+        while True:
+            while self._heap and self._heap[0][2].finished:
+                heapq.heappop(self._heap)
+            if not self._heap:
+                self._wake.wait()
+                continue
+            left = self._heap[0][0] - time.monotonic()
+            if left <= 0:
+                return heapq.heappop(self._heap)[2]
+            self._wake.wait(left)
+
+
+_watcher = _Watcher()
+
+
 class _Deadline:
     """One request's whole-answer deadline: `start()` before sending, `finish()` after; at `seconds`
     the socket of the connection the request went out on is shut down (see the module docstring)."""
@@ -118,24 +171,23 @@ class _Deadline:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.started = time.monotonic()
+        self.due = self.started + seconds
         self.expired = False
+        self.finished = False  # read by the watcher without the lock: a finished deadline is dropped
         self.answering = False  # the status line and headers came: the body is what is late
         self._connection: Any = None
-        self._done = False
         self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
 
     def start(self) -> _Deadline:
         _sending.deadline = self
-        self._timer.start()
+        _watcher.add(self)
         return self
 
     def finish(self) -> None:
         _sending.deadline = None
         with self._lock:
-            self._done = True
-        self._timer.cancel()
+            self.finished = True
+            self._connection = None  # the heap keeps this deadline until its time: not the connection
 
     @property
     def elapsed(self) -> float:
@@ -150,7 +202,7 @@ class _Deadline:
 
     def _expire(self) -> None:
         with self._lock:
-            if self._done:
+            if self.finished:
                 return
             self.expired = True
             connection = self._connection

@@ -7,6 +7,9 @@ from the *before*-frame and confirms a heal; a failed step after a heal is a "fa
 prevented". Healing only happens inside a step with an `expect=`, because the expected effect is
 what accepts a heal (issue 7: tools that heal by clicking a neighbour pass falsely).
 
+A step's looks are learnt beside the test (issue 42: `MemoryStore.beside`, on the memory's own
+thread once the step passed), never on the step's path; every read of the memory waits for them.
+
 Learning costs no screenshot of its own (issue 12, "tree on demand"): the element's look comes
 from the device's newest observation while it still shows the screen the element was found on
 (the step's before-screen, `_screen_for`). Its tree is used when already read (standard, full, a
@@ -103,6 +106,7 @@ class MemoryBridge:
     def _kept(self, key: str) -> bool:
         """The memory keeps a look of `key` that was not missed in this test (a look missed once
         is learnt from the element again: it may have changed)."""
+        self.healer.store.settle()  # a look refreshed beside the test may have been missed (`_relearn`)
         return key not in self._relearn and bool(self.healer.store.patches(key))
 
     def _screen_for(self, step: Any, box: Callable[[], Box], screen: Observation | None,
@@ -167,9 +171,18 @@ class MemoryBridge:
     # -- session listener --------------------------------------------------------------------
     def on_step(self, record: Any) -> None:
         ok = record.outcome in SUCCESS
-        for item in [f for f in self._found if f.step == record.index]:
-            if ok:
+        learnt = [f for f in self._found if f.step == record.index] if ok else []
+        # beside the test (issue 42): nothing the step's verdict waits for; a look whose screen still
+        # has a tree to read is learnt here (that read is the driver's, on this thread)
+        beside = [f for f in learnt if f.box is None or f.before.tree_fetched]
+        for item in learnt:
+            if not any(item is b for b in beside):
                 self._learn(item, record.name)
+        if beside:
+            def learn(name: str = record.name) -> None:
+                for item in beside:
+                    self._learn(item, name)
+            self.healer.store.beside(f"learning step {record.index}'s looks ({record.name!r})", learn)
         for healed in [h for h in self._healed if h.step == record.index]:
             self._settle_heal(record, healed, ok)
         self._found = [f for f in self._found if f.step != record.index]

@@ -5,6 +5,12 @@ and every write is one short `BEGIN IMMEDIATE` transaction (a writer waits for t
 of failing). The schema is versioned (`PRAGMA user_version`); a file written by a newer plugin is
 refused with a clear error rather than half-read. Patches are PNG bytes. Flows live in
 `flows.py`; ranking in `rank.py`.
+
+Learning runs beside the test (issue 42): `beside(what, fn)` queues work that writes here (a
+step's learnt looks) on the memory's own thread, in order, and every read of the store waits for
+what was queued before it (`settle`), so no reader, in this test or the next, misses a learnt
+look; `close` (the session's end) waits for all of it. A job that fails is said as a warning at
+the next read, never lost in silence.
 """
 
 from __future__ import annotations
@@ -13,13 +19,16 @@ import json
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
+from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.memory.rank import RankPolicy, retention
+from pytest_guistate.report.background import SerialWriter
 
 __all__ = ["SCHEMA_VERSION", "MemoryCorrupt", "MemorySchemaError", "MemoryStore", "NewPatch", "PatchEntry"]
 
@@ -129,6 +138,8 @@ class MemoryStore:
         self.max_entries, self.policy, self.clock = max_entries, policy or RankPolicy(), clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._beside = SerialWriter(inline=False, name="guistate-memory", steps_behind=64)
+        self._in_job = threading.local()  # set on the memory's thread while it runs a job
         self._db = sqlite3.connect(str(self.path), timeout=busy_timeout_s, isolation_level=None,
                                    check_same_thread=False)
         try:
@@ -183,6 +194,28 @@ class MemoryStore:
                 raise
             self._db.execute("COMMIT")
 
+    # -- work beside the test ---------------------------------------------------------------
+    def beside(self, what: str, fn: Callable[[], object]) -> None:
+        """Run `fn` on the memory's thread after every job queued before it (`what` names it in a
+        warning if it fails); a read of the store waits for it (`settle`)."""
+        self._beside.submit(what, self._job, fn, step=True)
+
+    def _job(self, fn: Callable[[], object]) -> None:
+        self._in_job.active = True
+        try:
+            fn()
+        finally:
+            self._in_job.active = False
+
+    def settle(self) -> None:
+        """Wait for the work queued beside the test; a job that failed is a `GuistateWarning`. A
+        job's own reads do not wait (for themselves)."""
+        if getattr(self._in_job, "active", False):
+            return
+        for what, exc in self._beside.drain():
+            warnings.warn(GuistateWarning(f"the memory ({self.path}) could not finish {what}: "
+                                          f"{type(exc).__name__}: {exc}"), stacklevel=3)
+
     # -- patches -----------------------------------------------------------------------------
     def add_patch(self, patch: NewPatch) -> int:
         """Insert a variant (access count 1) and evict over the cap; returns its id."""
@@ -219,10 +252,12 @@ class MemoryStore:
         if where:
             sql += " WHERE " + " AND ".join(f"{c} = ?" for c, _ in where)
             args = [v for _, v in where]
+        self.settle()
         with self._lock:
             return [_entry(row) for row in self._db.execute(sql + " ORDER BY id", args)]
 
     def get(self, entry_id: int) -> PatchEntry:
+        self.settle()
         with self._lock:
             row = self._db.execute(f"SELECT {_PATCH_COLUMNS} FROM patches WHERE id = ?", (entry_id,)).fetchone()
         if row is None:
@@ -255,11 +290,13 @@ class MemoryStore:
         return removed
 
     def count(self) -> int:
+        self.settle()
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM patches").fetchone()[0])
 
     def functions(self) -> list[tuple[str, str, int]]:
         """(function, app, variants) for `guistate memory list`."""
+        self.settle()
         with self._lock:
             rows = self._db.execute("SELECT function, app, COUNT(*) FROM patches GROUP BY function, app "
                                     "ORDER BY function, app").fetchall()
@@ -280,15 +317,20 @@ class MemoryStore:
             return int(db.execute(sql, args).lastrowid or 0)
 
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self.settle()
         with self._lock:
             return list(self._db.execute(sql, args).fetchall())
 
     def integrity(self) -> str:
         """SQLite's own check ("ok" when the file is sound)."""
+        self.settle()
         with self._lock:
             return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])
 
     def close(self) -> None:
+        """Finish the work queued beside the tests (nothing learnt is lost), then close the file."""
+        self.settle()
+        self._beside.close()
         with self._lock:
             self._db.close()
 

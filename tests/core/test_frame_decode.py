@@ -208,3 +208,36 @@ def test_a_full_prefetch_of_a_corrupt_or_released_frame_behaves_as_without_it() 
     _drained()
     assert not frame.has_pixels  # a decode queued before the release keeps nothing
     assert frame.bgr.shape == (480, 270, 3)  # decoded again on demand
+
+
+def _noisy_png(seed: int = 3) -> bytes:
+    pixels = np.random.default_rng(seed).integers(0, 255, (240, 120, 3), dtype=np.uint8)
+    return cv2.imencode(".png", pixels)[1].tobytes()
+
+
+def test_a_frame_again_shares_what_is_decoded_and_releases_on_its_own() -> None:
+    """Issue 42: a screenshot with the very bytes of one decoded is a Frame of its own (source, time,
+    release) sharing the oracle's decoded copy; releasing either leaves the other's pixels alone."""
+    first = Frame(_noisy_png(), source="after")
+    small = first.small(2)
+    twin = first.again(source="settle poll 1")
+    assert twin is not first and twin.png == first.png and twin.source == "settle poll 1"
+    assert twin.decoded_small(2) is small and twin.same_bytes(first)
+    first.release_pixels()
+    assert twin.small(2) is small
+    late = first.again(source="poll 2")  # from a released frame: its bytes only
+    assert late.decoded_small(2) is None and np.array_equal(late.small(2), small)
+
+
+def test_a_twin_decodes_itself_when_the_shared_decode_was_cancelled() -> None:
+    first = Frame(_noisy_png(), source="after")
+    gate = threading.Event()
+    blocker = frame_module._decode_pool().submit(gate.wait, 10)  # the decode thread is busy: the prefetch waits
+    first.prefetch()
+    twin = first.again(source="poll")
+    first.release_pixels()  # cancels the queued decode the twin shares
+    gate.set()
+    blocker.result()
+    expected = cv2.resize(cv2.imdecode(np.frombuffer(first.png, np.uint8), cv2.IMREAD_COLOR), (60, 120),
+                          interpolation=cv2.INTER_AREA)
+    assert np.array_equal(twin.small(2), expected)

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_guistate.core.anchors import AnchorType, LinkType
 from pytest_guistate.core.artifact_names import frame_name
-from pytest_guistate.core.checks import gone
+from pytest_guistate.core.checks import as_check, gone
 from pytest_guistate.core.detect import undrawn_change
 from pytest_guistate.core.errors import (
     GuistateError,
@@ -27,7 +27,7 @@ from pytest_guistate.core.steploop import SessionHooks
 from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.uitree import parse_page_source
-from tests.core._synthetic import PACKAGE, ListScreen, decoded_frames
+from tests.core._synthetic import PACKAGE, STATUS_H, ListScreen, decoded_frames
 
 
 def make(tier: str = "standard", *, hooks: SessionHooks | None = None, listeners: tuple = (), **screen_kwargs):
@@ -632,6 +632,65 @@ def test_a_dialog_drawn_faint_is_evidenced_once_whole(faint_s: float, says: bool
     clock.sleep(1.0)
     whole = screen.observe().frame.bgr[crop.box.top:crop.box.bottom, crop.box.left:crop.box.right]
     assert abs(float(crop.pixels.mean()) - float(whole.mean())) < 3, (crop.pixels.mean(), whole.mean())
+
+
+class StillDialog(FaintDialog):
+    """A dialog drawn whole at once on a screen showing no clock: a look again takes the very bytes.
+    A screenshot takes the driver `shot_s` (virtual time, not a sleep of the session's)."""
+
+    def __init__(self, clock: VirtualClock, shot_s: float) -> None:
+        super().__init__(clock, faint_s=0.0, says=False)
+        self.shot_s = shot_s
+
+    def observe(self):
+        self.clock.t += self.shot_s
+        return super().observe()
+
+    def _draw(self):
+        img = super()._draw()
+        img[:STATUS_H] = 60
+        return img
+
+
+class SleepLog(VirtualClock):
+    """A virtual clock that lists the session's sleeps (the screen's own time is not one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.slept: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        super().sleep(seconds)
+
+
+@pytest.mark.parametrize(("shot_s", "check_s"), [(0.0, 0.12), (0.11, 0.0)], ids=["slow check", "slow screenshot"])
+def test_a_dialog_already_drawn_is_looked_at_once_more_without_a_wait_or_a_second_judgement(
+        shot_s: float, check_s: float) -> None:
+    """Issue 42: a dialog appeared and nothing moves. The look again comes one poll interval (0.1 s)
+    after the action returned, not one interval after the after-frame's screenshot and judgement (a
+    slow check or a slow screenshot already gave the screen that time), and a look again with the
+    after-frame's very bytes keeps the first judgement: the check runs once, not twice. The dialog
+    faint for 50 ms (`test_a_dialog_drawn_faint_is_evidenced_once_whole`) is still waited for."""
+    clock = SleepLog()
+    screen = StillDialog(clock, shot_s)
+    session = TaskSession(screen, policy=TierPolicy.for_tier("full"), clock=clock, name="test_x",
+                          settle=SettlePolicy(timeout_s=3.0, interval_s=0.1))
+    session.perform("look", screen.nothing, expect="Post 1")
+    asked: list[float] = []
+    shown = as_check("Delete Post 2?")
+
+    def check(observation):  # a find that takes the driver `check_s`
+        asked.append(clock())
+        clock.t += check_s
+        return shown(observation)
+
+    clock.slept.clear()
+    record = session.perform("open the dialog", lambda: screen.open("Delete Post 2?"), expect=check)
+    assert record.outcome == "ok" and record.attempts[0].verdict == "changed"
+    assert len(asked) == 1, f"the check ran {len(asked)} times: the same frame judged again"
+    assert sum(clock.slept) == 0, f"slept {clock.slept} with nothing left to draw"
+    assert session.last_transition.crops
 
 
 def test_an_expectation_already_on_screen_before_a_no_op_does_not_wait() -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
+import threading
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
+from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.memory import SCHEMA_VERSION, MemorySchemaError, MemoryStore, NewPatch, RankPolicy, rank, retention
 
 
@@ -142,3 +144,47 @@ def test_four_processes_learning_into_one_store(tmp_path: Path) -> None:
         worker, i = divmod(int(entry.step[1:]), 1000)
         assert entry.png == _png(worker * 1000 + i)  # nothing torn or swapped
     assert store.get(1).access_count == 1 + 6 * 4
+
+
+def test_learning_beside_the_test_is_read_by_the_next_reader(tmp_path: Path) -> None:
+    """Issue 42: a step's learning is queued beside the test (`beside` returns before it ran); any read
+    of the store waits for it, so no reader misses a learnt look."""
+    store = MemoryStore(tmp_path / "m.sqlite")
+    release, ran_on = threading.Event(), []
+
+    def learn() -> None:
+        release.wait(10)
+        ran_on.append(threading.current_thread().name)
+        store.add_patch(_patch())
+        assert store.count() == 1  # a job's own read does not wait for itself
+
+    store.beside("learning", learn)
+    assert ran_on == []  # not run on the caller's thread
+    release.set()
+    assert [p.function for p in store.patches()] == ["add to cart"]
+    assert ran_on and ran_on[0] != threading.current_thread().name
+    store.close()
+
+
+def test_learning_queued_at_the_end_is_not_lost(tmp_path: Path) -> None:
+    """The session's end (`close`) finishes what was queued: the look is in the file."""
+    store = MemoryStore(tmp_path / "m.sqlite")
+    release = threading.Event()
+    store.beside("learning", lambda: (release.wait(10), store.add_patch(_patch())))
+    threading.Timer(0.05, release.set).start()
+    store.close()
+    with MemoryStore(tmp_path / "m.sqlite") as again:
+        assert again.count() == 1
+
+
+def test_a_learning_job_that_fails_is_a_warning_at_the_next_read(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m.sqlite")
+
+    def broken() -> None:
+        raise ValueError("no pixels")
+
+    store.beside("learning step 3's looks", broken)
+    store.beside("learning", lambda: store.add_patch(_patch()))  # the next job still runs
+    with pytest.warns(GuistateWarning, match="could not finish learning step 3's looks: ValueError: no pixels"):
+        assert store.count() == 1
+    store.close()

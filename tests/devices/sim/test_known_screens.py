@@ -72,3 +72,29 @@ def test_standard_steps_back_on_known_screens_read_no_tree(open_device: Any, pla
     assert all(record.outcome == "ok" for record in session.steps)
     assert [record.page_sources for record in session.steps] == [2, 0, 0, 0]
     assert all(record.regions for record in session.steps), "every step's change is still snapped to regions"
+
+
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_a_byte_identical_screenshot_is_checked_and_decoded_once(
+    open_device: Any, platform: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42: a screenshot with the very bytes of the last one (a screen that did not change, as a
+    settle poll mostly sees) is a Frame of its own that shares the last one's decoded copy for the
+    oracle: no base64 decode, PNG check or half-size decode again. A changed screen is checked and
+    decoded anew."""
+    from pytest_guistate.devices import device as device_module
+
+    device = open_device(PERSONAS[platform])
+    first = device.observe().frame
+    _ = first.small(2)  # the oracle's copy, decoded
+    checked: list[int] = []
+    original = device_module.check_png
+    monkeypatch.setattr(
+        device_module, "check_png", lambda png, *a, **k: (checked.append(len(png)), original(png, *a, **k))
+    )
+    again = device.observe().frame
+    assert again is not first and again.png == first.png and checked == []
+    assert again.decoded_small(2) is first.decoded_small(2)  # no decode of its own
+    device.tap(desc="Delete post by Bob")
+    dialog = device.observe().frame
+    assert checked and not dialog.same_bytes(first) and dialog.decoded_small(2) is not first.decoded_small(2)
