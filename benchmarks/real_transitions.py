@@ -120,7 +120,9 @@ class Judged:
     seen_recall: float = float("nan")  # visibly changed pairs: the mask's share inside the regions
     far_too_big: bool = False
     false_change: bool = False  # nothing visible, yet judged changed with a region
-    missed: bool = False  # visibly changed, yet no region or no_change
+    missed: bool = False  # visibly changed, yet no region or no_change (and not set aside, named)
+    set_aside: bool = False  # visibly changed, no region, the change inside the transient shapes it names
+    seen_strict: float = float("nan")  # seen recall of the regions alone (no transient shape counted)
 
 
 # -- truth ------------------------------------------------------------------------------------------
@@ -148,10 +150,12 @@ def _changed_leaves(tree: UITree, other_keys: set[tuple[object, ...]]) -> list[U
     return out
 
 
-def status_band(trees: Iterable[UITree], screen: Box) -> Box | None:
-    """The status bar as the trees name it (systemui's bar or an app's statusBarBackground)."""
+def status_band(trees: Iterable[UITree], screen: Box, shade: bool = False) -> Box | None:
+    """The status bar as the trees name it (systemui's bar or an app's statusBarBackground; in the
+    notification shade, with `shade`, systemui's header band at the top, whose clock is the status bar's)."""
     bars = [n.bounds for t in trees for n in t.nodes() if n.bounds is not None and not n.bounds.is_empty
-            and n.resource_id.endswith(_BAR_IDS) and n.bounds.top <= 0 and n.bounds.height < 0.1 * screen.height]
+            and (n.resource_id.endswith(_BAR_IDS) or shade and n.package == SYSTEM_UI)
+            and n.bounds.top <= 0 and n.bounds.height < 0.1 * screen.height]
     return Box.union_all(bars)
 
 
@@ -200,6 +204,7 @@ SEEN_GROW = 8  # the regions grown by this for seen recall
 CURSOR_WIDTH, CURSOR_HEIGHTS = 8, (20, 140)  # an upright bar this thin and this tall: a blinking text cursor
 FAR_BOX, FAR_TIMES, FAR_CONTENT = 0.2, 3.0, 0.5  # far too big: box < 20% of the content, regions > 3x it and > 50%
 FEW_REGIONS = 3  # regions per change counted as "few"
+SET_ASIDE = 0.9  # no region, yet this share of the mask inside the transient shapes the oracle names: set aside
 _NAV_IDS = ("navigationBarBackground", "navigation_bar")
 
 
@@ -223,7 +228,7 @@ def system_bars(pair: Pair) -> list[Box]:
     no such row, the top 3%), the navigation bar as the band under the full-width windows (<= 10%)."""
     screen = pair.screen
     trees = (pair.before_tree, pair.after_tree)
-    named = status_band(trees, screen)
+    named = status_band(trees, screen, shade=True)
     bars = [named] if named is not None else []
     if named is None:
         tops = [n.bounds.top for t in trees for n in t.nodes() if n.bounds is not None and not n.bounds.is_empty
@@ -435,11 +440,15 @@ def judge(pair: Pair, oracle: VisualOracle, bar_px: int, repeat: int,
         judged.why.append(f"truth {truth_share:.0%}")
     judged.visible = visible = visible_change(pair) if visible is None else visible
     changed = transition.verdict == "changed" and bool(regions)
+    named = [t.box for t in transition.transients]
     if visible.kind == "nothing visible":
         judged.false_change = changed
     elif visible.kind == "visibly changed":
-        judged.missed = not regions or transition.verdict == "no_change"
-        judged.seen_recall, judged.far_too_big = seen_scores(visible, regions)
+        judged.seen_strict, judged.far_too_big = seen_scores(visible, regions)
+        judged.seen_recall = seen_scores(visible, [*regions, *named])[0] if named else judged.seen_strict
+        unmatched = not regions or transition.verdict == "no_change"
+        judged.set_aside = unmatched and bool(named) and seen_scores(visible, named)[0] >= SET_ASIDE
+        judged.missed = unmatched and not judged.set_aside
     return judged
 
 
@@ -473,7 +482,9 @@ def figures(judged: Sequence[Judged]) -> dict[str, float]:
         "false changes": sum(j.false_change for j in quiet),
         "visibly changed": len(seen),
         "missed": sum(j.missed for j in seen),
+        "set aside": sum(j.set_aside for j in seen),
         "seen recall": _mean(j.seen_recall for j in seen),
+        "seen, regions only": _mean(j.seen_strict for j in seen),
         f"<={FEW_REGIONS} regions": _mean(float(len(j.regions) <= FEW_REGIONS) for j in seen),
         "regions, mean": _mean(len(j.regions) for j in seen),
         "far too big": sum(j.far_too_big for j in seen),
@@ -490,8 +501,9 @@ def figures(judged: Sequence[Judged]) -> dict[str, float]:
     }
 
 
-PIXEL_COLUMNS = ["pairs", "nothing visible", "false changes", "visibly changed", "missed", "seen recall",
-                 f"<={FEW_REGIONS} regions", "regions, mean", "far too big", "median ms"]
+PIXEL_COLUMNS = ["pairs", "nothing visible", "false changes", "visibly changed", "missed", "set aside",
+                 "seen recall", "seen, regions only", f"<={FEW_REGIONS} regions", "regions, mean", "far too big",
+                 "median ms"]
 TREE_COLUMNS = ["pairs", "clean local", "recall", "precision", "whole-screen crops", "naive recall",
                 "naive precision", "screen changes", "judged changed", "median ms"]
 
@@ -842,10 +854,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("worst apps held out: " + ("; ".join(worst_apps(held)) or "none short of the targets"))
         rows.update({f"holdout: {k}": v for k, v in held.items()})
     if args.per_pair:
-        for j in judged:
+        light = pixels if not args.no_light or args.pixels_only else []
+        for j in [*judged, *light]:
             regions = [(r.box.as_list(), r.container) for r in j.transition.regions][:4]
             seen = j.visible.kind if j.visible is not None else "?"
-            print(f"{j.pair.id:48s} {seen[:8]:8s} seen={j.seen_recall:.2f} n={len(j.regions)} far={int(j.far_too_big)} "
+            mode = "light" if any(j is x for x in light) else "std"
+            print(f"{mode:5s} {j.pair.id:48s} {seen[:8]:8s} seen={j.seen_recall:.2f}/{j.seen_strict:.2f} n={len(j.regions)} far={int(j.far_too_big)} "
                   f"false={int(j.false_change)} missed={int(j.missed)} | "
                   f"{j.cls:17s} R={j.recall:.2f} P={j.precision:.2f} whole={int(j.whole)} "
                   f"changed={int(j.judged_changed)} {j.transition.verdict} {','.join(j.why)} {regions}"
