@@ -125,7 +125,7 @@ class VisualOracle:
         if covered is not None and any(not s.uncertain for s in snapped) \
                 and all(s.region.kind == "change" for s in snapped):
             snapped += _another_window(covered, before_tree, tree, screen, ignored, notes, snapped)
-        snapped = _join_fragments(snapped)
+        snapped = _join_fragments(snapped, self.config.max_crops, screen)
         verdict: Verdict
         if any(not s.uncertain for s in snapped):
             verdict = "changed"
@@ -484,31 +484,44 @@ def _compact_window(covered: Box, screen: Box, ignored: Sequence[Box], items: Se
 
 
 _MOST_REGIONS = 3  # more regions than this for one step are fragments of fewer visual changes (issue 43)
+_WHOLE = ("repaint", "screen")  # screen-level regions of a new screen
+_FRAGMENT = 0.01  # of the screen: a region this small with no item of its own is a word, a key, an icon
+_JOIN_GROWTH = 2.0  # two fragments join only when their joint box is at most this many times the area they cover
 
 
-def _join_fragments(snapped: list[SnappedRegion]) -> list[SnappedRegion]:
-    """One region per visual change: a step that left more than `_MOST_REGIONS` regions (each word of a
-    repainted list, each key of a redrawn grid, each row under a fading overlay) joins its item
-    regions, two at a time, the pair whose joint box adds the least area first, until the regions
-    are that few. A dialog's box (it came or went) and the screen-level regions are never joined;
-    a repaint or new window of most of the screen takes the items inside it (the screen is the
-    change). The joined region keeps both raw boxes' extent and names how many it holds."""
+def _join_fragments(snapped: list[SnappedRegion], crops: int, screen: Box) -> list[SnappedRegion]:
+    """One region per visual change: a step that left more item regions than a report shows crops
+    (`crops`, `OracleConfig.max_crops`), down to `_MOST_REGIONS` (each word of a
+    repainted list, each key of a redrawn grid, each icon under a fading overlay) joins its
+    fragments: regions no item of the tree holds (`container` None: ink with no row, key or node of
+    its own; every region without a tree) and smaller than `_FRAGMENT` of the screen, two at a time, the pair whose joint box adds the least area first,
+    until the regions are that few or what is left lies apart (a joint box more than `_JOIN_GROWTH`
+    times the area its two parts cover: separate changes; a region is never much larger than what
+    changed). A region the tree places on its own item (a row, a control, a dialog's box) is that
+    item's change and is never joined, nor are the screen-level regions that follow the items (a
+    scrim); a step that made a new screen (a repaint, a new window: that region follows the
+    items) keeps its items as they are, each a changed item of the new screen. The joined region keeps both raw boxes' extent and names how
+    many it holds."""
     screen_level = [s for s in snapped if s.region.kind != "change"]
-    whole = next((s.region.box for s in screen_level if s.region.kind in ("repaint", "screen")), None)
+    if any(s.region.kind in _WHOLE for s in screen_level):
+        return snapped  # a new screen: its own region says so, the items are what a reader compares
     items = [s for s in snapped if s.region.kind == "change"]
-    if whole is not None and len(items) + len(screen_level) > _MOST_REGIONS:
-        items = [s for s in items if _is_dialog(s.region) or not whole.contains(s.region.box)]
-    fixed = [s for s in items if _is_dialog(s.region)]
-    loose = [s for s in items if not _is_dialog(s.region)]
-    room = max(1, _MOST_REGIONS - len(fixed) - len(screen_level))
+    if len(items) <= crops:
+        return snapped  # few enough to show each: separate items (two rows, a title and a tab) stay apart
+    small = _FRAGMENT * screen.area
+    loose = [s for s in items if s.region.container is None and s.region.box.area <= small]
+    fixed = [s for s in items if not any(s is x for x in loose)]
+    room = max(1, _MOST_REGIONS - len(fixed))
     while len(loose) > room:
         best: tuple[int, int, int] | None = None
         for i, j in itertools.combinations(range(len(loose)), 2):
             a, b = loose[i].region.box, loose[j].region.box
-            added = a.union(b).area - covered_area([a, b])
-            if best is None or added < best[0]:
+            parts = covered_area([a, b])
+            added = a.union(b).area - parts
+            if added <= (_JOIN_GROWTH - 1) * parts and (best is None or added < best[0]):
                 best = (added, i, j)
-        assert best is not None
+        if best is None:
+            break  # what is left lies apart: separate changes, not fragments of one
         _, i, j = best
         loose[i] = _joined(loose[i], loose[j])
         del loose[j]
@@ -516,10 +529,6 @@ def _join_fragments(snapped: list[SnappedRegion]) -> list[SnappedRegion]:
         return snapped  # nothing joined or taken
     loose.sort(key=lambda s: -s.strict_pixels)
     return [*fixed, *loose, *screen_level]
-
-
-def _is_dialog(region: Region) -> bool:
-    return (region.container or "").startswith("dialog")
 
 
 def _joined(a: SnappedRegion, b: SnappedRegion) -> SnappedRegion:
