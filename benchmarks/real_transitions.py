@@ -840,9 +840,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ntree truth, the tree-less call:")
         print(table(tree_less))
         rows.update({f"pixels only: {k}": v for k, v in tree_less.items()})
-    if args.pixels_only:
         learnt = [judge(p, oracle, args.status_bar_px, 1, j.naive, mode="pixels, bars learnt", visible=j.visible)
                   for p, j in zip(pairs, judged, strict=True)]
+        known = breakdown(learnt)
+        print("\npixel truth, the tree-less call once a tree read earlier in the session taught `StatusBars` "
+              "the bars (the before-tree stands for it):")
+        print(table({k: v for k, v in known.items() if not k.startswith("class")}, PIXEL_COLUMNS))
+        rows.update({f"pixels only, bars learnt: {k}": v for k, v in known.items()})
+    if args.pixels_only:
         rows.update({f"tree need: {k}": v for k, v in tree_need(judged, pixels, learnt).items()})
     if args.holdout:
         held = holdout(pairs, args.grid or DEFAULT_GRID, args.status_bar_px, args.set,
@@ -854,11 +859,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("worst apps held out: " + ("; ".join(worst_apps(held)) or "none short of the targets"))
         rows.update({f"holdout: {k}": v for k, v in held.items()})
     if args.per_pair:
-        light = pixels if not args.no_light or args.pixels_only else []
+        light = [*pixels, *learnt] if not args.no_light or args.pixels_only else []
         for j in [*judged, *light]:
             regions = [(r.box.as_list(), r.container) for r in j.transition.regions][:4]
             seen = j.visible.kind if j.visible is not None else "?"
-            mode = "light" if any(j is x for x in light) else "std"
+            mode = "std" if not any(j is x for x in light) else "light" if any(j is x for x in pixels) else "learn"
             print(f"{mode:5s} {j.pair.id:48s} {seen[:8]:8s} seen={j.seen_recall:.2f}/{j.seen_strict:.2f} n={len(j.regions)} far={int(j.far_too_big)} "
                   f"false={int(j.false_change)} missed={int(j.missed)} | "
                   f"{j.cls:17s} R={j.recall:.2f} P={j.precision:.2f} whole={int(j.whole)} "
