@@ -1,7 +1,17 @@
-"""The visual oracle on real recorded transitions, judged against truth taken from the apps' own trees.
+"""The visual oracle on real recorded transitions, judged by what a person sees (pixel truth) and, as a
+second opinion, against truth taken from the apps' own trees.
 
 Run: ``python benchmarks/real_transitions.py PATH [--out DIR] [--worst N] [--apps A,B] [--repeat N] [--holdout]
-[--pixels-only]``.
+[--no-light] [--pixels-only]`` (PATH: ``../shared/realtrans`` or any folder laid out the same way).
+
+Pixel truth (docs/oracle.md, issue 43; the data set's README): the visible-change mask is the RGB
+distance (sum of the three channels) above 90 against every 1-px shift of the other frame, both
+ways, the status and navigation bars left out, a 2x2 opening, thin upright bars (a text cursor) left
+out. Per pair: nothing visible (< 0.001% of the content) / visibly changed (>= 0.003%); false changes,
+missed changes (set aside when the transient shapes the oracle names hold the change), seen recall
+(the mask inside the regions and named transient shapes grown by 8 px; "regions only" without the
+shapes), regions per change, far too big. The standard call and the tree-less (light) call are
+printed, the latter also once a tree taught `StatusBars` the bars; ``--no-light`` skips them.
 PATH is a folder laid out as a DroidBot-derived transition set: ``manifest_all.jsonl`` (one JSON object
 a line: ``id``, ``app``, ``before`` / ``after`` each with ``screen`` (an image), ``xml`` (UiAutomator2-style
 page source) and ``activity``; paths relative to PATH). Nothing of it is kept in the repository: the

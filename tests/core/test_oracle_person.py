@@ -21,11 +21,18 @@ ICON = Box(940, 110, 1040, 210)  # a borderless icon button in the action bar
 
 def keyboard_tree() -> UITree:
     """A puzzle's letter grid: twelve keys laid out straight in the page (no container of the grid)."""
-    keys = "".join(_node("android.widget.Button", k, "app:id/key", chr(65 + i), extra='clickable="true"')
-                   for i, k in enumerate(KEYS))
-    return _tree(_node("android.widget.FrameLayout", Box(0, 0, W, 1920), children=_node(
-        "android.widget.FrameLayout", Box(0, 72, W, 1776), "android:id/content", children=keys)
-        + _node("android.view.View", Box(0, 1776, W, 1920), "android:id/navigationBarBackground")))
+    keys = "".join(
+        _node("android.widget.Button", k, "app:id/key", chr(65 + i), extra='clickable="true"')
+        for i, k in enumerate(KEYS)
+    )
+    return _tree(
+        _node(
+            "android.widget.FrameLayout",
+            Box(0, 0, W, 1920),
+            children=_node("android.widget.FrameLayout", Box(0, 72, W, 1776), "android:id/content", children=keys)
+            + _node("android.view.View", Box(0, 1776, W, 1920), "android:id/navigationBarBackground"),
+        )
+    )
 
 
 def grid_screen(letters: str) -> np.ndarray:
