@@ -485,7 +485,7 @@ def _compact_window(covered: Box, screen: Box, ignored: Sequence[Box], items: Se
 
 _MOST_REGIONS = 3  # more regions than this for one step are fragments of fewer visual changes (issue 43)
 _WHOLE = ("repaint", "screen")  # screen-level regions of a new screen
-_FRAGMENT = 0.01  # of the screen: a region this small with no item of its own is a word, a key, an icon
+_FRAGMENT = 0.02  # of the screen: a region this small with no item of its own is a word, a key, an icon
 _JOIN_GROWTH = 3.0  # two fragments join only when their joint box is at most this many times the area they cover
 
 
