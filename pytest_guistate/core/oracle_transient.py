@@ -15,7 +15,8 @@ so a reader sees what was set aside and why. The rules are about shapes, not app
   top or bottom edge whose pixels are the before-frame under a translucent layer (`is_overlay`):
   the glow of a list dragged past its end. The list's own rows under it are unchanged, or the
   test fails; a thinner band is a shadow (a toolbar's, a dialog's edge), not a glow.
-- ripple: a change covering most of a clickable node whose pixels are the before-frame under a
+- ripple: a change covering most of a clickable node (or drawn around one, centred on it and at
+  most twice its size: a borderless control's halo, issue 43) whose pixels are the before-frame under a
   weak translucent layer (the fading phase, which fills the control; the expanding circle's edge
   is not a layer and stays a change), while that node and everything in it is the same in the
   before-tree (text, state, enabled, bounds): a tap's ripple or pressed state still fading. A
