@@ -60,7 +60,11 @@ def pairs() -> list[tuple[str, np.ndarray, np.ndarray]]:
     dialog = base.copy()
     cv2.rectangle(dialog, (90, 900), (990, 1500), (255, 255, 255), -1)
     cv2.putText(dialog, "Delete message?", (150, 1050), cv2.FONT_HERSHEY_SIMPLEX, 1.6, (0, 0, 0), 3)
-    return [("button", base, button), ("row removed", base, removed), ("dialog", base, dialog)]
+    scrim = (base.astype(np.float32) * 0.4).astype(np.uint8)  # a dialog over a scrim: the oracle's dim path
+    scrim[:72] = base[:72]
+    scrim[900:1500, 90:990] = dialog[900:1500, 90:990]
+    return [("button", base, button), ("row removed", base, removed), ("dialog", base, dialog),
+            ("dialog over a scrim", base, scrim)]
 
 
 def median_ms(fn: Callable[[], object], repeat: int) -> float:

@@ -124,7 +124,8 @@ class VisualOracle:
                 snapped += [whole] if whole is not None else []
         if covered is not None and any(not s.uncertain for s in snapped) \
                 and all(s.region.kind == "change" for s in snapped):
-            snapped += _another_window(covered, before_tree, tree, screen, ignored, notes)
+            snapped += _another_window(covered, before_tree, tree, screen, ignored, notes, snapped)
+        snapped = _join_fragments(snapped, self.config.max_crops, screen)
         verdict: Verdict
         if any(not s.uncertain for s in snapped):
             verdict = "changed"
@@ -447,26 +448,102 @@ def _new_window(covered: Box, screen: Box, ignored: Sequence[Box]) -> SnappedReg
 
 
 def _another_window(covered: Box, before_tree: Callable[[], UITree | None] | None, tree: UITree | None,
-                    screen: Box, ignored: Sequence[Box], notes: list[str]) -> list[SnappedRegion]:
+                    screen: Box, ignored: Sequence[Box], notes: list[str],
+                    items: Sequence[SnappedRegion] = ()) -> list[SnappedRegion]:
     """A window in front that was not, however little of the screen changed: another app's (the
     step left the app or came back to it: an app's dialog replaced by the system's permission
     dialog in the same place, the permission controller answered), or a floating window of the app
     that came or went with no scrim (a popup menu: the dump then holds the popup alone, the screen
     behind takes no touch until it closes). Issue 33 found these on real apps judged as the item's
     change only. A new screen: its screen-level region follows the item regions. The keyboard's
-    window is no app: a field's keyboard coming up keeps the screen."""
+    window is no app: a field's keyboard coming up keeps the screen. When what changed is compact
+    (the item regions cover under half of the screen: a popup, an autofill list closing), the
+    screen-level region is the items' extent, not the whole screen: a region is never much larger
+    than the visible change it stands for (issue 43); the note still names the new window."""
     old = before_tree() if before_tree is not None and tree is not None else None
     if old is None or tree is None:
         return []
     if _apps(old) != _apps(tree):
         notes.append(f"new window: another app in front ({', '.join(sorted(_apps(tree)))})")
-        return [_new_window(covered, screen, ignored)]
+        return [_compact_window(covered, screen, ignored, items)]
     android = old.platform == tree.platform == ANDROID  # an Android dump holds the focused window alone
     went = floating_window(tree, screen) is None
     if android and (floating_window(old, screen) is None) != went:
         notes.append(f"new window: a floating window {'went' if went else 'came'} (its dump holds it alone)")
-        return [_new_window(covered, screen, ignored)]
+        return [_compact_window(covered, screen, ignored, items)]
     return []
+
+
+def _compact_window(covered: Box, screen: Box, ignored: Sequence[Box], items: Sequence[SnappedRegion]) -> SnappedRegion:
+    """A new window's screen-level region: the whole screen between the bars, or, when the items that
+    changed cover under half of it, their extent (the window's visible change)."""
+    extent = Box.union_all(s.region.box for s in items)
+    if extent is None or covered_area([s.region.box for s in items]) >= 0.5 * screen.area:
+        return _new_window(covered, screen, ignored)
+    return _screen_level(extent.clamp(screen.right, screen.bottom), "screen", "new window")
+
+
+_MOST_REGIONS = 3  # more regions than this for one step are fragments of fewer visual changes (issue 43)
+_WHOLE = ("repaint", "screen")  # screen-level regions of a new screen
+_FRAGMENT = 0.02  # of the screen: a region this small with no item of its own is a word, a key, an icon
+_JOIN_GROWTH = 3.0  # two fragments join only when their joint box is at most this many times the area they cover
+
+
+def _join_fragments(snapped: list[SnappedRegion], crops: int, screen: Box) -> list[SnappedRegion]:
+    """One region per visual change: a step that left more item regions than a report shows crops
+    (`crops`, `OracleConfig.max_crops`), down to `_MOST_REGIONS` (each word of a
+    repainted list, each key of a redrawn grid, each icon under a fading overlay) joins its
+    fragments: regions no item of the tree holds (`container` None: ink with no row, key or node of
+    its own; every region without a tree) and smaller than `_FRAGMENT` of the screen, two at a time, the pair whose joint box adds the least area first,
+    until the regions are that few or what is left lies apart (a joint box more than `_JOIN_GROWTH`
+    times the area its two parts cover: separate changes; a region is never much larger than what
+    changed). A region the tree places on its own item (a row, a control, a dialog's box) is that
+    item's change and is never joined, nor are the screen-level regions that follow the items (a
+    scrim); a step that made a new screen (a repaint, a new window: that region follows the
+    items) keeps its items as they are, each a changed item of the new screen. The joined region keeps both raw boxes' extent and names how
+    many it holds."""
+    screen_level = [s for s in snapped if s.region.kind != "change"]
+    if any(s.region.kind in _WHOLE for s in screen_level):
+        return snapped  # a new screen: its own region says so, the items are what a reader compares
+    items = [s for s in snapped if s.region.kind == "change"]
+    if len(items) <= crops:
+        return snapped  # few enough to show each: separate items (two rows, a title and a tab) stay apart
+    small = _FRAGMENT * screen.area
+    loose = [s for s in items if s.region.container is None and s.region.box.area <= small]
+    fixed = [s for s in items if not any(s is x for x in loose)]
+    room = max(1, _MOST_REGIONS - len(fixed))
+    while len(loose) > room:
+        best: tuple[int, int, int] | None = None
+        for i, j in itertools.combinations(range(len(loose)), 2):
+            a, b = loose[i].region.box, loose[j].region.box
+            parts = covered_area([a, b])
+            added = a.union(b).area - parts
+            if added <= (_JOIN_GROWTH - 1) * parts and (best is None or added < best[0]):
+                best = (added, i, j)
+        if best is None:
+            break  # what is left lies apart: separate changes, not fragments of one
+        _, i, j = best
+        loose[i] = _joined(loose[i], loose[j])
+        del loose[j]
+    if len(fixed) + len(loose) == sum(s.region.kind == "change" for s in snapped):
+        return snapped  # nothing joined or taken
+    loose.sort(key=lambda s: -s.strict_pixels)
+    return [*fixed, *loose, *screen_level]
+
+
+def _joined(a: SnappedRegion, b: SnappedRegion) -> SnappedRegion:
+    count = sum(int(_joined_count(r.region)) for r in (a, b))
+    fraction = (a.region.changed_fraction * a.region.raw.area + b.region.changed_fraction * b.region.raw.area) / max(
+        1, a.region.raw.area + b.region.raw.area)
+    region = Region(a.region.raw.union(b.region.raw), a.region.box.union(b.region.box), f"{count} changes joined",
+                    fraction, None)
+    return SnappedRegion(region, a.strict_pixels + b.strict_pixels, a.uncertain and b.uncertain)
+
+
+def _joined_count(region: Region) -> int:
+    label = region.container or ""
+    head, _, tail = label.partition(" ")
+    return int(head) if tail == "changes joined" and head.isdigit() else 1
 
 
 def _apps(tree: UITree) -> frozenset[str]:

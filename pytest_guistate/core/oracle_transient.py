@@ -15,7 +15,8 @@ so a reader sees what was set aside and why. The rules are about shapes, not app
   top or bottom edge whose pixels are the before-frame under a translucent layer (`is_overlay`):
   the glow of a list dragged past its end. The list's own rows under it are unchanged, or the
   test fails; a thinner band is a shadow (a toolbar's, a dialog's edge), not a glow.
-- ripple: a change covering most of a clickable node whose pixels are the before-frame under a
+- ripple: a change covering most of a clickable node (or drawn around one, centred on it and at
+  most twice its size: a borderless control's halo, issue 43) whose pixels are the before-frame under a
   weak translucent layer (the fading phase, which fills the control; the expanding circle's edge
   is not a layer and stays a change), while that node and everything in it is the same in the
   before-tree (text, state, enabled, bounds): a tap's ripple or pressed state still fading. A
@@ -52,6 +53,7 @@ _GLOW_MAX_ALPHA = 0.35
 _GLOW_MIN_WIDTH = 0.6  # of the list's width: the glow spans the list
 _GLOW_MAX_HEIGHT = 0.2  # of the screen's height
 _GLOW_MIN_HEIGHT = 0.02  # of the screen's height: thinner is a shadow (a toolbar's, a dialog's edge), not a glow
+_HALO_REACH = 2.0  # a borderless ripple's circle reaches at most this many times its control's width and height
 _RIPPLE_MIN_COVER = 0.5  # of the control's area: a fading ripple fills its control; a thin shadow edge does not
 _HOST_MAX_FRACTION = 0.25  # a clickable node larger than this share of the screen is a page, not a control
 _BLOCK = 8  # px of the 1/2-scale pixels a layer is checked over (a translucent layer is smooth at this size)
@@ -90,6 +92,16 @@ def is_overlay(before: np.ndarray, after: np.ndarray, max_alpha: float) -> bool:
     # a layer only lowers contrast; a block across the layer's own edge (the control's bounds) gains a little
     gains = ~textured | ((gain >= 1.0 - max_alpha - 0.05) & (gain <= 1.0 + max_alpha / 2))
     return bool(np.all(fits & gains))
+
+
+def _halo_of(box: Box, control: Box) -> bool:
+    """Whether a change `box` is drawn around `control` as a borderless control's ripple is (an icon
+    button's halo, a circle about its centre reaching past its bounds): the box holds the control,
+    is centred on it and reaches at most `_HALO_REACH` times its width and height."""
+    if not box.contains(control) or box.width > _HALO_REACH * control.width or box.height > _HALO_REACH * control.height:
+        return False
+    (bx, by), (cx, cy) = box.center, control.center
+    return abs(bx - cx) <= 0.25 * control.width and abs(by - cy) <= 0.25 * control.height
 
 
 def _lists(nodes: Iterable[UINode]) -> list[UINode]:
@@ -189,9 +201,12 @@ class TransientShapes:
         tolerance = 2 * self.pixels[2]
         hosts = sorted((n for n in self.controls if n.bounds is not None and n.bounds.expand(tolerance).contains(box)),
                        key=lambda n: n.bounds.area if n.bounds is not None else 0)
+        if not hosts:  # a borderless control's halo reaches past its bounds: the control it is drawn around
+            hosts = sorted((n for n in self.controls if n.bounds is not None and _halo_of(box, n.bounds)),
+                           key=lambda n: -(n.bounds.area if n.bounds is not None else 0))
         if not hosts:
             return None
-        host = hosts[0]  # the tapped control: the smallest clickable node holding the change
+        host = hosts[0]  # the tapped control: the smallest clickable node holding the change (the largest it surrounds)
         assert host.bounds is not None
         if box.intersection(host.bounds).area < _RIPPLE_MIN_COVER * host.bounds.area:
             return None  # a ripple's last frame covers its control: this is something else (a shadow's edge)

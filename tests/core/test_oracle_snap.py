@@ -106,7 +106,10 @@ def test_max_crops_and_one_region_per_container() -> None:
     for i in range(6):
         after = changed_square(after, Box(40 + i * 80, 20, 80 + i * 80, 60))
     result = oracle.compare(Frame.from_array(before), Frame.from_array(after))
-    assert len(result.regions) == 6 and len(result.crops) == 4
+    # six changes in a row are fragments of fewer (issue 43): at most three regions, holding all six
+    assert len(result.regions) <= 3 and len(result.crops) <= 4
+    squares = [Box(40 + i * 80, 20, 80 + i * 80, 60) for i in range(6)]
+    assert all(any(r.box.intersection(sq).area >= 0.5 * sq.area for r in result.regions) for sq in squares)
     snapped = oracle.compare(
         Frame.from_array(before),
         Frame.from_array(changed_square(changed_square(before, Box(60, 310, 90, 330)), Box(400, 350, 440, 390))),
