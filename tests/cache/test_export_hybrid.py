@@ -22,7 +22,7 @@ from tests.cache.test_export import ruff_format_check
 from tests.helpers.chromium import require_chromium
 from tests.helpers.inner_run import run_inprocess
 
-CONFTEST = '''
+CONFTEST = """
 import json
 from pathlib import Path
 
@@ -34,8 +34,8 @@ def ground_truth(request, device):
     yield
     Path("logs").mkdir(exist_ok=True)
     Path("logs", request.node.name + ".json").write_text(json.dumps(device.action_log()))
-'''
-SUITE = '''
+"""
+SUITE = """
 import pytest
 
 
@@ -45,7 +45,7 @@ def test_help_then_sign_in(device, guistate):
     device.switch_context(next(c for c in device.contexts if c.startswith("WEBVIEW_")))
     guistate.run("tap Help in the toolbar, then sign in with qa@example.com and password correct-horse",
                  max_steps=12)
-'''
+"""
 TEST = "test_help_then_sign_in"
 
 
@@ -73,7 +73,9 @@ def test_a_hybrid_run_exports_its_context_switches_and_passes_alone(
     monkeypatch.delenv("ANTHROPIC_BASE_URL")
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     assert _effects(pytester.path) == ["open_app", "help", "login"]
-    actions = pytester.path / "cassettes" / "test_hybrid" / ("ios" if platform == "ios" else "") / f"{TEST}.actions.json"
+    actions = (
+        pytester.path / "cassettes" / "test_hybrid" / ("ios" if platform == "ios" else "") / f"{TEST}.actions.json"
+    )
     steps = [s for run in load_cache(actions).runs for s in run.steps]
     where = [(s.summary().split(" (in ")[0], (s.target or {}).get("context")) for s in steps if s.target]
     # the toolbar's Help is native, the page's fields and button are the web view's
