@@ -70,7 +70,10 @@ class Locator:
     note: str = ""
 
     def args(self) -> list[str]:
-        return [f"{self.kind}={py_str(self.value)}"]
+        """The call's locator arguments: a plain one must still name one element (`unique=True`: two are
+        `ElementAmbiguous`, never a tap on the first); an XPath says so itself (its `count() = 1`)."""
+        located = [f"{self.kind}={py_str(self.value)}"]
+        return located if self.kind == "xpath" else [*located, "unique=True"]
 
 
 @dataclass
@@ -733,8 +736,9 @@ def render(test: ExportedTest) -> str:
         *wrap(
             f"Test {test.test}, recorded on the {test.platform} persona{', ' + how if how else ''}; from "
             f"{Path(test.source).name}. Each step is the action the run took, on the most stable locator its "
-            "target offered, with the effect the run verified as its expectation. It needs no model, cassette "
-            "or action cache: review it, edit it, commit it.",
+            "target offered (`unique=True`: the locator named that element alone, and must still), with the "
+            "effect the run verified as its expectation. It needs no model, cassette or action cache: review "
+            "it, edit it, commit it.",
             "",
             test.width,
         ),

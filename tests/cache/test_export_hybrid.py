@@ -4,7 +4,7 @@ The sim's Hybrid app (a native toolbar around a web view whose page runs in a re
 driven by the reference server: tap Help on the native toolbar, then sign in inside the page. The recorded
 cache says, per target, the context its locator is found in; the exported file switches to `NATIVE_APP`
 for the toolbar's button and to the web view for the page's fields, and passes alone with no model, no
-cassette and no cache, on both personas. Needs Chromium and chromedriver (failing, never skipping, without).
+cassette and no cache, on both personas (iOS with `-m slow`: each persona costs a recording, ~16 s). Needs Chromium and chromedriver (failing, never skipping, without).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _effects(root: Path) -> list[str]:
     return [e["action"] for e in log if e["action"] not in ("tap", "swipe")]
 
 
-@pytest.mark.parametrize("platform", ["android", "ios"])
+@pytest.mark.parametrize("platform", ["android", pytest.param("ios", marks=pytest.mark.slow)])
 def test_a_hybrid_run_exports_its_context_switches_and_passes_alone(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str
 ) -> None:
