@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -372,7 +373,8 @@ def compare_drifts(
         for mode, target in (("--guistate-llm=cache", "test_apps.py"), ("--guistate-llm=off", str(exported[test]))):
             result = recorded.run(mode, persona, f"--drift={drift}", "-k", test, target)
             counts = result.parseoutcomes()
-            refused = "ElementAmbiguous" in result.stdout.str()  # a locator named two: nothing was done
+            # a located step whose locator named two elements failed it, and nothing was done
+            refused = re.search(r"ElementAmbiguous: \w+=.* names \d+ elements", result.stdout.str()) is not None
             outcomes.append("passed" if counts.get("passed") == 1 else "refused" if refused else "failed")
             changed = _effects(recorded, test)
             wrong += [f"{mode}: {e}" for e in changed if e != DRIFT_GROUND[test]]
@@ -394,13 +396,11 @@ def test_every_drift_gives_the_same_verdict_for_the_export_and_the_cache_replay(
     assert not [r for r in rows if r[4]], table  # never a wrong action
     # the same verdict; where the replay misses a target its identity rule no longer trusts but the exported
     # locator still names alone (icon_delete: "Delete" is an icon with the same label), the exported test may
-    # pass only by doing exactly what the goal meant; where the replay's identity tells twins apart but the
-    # exported locator names two (same_author: Bob posts again), the exported test refuses (ElementAmbiguous)
-    # and changes nothing
-    differ = [(d, t, c, e, did) for d, t, c, e, _, did in rows if c != e]
-    assert all(
-        (c == "failed" and did == [DRIFT_GROUND[t]]) or (e == "refused" and did == []) for _, t, c, e, did in differ
-    ), table
+    # pass only by doing exactly what the goal meant. "refused" is a failure (ElementAmbiguous: the exported
+    # locator names two, as on same_author, where Bob posts again) that changed nothing
+    assert all(did == [] for _, _, _, e, _, did in rows if e == "refused"), table
+    differ = [(d, t, c, e, did) for d, t, c, e, _, did in rows if c != e.replace("refused", "failed")]
+    assert all(c == "failed" and did == [DRIFT_GROUND[t]] for _, t, c, _, did in differ), table
 
 
 def test_the_export_option_writes_each_passed_llm_test(pytester: pytest.Pytester) -> None:
