@@ -62,6 +62,7 @@ from pytest_guistate.devices.errors import (
     CapabilityUnavailable,
     ContextUnavailable,
     DeviceError,
+    ElementAmbiguous,
     ElementNotFound,
     ElementNotReady,
     WebViewGone,
@@ -861,6 +862,7 @@ class Device:
         id: str | None = None,
         xpath: str | None = None,
         timeout: float | None = None,
+        unique: bool = False,
     ) -> WebElement:
         """Find one element by exactly one locator, waiting until it is ready to act on.
 
@@ -869,6 +871,9 @@ class Device:
         lasts up to `timeout` seconds (None: `locator_timeout`, the plugin's
         `--guistate-locator-timeout`); an element that is ready at once costs one find, no more.
         `ElementNotFound` lists what is on screen; `ElementNotReady` says what the element still was.
+        `unique`: the locator must name one element of the screen's tree (`UITree.by_locator`, the rule an
+        exported test's locator was chosen by), else `ElementAmbiguous` and nothing is acted on (one tree
+        read; an XPath is the user's own expression and is not counted).
         """
         kind, value = one_locator(text=text, desc=desc, id=id, xpath=xpath)
         self._refuse_gone(f"find {kind}={value!r}")
@@ -886,6 +891,8 @@ class Device:
             try:
                 element, unready = self._find_once(by, query, kind, value)
                 if element is not None and not unready:
+                    if unique:
+                        self._refuse_twins(kind, value)
                     return element
             except NoSuchElementException:
                 unready = ""
@@ -913,6 +920,16 @@ class Device:
         if self.is_web:
             hint += self._web_miss_hint(kind)
         raise ElementNotFound(f"no element with {named}{waited}{hint}; on screen: {self._visible_labels()}")
+
+    def _refuse_twins(self, kind: str, value: str) -> None:
+        """`ElementAmbiguous` when the locator names more than one element of the screen's tree."""
+        if kind == "xpath":
+            return
+        count = len(self.ui_tree().by_locator(kind, value))
+        if count > 1:
+            raise ElementAmbiguous(f"{kind}={value!r} names {count} elements on this screen, and unique=True asked for one: "
+                                   "acting on the first could be the wrong one, so nothing was done; on screen: "
+                                   f"{self._visible_labels()}")
 
     def _find_once(self, by: str, query: str, kind: str, value: str) -> tuple[WebElement | None, str]:
         """One look: the element (or None) and why it is not ready yet ("" when it is)."""
@@ -1041,12 +1058,14 @@ class Device:
         y: int | None = None,
         timeout: float | None = None,
         function: str | None = None,
+        unique: bool = False,
     ) -> None:
         """Tap an element (by text, desc, id or xpath) or a point (x, y in screenshot pixels).
 
         `function` names what the element does ("search", "add to cart"): with cross-run memory
         on, a locator that finds nothing after an app update is healed by that function's
         remembered looks in the current frame, and accepted only if the step's expectation holds.
+        `unique`: the locator must name one element (`find`), else `ElementAmbiguous` and no tap.
         """
         if x is not None or y is not None:
             if x is None or y is None:
@@ -1054,9 +1073,9 @@ class Device:
             self._pointer([(x, y)], hold_ms=self._tap_ms)
             return
         try:
-            element = self.find(text, desc=desc, id=id, xpath=xpath, timeout=timeout)
-        except ElementNotReady:
-            raise  # the element is there: acting anywhere else would be the wrong action
+            element = self.find(text, desc=desc, id=id, xpath=xpath, timeout=timeout, unique=unique)
+        except (ElementNotReady, ElementAmbiguous):
+            raise  # the element is there (or two are): acting anywhere else would be the wrong action
         except ElementNotFound as missing:
             if self.memory is None:
                 raise
@@ -1139,14 +1158,16 @@ class Device:
         self._pointer([(x1, y1), (x2, y2)], hold_ms=0, move_ms=duration_ms)
 
     def type(self, text: str, *, into: str | None = None, id: str | None = None, desc: str | None = None,
-             xpath: str | None = None, timeout: float | None = None) -> None:
+             xpath: str | None = None, timeout: float | None = None, unique: bool = False) -> None:
         """Type into a field found by its text (`into`), id, desc or xpath, else the focused one; clears nothing.
+        `unique`: the locator must name one element (`find`), else `ElementAmbiguous` and nothing is typed.
 
         On the web a component is typed into through its editable element (the one input inside its
         shadow root or subtree); one with none or several fails naming that, unless tapping it gives an
         editable element focus."""
         located = into or id or desc or xpath
-        element = self.find(into, id=id, desc=desc, xpath=xpath, timeout=timeout) if located else self._focused()
+        element = (self.find(into, id=id, desc=desc, xpath=xpath, timeout=timeout, unique=unique) if located
+                   else self._focused())
         if self.is_web:
             element = self._editable(element, into=into, id=id, desc=desc, xpath=xpath)
         if (self.on_secret is not None or self.memory is not None) and self._is_password(element):

@@ -23,6 +23,7 @@ __all__ = [
     "CapabilityUnavailable",
     "ContextUnavailable",
     "DeviceError",
+    "ElementAmbiguous",
     "ElementNotFound",
     "ElementNotReady",
     "WebViewGone",
@@ -57,6 +58,12 @@ class ElementNotReady(ElementNotFound):
     """A locator's element was there but never became ready to act on (not visible, disabled,
     moving, covered) within its wait; the message names what it waited for and what it saw. Never
     healed by the memory: the element is the right one, acting elsewhere would be the wrong action."""
+
+
+class ElementAmbiguous(ElementNotFound):
+    """A locator asked to be unique (`unique=True`: an exported test's locator named its element alone when
+    recorded) names two or more elements now; acting on the first could be the wrong one, so nothing is
+    done. Never healed by the memory: the locator did find something, just not one thing."""
 
 
 # How drivers say "I do not implement that": W3C `unknown command` / `unsupported operation`,

@@ -70,7 +70,10 @@ class Locator:
     note: str = ""
 
     def args(self) -> list[str]:
-        return [f"{self.kind}={py_str(self.value)}"]
+        """The call's locator arguments: a plain one must still name one element (`unique=True`: two are
+        `ElementAmbiguous`, never a tap on the first); an XPath says so itself (its `count() = 1`)."""
+        located = [f"{self.kind}={py_str(self.value)}"]
+        return located if self.kind == "xpath" else [*located, "unique=True"]
 
 
 @dataclass
@@ -106,6 +109,7 @@ class ExportedTest:
     milestone_checks: dict[str, str] = field(default_factory=dict)  # the plan's checks, as the test wrote them
     steps: list[ExportedStep] = field(default_factory=list)
     width: int = LINE  # the line length the file is formatted for
+    context: str = ""  # the context the script is in at this point of the body ("" unknown: the test's own code)
 
 
 # -- formatting, as ruff format writes it ------------------------------------------------------
@@ -374,6 +378,31 @@ def _remembered(step: CachedStep) -> dict[str, str]:
     return {str(k): str(v) for k, v in remembered.items() if str(v).strip() and any(str(v) in lab for lab in labels)}
 
 
+_WEB_VIEW = 'next(c for c in device.contexts if c.startswith("WEBVIEW_"))'
+
+
+def switch_context(step: CachedStep, test: ExportedTest) -> list[str]:
+    """`device.switch_context(...)` before a step whose target the run found in another context than the one
+    the script is in (a hybrid app: the page's field in the web view, the toolbar's button in `NATIVE_APP`):
+    a locator is the context's, so a step in the wrong one would miss. Android names its web view
+    `WEBVIEW_<package>` in every session; iOS numbers it per page, so the script takes the one listed."""
+    want = str((step.target or {}).get("context") or "")
+    if not want or want == test.context:
+        return []
+    test.context = want
+    if want == "NATIVE_APP":
+        return [
+            *comment_lines("the run found this element on the native screen around the web view", 4, test.width),
+            '    device.switch_context("NATIVE_APP")',
+        ]
+    stable = test.platform != "ios" and want.startswith("WEBVIEW_")
+    said = f"the run found this element in the web view's page ({want})"
+    return [
+        *comment_lines(said if stable else said + ": the web view context the session lists", 4, test.width),
+        *call_lines("device.switch_context", [py_str(want) if stable else _WEB_VIEW], 4, width=test.width),
+    ]
+
+
 def run_body(cache: ActionCache, run_index: int, test: ExportedTest, declare_goal: bool) -> list[str]:
     """The statements that do what `cache.runs[run_index]` did."""
     run = cache.runs[run_index]
@@ -436,6 +465,7 @@ def run_body(cache: ActionCache, run_index: int, test: ExportedTest, declare_goa
             if any(c.startswith(name + "(") for c in checks) or (name == "all_of" and len(checks) > 1):
                 test.checks_imported.add(name)
         test.steps.append(out)
+        lines += switch_context(step, test)
         lines += _step_lines(out, test.width)
     lines.append("    guistate.assert_complete()")
     return lines
@@ -706,8 +736,9 @@ def render(test: ExportedTest) -> str:
         *wrap(
             f"Test {test.test}, recorded on the {test.platform} persona{', ' + how if how else ''}; from "
             f"{Path(test.source).name}. Each step is the action the run took, on the most stable locator its "
-            "target offered, with the effect the run verified as its expectation. It needs no model, cassette "
-            "or action cache: review it, edit it, commit it.",
+            "target offered (`unique=True`: the locator named that element alone, and must still), with the "
+            "effect the run verified as its expectation. It needs no model, cassette or action cache: review "
+            "it, edit it, commit it.",
             "",
             test.width,
         ),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -168,15 +169,33 @@ class Recorded:
         return json.loads(path.read_text()) if path.exists() else []
 
 
-@pytest.fixture
-def recorded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Recorded:
-    suite = Recorded(pytester)
+def record(suite: Recorded, monkeypatch: pytest.MonkeyPatch, *args: str) -> pytest.RunResult:
+    """Run the suite against the reference server (the stand-in model); nothing answers afterwards."""
     with ReferenceServer() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-export-0000")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        suite.run("--guistate-llm=anthropic", "-k", f"{SETTINGS} or {GALLERY}").assert_outcomes(passed=2, deselected=2)
-    monkeypatch.delenv("ANTHROPIC_BASE_URL")  # nothing answers from here on
+        result = suite.run("--guistate-llm=anthropic", *args)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
     monkeypatch.delenv("ANTHROPIC_API_KEY")
+    return result
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the module's one android recording of Settings, Gallery and Feed is kept (made by the first test
+    that needs it, in any order): a recording takes an inner run against the reference server."""
+    return tmp_path_factory.mktemp("recording") / "cassettes"
+
+
+@pytest.fixture
+def recorded(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, recording: Path) -> Recorded:
+    """The drift suite with Settings, Gallery and Feed recorded live on android: the module's one recording."""
+    suite = Recorded(pytester)
+    if not recording.is_dir():
+        record(suite, monkeypatch, "-k", f"{SETTINGS} or {GALLERY} or {FEED}").assert_outcomes(passed=3, deselected=1)
+        shutil.copytree(pytester.path / "cassettes", recording)
+    else:
+        shutil.copytree(recording, pytester.path / "cassettes")
     return suite
 
 
@@ -186,7 +205,7 @@ def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(
     pytester = recorded.pytester
     exported = pytester.path / "exported"
     exported.mkdir()
-    for test in (SETTINGS, GALLERY):
+    for test in (SETTINGS, GALLERY, FEED):
         actions = pytester.path / "cassettes" / "test_apps" / f"{test}.actions.json"
         path, text = export_test(actions, exported / f"{test}_scripted.py", width=120)
         built = build_export(actions, width=120)
@@ -224,30 +243,48 @@ def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(
                 after = (step.effect.get("next_screen") or {}).get("labels") or []
                 assert (label in after) if out.expect[0].startswith("visible") else (label not in after)
             if step.milestone:
-                assert f"guistate.milestone({json.dumps(step.milestone)})" in out.after
+                assert f"    guistate.milestone({json.dumps(step.milestone)})" in out.after
         assert SECRET not in text and "GUISTATE_TEST_SECRET_1" in text if test == SETTINGS else True
         assert ruff_format_check(path, 120).returncode == 0, ruff_format_check(path, 120).stdout
     shutil.rmtree(pytester.path / "cassettes")  # no cache, no cassette, no model
     monkeypatch.setenv("GUISTATE_TEST_SECRET_1", SECRET)
     result = recorded.run("--guistate-llm=off", str(exported))
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=3)
     assert [e["action"] for e in recorded.log(SETTINGS)][-1] == "toggle"
     assert [e for e in recorded.log(GALLERY) if e["action"] == "move_to_album"]
+    assert _effects(recorded, FEED) == [DRIFT_GROUND[FEED]]
     for file in exported.iterdir():
         assert SECRET not in file.read_text(encoding="utf-8")
 
 
 def test_on_two_drifts_the_export_and_the_cache_replay_agree(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    recorded: Recorded, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`replaced_row` (Dark mode's row is Battery saver now) and `already_on` (Dark mode is on already): the
     strict replay misses and the exported test fails at the same step, and neither toggles anything. Every
     drift on both personas: `-m slow`."""
-    rows = compare_drifts(pytester, monkeypatch, "android", {"replaced_row": SETTINGS, "already_on": SETTINGS})
+    rows = compare_drifts(recorded, monkeypatch, "android", {"replaced_row": SETTINGS, "already_on": SETTINGS})
     assert [(d, c, e, w, did) for d, _, c, e, w, did in rows] == [
         ("replaced_row", "failed", "failed", [], []),
         ("already_on", "failed", "failed", [], []),
     ]
+
+
+def test_a_twin_of_an_exported_locator_fails_the_step_named_and_deletes_nothing(
+    recorded: Recorded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`same_author`: Bob posts again above his old post, so the exported `desc="Delete post by Bob"` names
+    two buttons. The exported test fails that step with `ElementAmbiguous` (`unique=True`) and deletes
+    nothing, where a plain locator would delete the first (the wrong post)."""
+    monkeypatch.setenv("GUISTATE_TEST_SECRET_1", SECRET)
+    actions = recorded.pytester.path / "cassettes" / "test_apps" / f"{FEED}.actions.json"
+    path, text = export_test(actions, recorded.pytester.path / "exported" / f"{FEED}_scripted.py", width=120)
+    assert 'desc="Delete post by Bob", unique=True)' in text  # the plain locator the run's target had alone
+    # (it passes as recorded: the fresh-recording test above runs it)
+    result = recorded.run("--guistate-llm=off", "--drift=same_author", str(path))
+    assert result.parseoutcomes().get("failed") == 1
+    result.stdout.fnmatch_lines(["*ElementAmbiguous*desc='Delete post by Bob'* names 2 elements*"])
+    assert _effects(recorded, FEED) == []  # no post deleted: neither Bob's new one nor his old one
 
 
 # The stand-in model's goal table: one goal per persona (a sign-in with a secret and a switch; a dialog
@@ -310,22 +347,20 @@ def _effects(recorded: Recorded, test: str) -> list[tuple[str, str]]:
 
 
 def compare_drifts(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str, drifts: dict[str, str]
+    recorded: Recorded | pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str, drifts: dict[str, str]
 ) -> list[tuple[str, str, str, str, list[str], list[tuple[str, str]]]]:
-    """Record the drift suite's tests on `platform`, export them, then run the strict cache replay and the
-    exported test on each drift (`drifts`: drift -> test). Rows: drift, test, cache outcome, export outcome,
-    wrong actions (a change the goal did not ask for, by either), what the exported test changed."""
-    recorded = Recorded(pytester)
+    """Record the drift suite's tests on `platform` (unless `recorded` holds them already), export them, then
+    run the strict cache replay and the exported test on each drift (`drifts`: drift -> test). Rows: drift,
+    test, cache outcome, export outcome, wrong actions (a change the goal did not ask for, by either), what
+    the exported test changed."""
     tests = sorted(set(drifts.values()))
     persona = f"--guistate-platform={platform}"
-    with ReferenceServer() as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-export-0000")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        recorded.run("--guistate-llm=anthropic", persona, "-k", " or ".join(tests)).assert_outcomes(
+    if isinstance(recorded, pytest.Pytester):
+        recorded = Recorded(recorded)
+        record(recorded, monkeypatch, persona, "-k", " or ".join(tests)).assert_outcomes(
             passed=len(tests), deselected=4 - len(tests)
         )
-    monkeypatch.delenv("ANTHROPIC_BASE_URL")
-    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    pytester = recorded.pytester
     monkeypatch.setenv("GUISTATE_TEST_SECRET_1", SECRET)
     folder = pytester.path / "cassettes" / "test_apps" / ("ios" if platform == "ios" else "")
     exported = {
@@ -338,7 +373,9 @@ def compare_drifts(
         for mode, target in (("--guistate-llm=cache", "test_apps.py"), ("--guistate-llm=off", str(exported[test]))):
             result = recorded.run(mode, persona, f"--drift={drift}", "-k", test, target)
             counts = result.parseoutcomes()
-            outcomes.append("passed" if counts.get("passed") == 1 else "failed")
+            # a located step whose locator named two elements failed it, and nothing was done
+            refused = re.search(r"ElementAmbiguous: \w+=.* names \d+ elements", result.stdout.str()) is not None
+            outcomes.append("passed" if counts.get("passed") == 1 else "refused" if refused else "failed")
             changed = _effects(recorded, test)
             wrong += [f"{mode}: {e}" for e in changed if e != DRIFT_GROUND[test]]
         rows.append((drift, test, outcomes[0], outcomes[1], wrong, changed))
@@ -359,8 +396,10 @@ def test_every_drift_gives_the_same_verdict_for_the_export_and_the_cache_replay(
     assert not [r for r in rows if r[4]], table  # never a wrong action
     # the same verdict; where the replay misses a target its identity rule no longer trusts but the exported
     # locator still names alone (icon_delete: "Delete" is an icon with the same label), the exported test may
-    # pass only by doing exactly what the goal meant
-    differ = [(d, t, c, e, did) for d, t, c, e, _, did in rows if c != e]
+    # pass only by doing exactly what the goal meant. "refused" is a failure (ElementAmbiguous: the exported
+    # locator names two, as on same_author, where Bob posts again) that changed nothing
+    assert all(did == [] for _, _, _, e, _, did in rows if e == "refused"), table
+    differ = [(d, t, c, e, did) for d, t, c, e, _, did in rows if c != e.replace("refused", "failed")]
     assert all(c == "failed" and did == [DRIFT_GROUND[t]] for _, t, c, _, did in differ), table
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_guistate.core.uitree import UINode
+from pytest_guistate.core.uitree import UINode, UITree
+from pytest_guistate.devices import hybrid
 from pytest_guistate.llm.cache.cachefile import (
     CachedCheck,
     CachedRun,
@@ -41,6 +42,21 @@ def _region(record: Any) -> list[int] | None:
     return None
 
 
+def locator_context(tree: UITree, target: UINode, context: str) -> str:
+    """The context whose locators find `target` (a hybrid session's step acted in `context`): the web view's
+    for a node of the page mapped into the web view (`hybrid.graft`), `NATIVE_APP` for one of the native
+    screen around it. "" in a session never seen in two contexts (its records name none): the cache of
+    a plain app stays as it was. A page node seen from `NATIVE_APP` gets `WEBVIEW`, the web view's context
+    whose name the step did not see."""
+    if not context:
+        return ""
+    host = hybrid.webview_node(tree)
+    inside = host is not None and target is not host and target.index_path.startswith(f"{host.index_path}/")
+    if not inside:
+        return hybrid.NATIVE_CONTEXT
+    return context if hybrid.is_web_context(context) else "WEBVIEW"
+
+
 @dataclass
 class CacheRecorder:
     """Collects the steps of the current run; `pending` is the run in progress."""
@@ -67,6 +83,9 @@ class CacheRecorder:
             # which candidates found the target alone: the ones a scripted export may use (`llm/export.py`)
             unique = [kind for loc in locators for kind in loc if locator_matches(tree, loc) == 1]
             target_data = {"fingerprint": print_, "locators": locators, "unique": unique}
+            where = locator_context(tree, target, str(getattr(record, "context", "") or ""))
+            if where:
+                target_data["context"] = where
             if learn and tool in ("tap", "type_text"):
                 self._teach(print_, locators, target, decided_on, record)
         # The screen this step led to is the one the next step decides on (`_close_previous`):

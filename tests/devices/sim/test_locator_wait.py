@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_guistate.devices.device import ElementNotFound, ElementNotReady
+from pytest_guistate.devices.device import ElementAmbiguous, ElementNotFound, ElementNotReady
 from pytest_guistate.devices.sim import SimServer
 from pytest_guistate.devices.timeouts import LOCATOR_TIMEOUT_S
 
@@ -66,3 +66,22 @@ def test_an_xpath_waits_for_an_enabled_element_and_a_ready_one_costs_one_find(
     device.find(xpath=XPATHS[platform].format("cart"))
     finds = [r.path for r in server.request_log()[before:] if r.path.startswith(f"/session/{sid}/element")]
     assert finds == [f"/session/{sid}/elements"], finds
+
+
+@pytest.mark.parametrize("platform", ["android", "ios"])
+def test_a_unique_locator_that_names_two_elements_acts_on_none(open_device: Any, platform: str) -> None:
+    """`unique=True` (an exported test's locators): every Feed row's Delete shares the id `delete`, so the id
+    names them all and nothing is deleted; the row's own label names one, and that one is deleted."""
+    feed = "com.guistate.feed"
+    persona = ({"platformName": "iOS", "appium:automationName": "XCUITest", "appium:bundleId": feed}
+               if platform == "ios" else {"platformName": "Android", "appium:appPackage": feed})
+    device = open_device(persona)
+    with pytest.raises(ElementAmbiguous, match=r"id='delete' names \d+ elements on this screen.*nothing was done"):
+        device.tap(id="delete", unique=True)
+    with pytest.raises(ElementAmbiguous):
+        device.type("x", id="delete", unique=True)
+    assert [e for e in device.action_log() if e.get("action") == "delete_post"] == []
+    device.tap(desc="Delete post by Erin", unique=True)
+    # the dialog's button (on Android the rows' "Delete" buttons stay in the tree under the dialog)
+    device.tap(**({"text": "Delete"} if platform == "ios" else {"id": "button1"}), unique=True)
+    assert [e.get("author") for e in device.action_log() if e.get("action") == "delete_post"] == ["Erin"]
