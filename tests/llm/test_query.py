@@ -15,6 +15,7 @@ import pytest
 from pytest_guistate import QueryFailed, QueryUnverified, visible
 from pytest_guistate.core.settle import VirtualClock
 from pytest_guistate.core.task_session import TaskSession
+from pytest_guistate.core.uitree import UITree, parse_page_source
 from pytest_guistate.core.values import shape_of
 from pytest_guistate.devices.sim.apps.shop import PRODUCTS, shop_prices
 from pytest_guistate.devices.sim.phone import Phone
@@ -164,6 +165,105 @@ def test_a_value_the_screen_does_not_hold_is_unverified(phones, llm, server: Ref
         ask(sim, client, "the price of Phone Case", float)
 
 
+def _screen(*rows: tuple[str, ...]) -> UITree:
+    """A list screen without resource ids: a title, then one row per tuple, each a TextView per text."""
+    nodes = ['<node index="0" class="android.widget.TextView" text="Name: Carol" bounds="[0,0][1080,100]"/>']
+    for n, texts in enumerate(rows, start=1):
+        top = 100 * n + 100
+        cells = "".join(
+            f'<node index="{i}" class="android.widget.TextView" text="{t}" bounds="[{i * 500},{top}][{i * 500 + 480},'
+            f'{top + 90}]"/>'
+            for i, t in enumerate(texts)
+        )
+        nodes.append(
+            f'<node index="{n}" class="android.widget.LinearLayout" bounds="[0,{top}][1080,{top + 90}]">{cells}</node>'
+        )
+    return parse_page_source(
+        '<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0" width="1080" height="2400">'
+        '<node index="0" class="android.widget.FrameLayout" bounds="[0,0][1080,2400]">' + "".join(nodes) + "</node>"
+        "</hierarchy>"
+    )
+
+
+def _cite(tree: UITree, *texts: str, paths: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    found = [next(n for n in tree.nodes() if n.text == t) for t in texts]
+    return [{"path": paths[i] if paths else "", "element_id": n.index_path, "quote": ""} for i, n in enumerate(found)]
+
+
+def test_a_string_holds_only_as_the_whole_text_or_a_whole_segment_of_it() -> None:
+    """A part of a text is no value read from it: not "Phone" from "Phone Case", nor "Car" from "Carol"; a
+    label's value after its colon is."""
+    tree = _screen(("Phone Case", "$15.99"), ("Carol", "Phone Case, $9.99"))
+    text = shape_of(str)
+    for value, element, holds in (
+        ("Carol", "Name: Carol", True),
+        ("Name: Carol", "Name: Carol", True),
+        ("Phone Case", "Phone Case", True),
+        ("phone  case", "Phone Case", True),
+        ("Phone Case", "Phone Case, $9.99", True),
+        ("$9.99", "Phone Case, $9.99", True),
+        ("Phone", "Phone Case", False),
+        ("Case", "Phone Case", False),
+        ("Car", "Carol", False),
+        ("Car", "Name: Carol", False),
+        ("Phone", "Phone Case, $9.99", False),
+        ("$15", "$15.99", False),
+        ("Case, $9", "Phone Case, $9.99", False),
+    ):
+        problems, _ = verify(text, value, _cite(tree, element), tree)
+        assert (problems == []) is holds, (value, element, problems)
+    names = _cite(tree, "Phone Case", "Carol", paths=("0", "1"))
+    assert verify(shape_of(list[str]), ["Phone Case", "Carol"], names, tree)[0] == []
+    assert verify(shape_of(list[str]), ["Phone", "Carol"], names, tree)[0] == [
+        "'0': 'Phone' is not what the cited element(s) show ('Phone Case')"
+    ]
+    row = _cite(tree, "Phone Case", "$15.99", paths=("name", "price"))
+    assert verify(shape_of(Item), {"name": "Phone Case", "price": 15.99}, row, tree)[0] == []
+    assert verify(shape_of(Item), {"name": "Phone", "price": 15.99}, row, tree)[0] == [
+        "'name': 'Phone' is not what the cited element(s) show ('Phone Case')"
+    ]
+
+
+def test_a_count_of_cited_elements_must_cite_every_one_like_them() -> None:
+    """Rows without resource ids: a count citing 2 of 3 alike rows (or one row twice) is unverified;
+    all 3 rows, or all 3 names (the same field of every row), hold."""
+    tree = _screen(("Phone Case", "$15.99"), ("Carol", "$9.99"), ("Erin", "$4.00"))
+    count = shape_of(int)
+    rows = [n for n in tree.nodes() if n.kind == "LinearLayout" or n.cls.endswith("LinearLayout")]
+    assert len(rows) == 3
+    every = [{"path": "", "element_id": n.index_path, "quote": ""} for n in rows]
+    assert verify(count, 3, every, tree)[0] == []
+    assert verify(count, 3, _cite(tree, "Phone Case", "Carol", "Erin"), tree)[0] == []
+    [short] = verify(count, 2, every[:2], tree)[0]
+    assert short.startswith("the value: 2 is not what the cited element(s) show") and "1 more like them" in short
+    [names] = verify(count, 2, _cite(tree, "Carol", "Erin"), tree)[0]
+    assert "1 more like them, not cited ('Phone Case')" in names
+    [twice] = verify(count, 2, every[:1] * 2, tree)[0]
+    assert "2 citations of 1 elements" in twice
+
+
+def test_a_string_cut_short_or_a_count_short_is_unverified_on_the_sims_apps(phones, llm, server) -> None:
+    """The reference server fed the `partial` fault: the same evidence, a part of what it read
+    ("Phone" for "Phone Case", "Car" for "Carol") or a count of cited elements one short."""
+    client = llm()
+    shop = phones(SHOPA, 2).search()
+    feed = phones(FEED)
+    for sim, question, tp in (
+        (shop, "the names of the products", list[str]),
+        (shop, "the name and price of each product", list[Item]),
+        (shop, "the name and price of the product", Row),
+        (shop, "the price of Smart Watch", str),
+        (feed, "the names of the authors", list[str]),
+        (feed, "How many authors are there?", int),
+    ):
+        right = ask(sim, client, question, tp)
+        server.script("partial")
+        with pytest.raises(QueryUnverified) as info:
+            ask(sim, client, question, tp)
+        assert info.value.value != right and info.value.problems, question
+        assert info.value.evidence and all(e["box"] for e in info.value.evidence)  # what was cited, for the record
+
+
 def test_no_answer_and_a_wrong_shape_are_query_failed(phones, llm, server: ReferenceServer) -> None:
     sim = phones(SHOPA).search()
     client = llm()
@@ -297,7 +397,7 @@ def ios() -> Iterator[Any]:
             device.close()
 
 
-def test_the_ios_persona_reads_prices_records_counts_and_switches(ios, llm) -> None:
+def test_the_ios_persona_reads_prices_records_counts_and_switches(ios, llm, server: ReferenceServer) -> None:
     client = llm()
     device, session = ios(SHOPB, 8)
     session.perform("search", lambda: device.tap(id="search_button"), expect=visible(id="price"))
@@ -313,6 +413,9 @@ def test_the_ios_persona_reads_prices_records_counts_and_switches(ios, llm) -> N
     assert read_again(shape_of(float), reads, tree)[0] == shop_prices(9)["Phone Case"][1] != price.value
     rows = query(session, "the name and price of each product", shape_of(list[Row]), llm=client).value
     assert rows == [Row(name, truth[name][1]) for name, _, _ in PRODUCTS][: len(rows)] and len(rows) >= 5
+    server.script("partial")  # "Phone" for "Phone Case": a part of the row's label is not a value read from it
+    with pytest.raises(QueryUnverified, match=r"'1\.name': 'Phone' is not what the cited element"):
+        query(session, "the name and price of each product", shape_of(list[Row]), llm=client)
     assert query(session, "how many items are in the cart", shape_of(int), llm=client).value == 0
     settings, session = ios(SETTINGS, 1)
     settings.type("qa@example.com", id="username")

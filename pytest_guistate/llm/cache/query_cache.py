@@ -28,7 +28,7 @@ from pytest_guistate.core.values import Shape, ShapeError, field_of, leaves, num
 from pytest_guistate.llm.cache.cachefile import fingerprint, screen_rows
 from pytest_guistate.llm.cache.identity import identity_words, surroundings
 from pytest_guistate.llm.prompt import context_of
-from pytest_guistate.llm.query import decides, holds, node_texts, screen_decimal
+from pytest_guistate.llm.query import decides, holds, node_texts, same_row, screen_decimal
 
 __all__ = ["QueryMiss", "read_again", "read_prints"]
 
@@ -241,7 +241,7 @@ def read_again(
                     if key == first:
                         node = anchor
                     else:
-                        same = [n for n in _alike(tree, columns[f"*.{key}"], leaf) if _same_row(anchor, n)]
+                        same = [n for n in _alike(tree, columns[f"*.{key}"], leaf) if same_row(anchor, n)]
                         if len(same) != 1:
                             raise QueryMiss(
                                 f"the row of {anchor.label!r} has {len(same)} elements like the cached "
@@ -270,10 +270,3 @@ def read_again(
         return shape.convert(raw), cited
     except ShapeError as exc:
         raise QueryMiss(f"today's value does not convert: {exc}") from None
-
-
-def _same_row(a: UINode, b: UINode) -> bool:
-    if a.bounds is None or b.bounds is None:
-        return False
-    overlap = min(a.bounds.bottom, b.bounds.bottom) - max(a.bounds.top, b.bounds.top)
-    return overlap >= 0.5 * max(1, min(a.bounds.height, b.bounds.height))
