@@ -19,7 +19,7 @@ from pytest_guistate.core.uitree import UITree, parse_page_source
 from pytest_guistate.core.values import shape_of
 from pytest_guistate.devices.sim.apps.shop import PRODUCTS, shop_prices
 from pytest_guistate.devices.sim.phone import Phone
-from pytest_guistate.llm.cache.query_cache import read_again, read_prints
+from pytest_guistate.llm.cache.query_cache import QueryMiss, read_again, read_prints
 from pytest_guistate.llm.cache.replay import CacheMiss
 from pytest_guistate.llm.client import LLMSettings, Mode
 from pytest_guistate.llm.facade import open_llm
@@ -369,6 +369,72 @@ def test_the_fallback_asks_the_model_at_a_miss(phones, server: ReferenceServer, 
     assert len(server.requests) == before + 1
     assert [s.status for s in fallback.cache.statuses] == ["hit", "miss", "live"]
     assert fallback.client is not None and [c.purpose for c in fallback.client.ledger.calls] == ["query"]
+
+
+def _list_screen(rows: list[tuple[str, str]], *, user: str = "qa@example.com", password: bool = False) -> UITree:
+    """A shop list (name and price per row, by resource id) under an account field that a release may
+    turn into a password field."""
+    app = "com.example.shop"
+    nodes = [
+        f'<node index="0" class="android.widget.EditText" resource-id="{app}:id/account" text="{user}" '
+        f'password="{str(password).lower()}" bounds="[48,100][1032,200]"/>'
+    ]
+    for n, (name, price) in enumerate(rows, start=1):
+        top = 180 * n + 100
+        nodes.append(
+            f'<node index="{n}" class="android.widget.LinearLayout" resource-id="{app}:id/row" '
+            f'bounds="[0,{top}][1080,{top + 160}]">'
+            f'<node index="0" class="android.widget.TextView" resource-id="{app}:id/name" text="{name}" '
+            f'bounds="[48,{top + 30}][700,{top + 130}]"/>'
+            f'<node index="1" class="android.widget.TextView" resource-id="{app}:id/price" text="{price}" '
+            f'bounds="[760,{top + 30}][1032,{top + 130}]"/></node>'
+        )
+    return parse_page_source(
+        '<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0" width="1080" height="2400">'
+        '<node index="0" class="android.widget.FrameLayout" bounds="[0,0][1080,2400]">' + "".join(nodes) + "</node>"
+        "</hierarchy>"
+    )
+
+
+def _recorded(shape: Any, value: Any, tree: UITree, text: str) -> list[dict[str, Any]]:
+    """What the cache keeps for a verified read of `value` from the element showing `text`."""
+    node = next(n for n in tree.nodes() if n.text == text)
+    problems, cited = verify(shape, value, [{"path": "", "element_id": node.index_path, "quote": text}], tree)
+    assert problems == []
+    return read_prints(shape, value, cited, tree)
+
+
+def test_replay_misses_by_name_when_the_cached_element_has_a_twin() -> None:
+    """The cached price's row is on screen twice today: `ambiguous` wherever the twin is (above the
+    neighbour it was read beside or below it), and no value comes back; one row again is a read."""
+    rows = [("Wireless Earbuds", "$59.99"), ("Phone Case", "$15.99"), ("Smart Watch", "$176.99")]
+    price = shape_of(float)
+    reads = _recorded(price, 15.99, _list_screen(rows), "$15.99")
+    twin = ("Phone Case", "$12.49")
+    for today in ([rows[0], rows[1], twin, rows[2]], [rows[0], twin, rows[2], rows[1]]):
+        with pytest.raises(QueryMiss, match=r"^ambiguous: 2 elements like the cached TextView \(id 'price', '\$#'\)"):
+            read_again(price, reads, _list_screen(today))
+    assert read_again(price, reads, _list_screen([rows[0], ("Phone Case", "$12.49"), rows[2]]))[0] == 12.49
+    # Read where both were: their neighbours told them apart then, and tell them apart today.
+    both = [rows[1], rows[2], ("Phone Case", "$9.99")]
+    reads = _recorded(price, 15.99, _list_screen(both), "$15.99")
+    assert reads[0]["twins"] is True
+    assert (
+        read_again(price, reads, _list_screen([("Phone Case", "$14.99"), rows[2], ("Phone Case", "$9.49")]))[0] == 14.99
+    )
+
+
+def test_replay_never_reads_a_password_field_or_a_secret() -> None:
+    """The cached read of the account field: today it is a password field (a named miss, `gone`), or its
+    text is a registered secret (a named miss); nothing is returned either way."""
+    rows = [("Phone Case", "$15.99")]
+    name = shape_of(str)
+    reads = _recorded(name, "qa@example.com", _list_screen(rows), "qa@example.com")
+    assert read_again(name, reads, _list_screen(rows, user="ops@example.com"))[0] == "ops@example.com"
+    with pytest.raises(QueryMiss, match=r"^gone: no element like the cached EditText \(id 'account', '\*'\)"):
+        read_again(name, reads, _list_screen(rows, password=True))
+    with pytest.raises(QueryMiss, match=r"shows a registered secret; it is never read$"):
+        read_again(name, reads, _list_screen(rows, user="ops@example.com"), secrets=["ops@example.com"])
 
 
 IOS = {"platformName": "iOS", "appium:automationName": "XCUITest", "guistate:clock": "frozen"}
