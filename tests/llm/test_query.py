@@ -375,10 +375,11 @@ def _list_screen(rows: list[tuple[str, str]], *, user: str = "qa@example.com", p
     """A shop list (name and price per row, by resource id) under an account field that a release may
     turn into a password field."""
     app = "com.example.shop"
-    nodes = [
+    account = (
         f'<node index="0" class="android.widget.EditText" resource-id="{app}:id/account" text="{user}" '
         f'password="{str(password).lower()}" bounds="[48,100][1032,200]"/>'
-    ]
+    )
+    nodes = [account]
     for n, (name, price) in enumerate(rows, start=1):
         top = 180 * n + 100
         nodes.append(

@@ -32,6 +32,8 @@ def docs_example() -> str:
 TESTS = (
     docs_example()
     + """
+import os
+
 
 @pytest.mark.guistate(app="com.guistate.shopa")
 def test_reads_prices_and_buys_in_the_cheaper_shop(device, guistate):
@@ -44,6 +46,14 @@ def test_reads_prices_and_buys_in_the_cheaper_shop(device, guistate):
     assert guistate.query("how many items are in the cart", type=int) == 1
     bought = [e for e in device.action_log() if e["action"] == "add_to_cart"]
     assert [(e["shop"], e["price"]) for e in bought] == [(cheaper, min(prices.values()))]
+
+
+@pytest.mark.guistate(app="com.guistate.shopb")
+def test_an_unverified_read_shows_what_was_cited(device, guistate, monkeypatch):
+    # The reference server's `partial` fault for this test's model: its names come back cut short.
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", os.environ["ANTHROPIC_BASE_URL"] + "/_fault/partial")
+    guistate.perform("search", lambda: device.tap(id="search_button"), expect=visible(id="price"))
+    guistate.query("the names of the products", type=list[str])
 """
 )
 
@@ -84,12 +94,26 @@ def _rows(pytester: pytest.Pytester) -> dict[str, dict]:
 def test_the_docs_example_reads_both_prices_and_the_cheaper_shop_is_bought(
     pytester: pytest.Pytester, reference: ReferenceServer
 ) -> None:
-    """On the iOS persona (the replay test below records on Android): seed 9, where ShopA is cheaper."""
+    """On the iOS persona (the replay test below records on Android): seed 9, where ShopA is cheaper.
+    In the same run, a read the server answers cut short ("Phone" for "Phone Case") fails the test with
+    `QueryUnverified`, and its record shows the crops of the elements the model cited."""
     _suite(pytester)
-    result = _run(pytester, "--guistate-platform=ios", "--guistate-llm=anthropic", "-k", "cheaper_shop_was", seed=9)
-    result.assert_outcomes(passed=1)
+    args = ("--guistate-artifacts=art", "--guistate-retain=on", "-k", "cheaper_shop_was or unverified")
+    result = _run(pytester, "--guistate-platform=ios", "--guistate-llm=anthropic", *args, seed=9)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*QueryUnverified: query 'the names of the products' (list?str?) is unverified*"])
     purposes = [r.body["tools"][0]["name"] for r in reference.requests]
-    assert purposes.count("report_answer") == 2
+    assert purposes.count("report_answer") == 3
+    assert [r.fault for r in reference.requests if r.fault] == ["partial"]
+    journal = next(j for j in (pytester.path / "art").rglob("journal.jsonl") if "unverified" in str(j))
+    llm = next(json.loads(line) for line in journal.read_text("utf-8").splitlines() if '"llm"' in line[:40])
+    [failed] = (llm.get("data") or llm)["queries"]
+    assert failed["problems"] and failed["value"][1] == "Phone"
+    crops = [e["crop"] for e in failed["evidence"]]
+    assert len(crops) >= 5 and all((journal.parent / rel).is_file() for rel in crops)
+    page = (journal.parent / "report.html").read_text("utf-8")
+    assert "unverified: &#39;0&#39;" in page or "unverified: '0'" in page
+    assert page.count('alt="element read for') == len(crops)
 
 
 def test_strict_replay_reads_todays_prices_after_a_drift_at_zero_tokens(
