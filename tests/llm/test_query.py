@@ -86,15 +86,34 @@ def phones() -> Iterator[Any]:
         item.phone.close()
 
 
+@pytest.fixture(scope="module")
+def screens() -> Iterator[Any]:
+    """Phones shared by this module's tests that only read (a query observes, never taps): one per app,
+    seed and search, made once (a phone's first screens are most of a read-only test's time)."""
+    made: dict[tuple[str, int, str | None], Phoned] = {}
+
+    def make(package: str, seed: int = 1, search: str | None = None) -> Phoned:
+        key = (package, seed, search)
+        if key not in made:
+            made[key] = Phoned(package, seed)
+            if search is not None:
+                made[key].search(search)
+        return made[key]
+
+    yield make
+    for item in made.values():
+        item.phone.close()
+
+
 def ask(sim: Phoned, llm: Any, question: str, tp: Any, **kwargs: Any) -> Any:
     return query(sim.session, question, shape_of(tp), llm=llm, **kwargs).value
 
 
 @pytest.mark.parametrize("seed", [1, 5])
-def test_prices_read_right_under_several_seeds(phones, llm, seed: int) -> None:
+def test_prices_read_right_under_several_seeds(screens, llm, seed: int) -> None:
     client = llm()
     for package, index in ((SHOPA, 0), (SHOPB, 1)):
-        sim = phones(package, seed).search()
+        sim = screens(package, seed, "")
         truth = shop_prices(seed)
         assert ask(sim, client, "What is the price of Phone Case?", float) == truth["Phone Case"][index]
         assert ask(sim, client, "the price of Smart Watch", str) == f"${truth['Smart Watch'][index]:.2f}"
@@ -102,8 +121,8 @@ def test_prices_read_right_under_several_seeds(phones, llm, seed: int) -> None:
         assert rows == [{"name": name, "price": truth[name][index]} for name, _, _ in PRODUCTS]
 
 
-def test_records_as_dataclasses_and_a_single_record(phones, llm) -> None:
-    sim = phones(SHOPB, 3).search()
+def test_records_as_dataclasses_and_a_single_record(screens, llm) -> None:
+    sim = screens(SHOPB, 3, "")
     client = llm()
     truth = shop_prices(3)
     rows = ask(sim, client, "the name and price of every product", list[Row])
@@ -113,12 +132,12 @@ def test_records_as_dataclasses_and_a_single_record(phones, llm) -> None:
     )
 
 
-def test_counts_lists_and_the_total(phones, llm) -> None:
+def test_counts_lists_and_the_total(phones, screens, llm) -> None:
     client = llm()
     gallery = phones(GALLERY)
     photos = [n for n in gallery.session.observe().tree.nodes() if n.resource_id.endswith(":id/photo")]
     assert ask(gallery, client, "How many photos are there?", int) == len(photos) == 12
-    feed = phones(FEED)
+    feed = screens(FEED)
     shown = [n.text for n in feed.session.observe().tree.nodes() if n.resource_id.endswith(":id/author")]
     assert ask(feed, client, "the names of the authors", list[str]) == shown and "Erin" in shown
     shop = phones(SHOPA, 4).search("Cable")
@@ -144,8 +163,8 @@ def test_switch_states_read_right_both_ways(phones, llm) -> None:
     assert ask(sim, client, "whether Dark mode is on", bool) is app.toggles["dark_mode"] is True
 
 
-def test_a_value_the_screen_does_not_hold_is_unverified(phones, llm, server: ReferenceServer) -> None:
-    sim = phones(SHOPA).search()
+def test_a_value_the_screen_does_not_hold_is_unverified(screens, llm, server: ReferenceServer) -> None:
+    sim = screens(SHOPA, 1, "")
     client = llm()
     for question, tp in (
         ("the names of the products", list[str]),
@@ -242,12 +261,12 @@ def test_a_count_of_cited_elements_must_cite_every_one_like_them() -> None:
     assert "2 citations of 1 elements" in twice
 
 
-def test_a_string_cut_short_or_a_count_short_is_unverified_on_the_sims_apps(phones, llm, server) -> None:
+def test_a_string_cut_short_or_a_count_short_is_unverified_on_the_sims_apps(screens, llm, server) -> None:
     """The reference server fed the `partial` fault: the same evidence, a part of what it read
     ("Phone" for "Phone Case", "Car" for "Carol") or a count of cited elements one short."""
     client = llm()
-    shop = phones(SHOPA, 2).search()
-    feed = phones(FEED)
+    shop = screens(SHOPA, 2, "")
+    feed = screens(FEED)
     for sim, question, tp in (
         (shop, "the names of the products", list[str]),
         (shop, "the name and price of each product", list[Item]),
@@ -264,8 +283,8 @@ def test_a_string_cut_short_or_a_count_short_is_unverified_on_the_sims_apps(phon
         assert info.value.evidence and all(e["box"] for e in info.value.evidence)  # what was cited, for the record
 
 
-def test_no_answer_and_a_wrong_shape_are_query_failed(phones, llm, server: ReferenceServer) -> None:
-    sim = phones(SHOPA).search()
+def test_no_answer_and_a_wrong_shape_are_query_failed(screens, llm, server: ReferenceServer) -> None:
+    sim = screens(SHOPA, 1, "")
     client = llm()
     with pytest.raises(QueryFailed, match="cannot read the question 'Who designed this app") as info:
         ask(sim, client, "Who designed this app?", str)
