@@ -184,6 +184,15 @@ def test_a_value_the_screen_does_not_hold_is_unverified(screens, llm, server: Re
         ask(sim, client, "the price of Phone Case", float)
 
 
+def _page(nodes: list[str]) -> UITree:
+    """An Android page source: `nodes` in one full-screen FrameLayout."""
+    return parse_page_source(
+        '<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0" width="1080" height="2400">'
+        '<node index="0" class="android.widget.FrameLayout" bounds="[0,0][1080,2400]">' + "".join(nodes) + "</node>"
+        "</hierarchy>"
+    )
+
+
 def _screen(*rows: tuple[str, ...]) -> UITree:
     """A list screen without resource ids: a title, then one row per tuple, each a TextView per text."""
     nodes = ['<node index="0" class="android.widget.TextView" text="Name: Carol" bounds="[0,0][1080,100]"/>']
@@ -197,11 +206,7 @@ def _screen(*rows: tuple[str, ...]) -> UITree:
         nodes.append(
             f'<node index="{n}" class="android.widget.LinearLayout" bounds="[0,{top}][1080,{top + 90}]">{cells}</node>'
         )
-    return parse_page_source(
-        '<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0" width="1080" height="2400">'
-        '<node index="0" class="android.widget.FrameLayout" bounds="[0,0][1080,2400]">' + "".join(nodes) + "</node>"
-        "</hierarchy>"
-    )
+    return _page(nodes)
 
 
 def _cite(tree: UITree, *texts: str, paths: tuple[str, ...] = ()) -> list[dict[str, str]]:
@@ -409,11 +414,7 @@ def _list_screen(rows: list[tuple[str, str]], *, user: str = "qa@example.com", p
             f'<node index="1" class="android.widget.TextView" resource-id="{app}:id/price" text="{price}" '
             f'bounds="[760,{top + 30}][1032,{top + 130}]"/></node>'
         )
-    return parse_page_source(
-        '<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0" width="1080" height="2400">'
-        '<node index="0" class="android.widget.FrameLayout" bounds="[0,0][1080,2400]">' + "".join(nodes) + "</node>"
-        "</hierarchy>"
-    )
+    return _page(nodes)
 
 
 def _recorded(shape: Any, value: Any, tree: UITree, text: str) -> list[dict[str, Any]]:
