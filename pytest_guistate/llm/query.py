@@ -9,10 +9,11 @@ every part is checked on the screen the model was shown (`verify`):
 * each cited element is on that screen, is not a password field, and shows no registered secret;
 * its text (or description, or an iOS value) holds the part: a string is that text or a whole segment
   of it (`core.values.shows_words`: "Name: Carol" holds "Carol", "Phone Case" holds neither "Phone"
-  nor "Case"), a number is a number of it in the screen's number format; a bool cites an element whose checked state or on/off text
-  decides it; a count either shows as a number or is the number of distinct elements cited, and then
-  every element on screen like a cited one (`_alike`: the same kind and resource id; without an id,
-  one more row of the same shape, or the same field of another row) was cited too.
+  nor "Case"), a number is a number of it in the screen's number format; a bool cites an element
+  whose checked state or on/off text decides it; a count either shows as a number or is the number
+  of distinct elements cited, and then every element on screen like a cited one (`_alike`: the same
+  kind and resource id; without an id, one more row of the same shape, or the same field of another
+  row) was cited too.
 
 A value whose evidence does not hold is `QueryUnverified`, never returned as if it were read.
 """
