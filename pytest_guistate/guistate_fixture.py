@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_guistate.core.errors import QueryUnverified
 from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import AutoThresholds, Tier, TierPolicy, choose_tier
 from pytest_guistate.memory.flows import flow_hints, remember_flow
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     from pytest_guistate.llm.actor import RunResult
     from pytest_guistate.llm.check import CheckVerdict
     from pytest_guistate.llm.facade import TestLLM
-    from pytest_guistate.llm.query import QueryResult
     from pytest_guistate.memory.store import MemoryStore
     from pytest_guistate.report.redact import Redactor
 
@@ -111,25 +111,29 @@ class GuistateSession(TaskSession):
 
         shape = shape_of(type)
         secrets = tuple(getattr(self._redactor, "secrets", ())) if self._redactor is not None else ()
-        result = self._require_llm("query").query(question, shape, secrets)
-        self._query_crops(result)
+        try:
+            result = self._require_llm("query").query(question, shape, secrets)
+        except QueryUnverified as exc:  # the record shows what the model cited, so a person can judge it
+            self._query_crops(exc.evidence, exc.observation)
+            raise
+        self._query_crops(result.evidence, result.observation)
         return result.value
 
-    def _query_crops(self, result: QueryResult) -> None:
+    def _query_crops(self, evidence: list[dict[str, Any]], observation: Any) -> None:
         """Each cited element's crop for the record (report.html, Allure): `crop` on its evidence."""
         put_crop = getattr(self.artifacts, "put_crop", None)  # the recorder's; a bare sink keeps none
-        frame = getattr(result.observation, "frame", None)
+        frame = getattr(observation, "frame", None)
         if put_crop is None or frame is None:
             return
         from pytest_guistate.core.artifact_names import crop_name
         from pytest_guistate.core.geometry import Box
 
         self._queries += 1
-        for number, item in enumerate(result.evidence):
+        for number, item in enumerate(evidence):
             if item.get("box"):
                 box = Box(*item["box"])
                 name = crop_name(len(self.steps), label=f"query{self._queries}-{number}")
-                item["crop"] = put_crop(name, self.oracle.crop(frame, box), box, cut_from=result.observation)
+                item["crop"] = put_crop(name, self.oracle.crop(frame, box), box, cut_from=observation)
 
     def _require_llm(self, verb: str) -> TestLLM:
         if self.llm is None and self.llm_factory is not None:

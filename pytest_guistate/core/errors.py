@@ -7,7 +7,7 @@ messages are plain text (no ANSI) so they read the same in a terminal and in JUn
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_guistate.core.records import StepRecord
@@ -81,8 +81,18 @@ class QueryUnverified(AssertionError):
     """`guistate.query` got a value its cited evidence does not hold up (an element not on screen, a
     text that does not show the value, a password field or a secret): never returned as if read."""
 
-    def __init__(self, message: str, question: str, value: object, problems: list[str]) -> None:
+    def __init__(
+        self,
+        message: str,
+        question: str,
+        value: object,
+        problems: list[str],
+        evidence: list[dict[str, Any]] | None = None,
+        observation: object = None,
+    ) -> None:
         super().__init__(message)
         self.question = question
         self.value = value
         self.problems = problems
+        self.evidence = evidence if evidence is not None else []  # the cited elements on screen (their boxes)
+        self.observation = observation  # the screen it was asked on: the record crops what was cited

@@ -31,11 +31,18 @@ __all__ = [
     "numbers_in",
     "parse_number",
     "shape_of",
+    "shows_words",
 ]
 
 SCALARS: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
 _TOKEN = re.compile(r"(?<![\d.,])[-\u2212]?\d[\d.,'\u00a0\u202f]*")
 _GROUPS = "'\u00a0\u202f"
+# Where a text's segments part: a label's colon, a list's comma or bullet, brackets, a sentence's end, a
+# spaced dash. A comma between digits ("1,299") and a period inside a word ("Dr.", "15.99") part nothing.
+_SEPARATOR = re.compile(
+    r"\s*(?:[:;|\u2022\u00b7()\[\]{}!?\"\u201c\u201d\u00ab\u00bb\n\t/]|(?<!\d),|,(?!\d)|\.(?=\s|$)"
+    r"|\s[-\u2013\u2014]\s|[\u2013\u2014])\s*"
+)
 
 
 class ShapeError(ValueError):
@@ -190,6 +197,29 @@ def leaves(shape: Shape, value: Any, path: str = "") -> list[tuple[str, Shape, A
 def field_of(record: Any, key: str) -> Any:
     """A record's field, whether the record is a dict (TypedDict) or a dataclass."""
     return record[key] if isinstance(record, dict) else getattr(record, key)
+
+
+def shows_words(value: str, text: str) -> bool:
+    """Does `text` show the string `value` as itself: the whole text, or a whole run of its segments
+    (parted by `_SEPARATOR`)? "Name: Carol" shows "Carol" and "Name: Carol"; "Phone Case" shows
+    neither "Phone" nor "Case", "Carol" not "Car". Case and runs of spaces do not count."""
+    want, have = _squash(value), _squash(text)
+    if not want:
+        return False
+    starts, ends = {0}, {len(have)}
+    for cut in _SEPARATOR.finditer(have):
+        starts.add(cut.end())
+        ends.add(cut.start())
+    at = have.find(want)
+    while at >= 0:
+        if at in starts and at + len(want) in ends:
+            return True
+        at = have.find(want, at + 1)
+    return False
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 def decimal_mark(texts: Iterable[str]) -> str:

@@ -107,7 +107,8 @@ class TestLLM:
                            secrets=secrets)
         except AssertionError as exc:
             self.queries.append({"question": question, "type": shape.name, "value": getattr(exc, "value", None),
-                                 "evidence": [], "source": "model", "problems": getattr(exc, "problems", [str(exc)])})
+                                 "evidence": getattr(exc, "evidence", []), "source": "model",
+                                 "problems": getattr(exc, "problems", [str(exc)])})
             raise
         self.queries.append(result.to_dict())
         if self.cache is not None:

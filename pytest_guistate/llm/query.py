@@ -7,10 +7,13 @@ is converted to the asked type (`core.values.Shape`; a wrong type or shape is `Q
 every part is checked on the screen the model was shown (`verify`):
 
 * each cited element is on that screen, is not a password field, and shows no registered secret;
-* its text (or description, or an iOS value) holds the part: the words of a string, the number of a
-  number in the screen's number format; a bool cites an element whose checked state or on/off text
-  decides it; a count either shows as a number or is the number of elements cited, and when those
-  share a resource id, every element with that id on screen was cited.
+* its text (or description, or an iOS value) holds the part: a string is that text or a whole segment
+  of it (`core.values.shows_words`: "Name: Carol" holds "Carol", "Phone Case" holds neither "Phone"
+  nor "Case"), a number is a number of it in the screen's number format; a bool cites an element
+  whose checked state or on/off text decides it; a count either shows as a number or is the number
+  of distinct elements cited, and then every element on screen like a cited one (`_alike`: the same
+  kind and resource id; without an id, one more row of the same shape, or the same field of another
+  row) was cited too.
 
 A value whose evidence does not hold is `QueryUnverified`, never returned as if it were read.
 """
@@ -26,14 +29,24 @@ from typing import Any
 from pytest_guistate.core.errors import QueryFailed, QueryUnverified
 from pytest_guistate.core.uinode import UINode
 from pytest_guistate.core.uitree import UITree
-from pytest_guistate.core.values import Shape, ShapeError, decimal_mark, leaves, numbers_in
+from pytest_guistate.core.values import Shape, ShapeError, decimal_mark, leaves, numbers_in, shows_words
 from pytest_guistate.llm.client import LLMClient
 from pytest_guistate.llm.errors import LLMRunFailed
 from pytest_guistate.llm.instructions import QUERY_SYSTEM, system_blocks
 from pytest_guistate.llm.prompt import element_lines, elements_text, section, shown_image
 from pytest_guistate.llm.tools import QUERY_TOOL, ToolInputError, validate
 
-__all__ = ["QueryResult", "decides", "holds", "negated", "node_texts", "query", "screen_decimal", "verify"]
+__all__ = [
+    "QueryResult",
+    "decides",
+    "holds",
+    "negated",
+    "node_texts",
+    "query",
+    "same_row",
+    "screen_decimal",
+    "verify",
+]
 
 _ON = frozenset({"on", "enabled", "yes", "true", "checked", "selected", "1"})
 _OFF = frozenset({"off", "disabled", "no", "false", "unchecked", "unselected", "0"})
@@ -114,29 +127,73 @@ def holds(shape: Shape, value: Any, node: UINode, decimal: str, question: str = 
         state = decides(node)
         return state is not None and (state is not negated(question)) is value
     texts = node_texts(node)
-    if shape.kind == "str":
-        return any(_norm(str(value)) in _norm(t) for t in texts)
+    if shape.kind == "str":  # the text itself or a whole segment of it: "Phone" is not read from "Phone Case"
+        return any(shows_words(str(value), t) for t in texts)
     return any(abs(n - float(value)) <= 0.005 for t in texts for n in numbers_in(t, decimal))
 
 
 def _counted(value: Any, nodes: list[UINode], tree: UITree, decimal: str) -> str:
-    """'' when an int is the count of the cited elements (all of their id on screen), else why not. An
-    element that shows a number is read, not counted: "Cart, 0 items" cited once is 0, never 1."""
+    """'' when an int is the count of the cited elements and every element on screen like one of them
+    was cited (`_alike`), else why not. An element that shows a number is read, not counted: "Cart,
+    0 items" cited once is 0, never 1; one element cited twice counts once."""
     shown = [n for node in nodes for t in node_texts(node) for n in numbers_in(t, decimal)]
     if shown:
         return f"the cited element shows {shown[0]:g}, not {value}"
-    if value != len(nodes) or not nodes:
-        return f"no cited element shows {value}, and {len(nodes)} element(s) are cited, not {value}"
-    ids = {n.resource_id for n in nodes}
-    if len(ids) == 1 and (rid := next(iter(ids))):
-        alike = [
-            n
-            for n in tree.nodes()
-            if n.resource_id == rid and n.displayed and n.bounds is not None and not n.bounds.is_empty
-        ]
-        if len(alike) != value:
-            return f"{value} element(s) cited as counted, but the screen shows {len(alike)} with their id {rid!r}"
+    distinct = list({n.index_path: n for n in nodes}.values())
+    if value != len(distinct) or not distinct:
+        twice = f" ({len(nodes)} citations of {len(distinct)} elements)" if len(distinct) < len(nodes) else ""
+        return f"no cited element shows {value}, and {len(distinct)} element(s) are cited{twice}, not {value}"
+    cited = {n.index_path for n in distinct}
+    by_path = {n.index_path: n for n in tree.nodes()}
+    left = [
+        n
+        for n in by_path.values()
+        if n.index_path not in cited and _on_screen(n) and any(_alike(n, c, by_path) for c in distinct)
+    ]
+    if left:
+        labels = ", ".join(repr(n.label or n.kind) for n in left[:3])
+        return (
+            f"{value} element(s) cited as counted, but the screen shows {len(left)} more like them, "
+            f"not cited ({labels}{', ...' if len(left) > 3 else ''})"
+        )
     return ""
+
+
+def _on_screen(node: UINode) -> bool:
+    return node.displayed and node.bounds is not None and not node.bounds.is_empty
+
+
+def _parent(node: UINode, by_path: dict[str, UINode]) -> UINode | None:
+    return by_path.get(node.index_path.rpartition("/")[0]) if "/" in node.index_path else None
+
+
+def _alike(node: UINode, cited: UINode, by_path: dict[str, UINode]) -> bool:
+    """Is `node` one more of what `cited` is, for a count? The same kind with the same resource id; or,
+    without an id, the same kind at the same depth holding the same kinds of children, and either its
+    sibling in another row (one more row of the list; a sibling in the same row is another column) or
+    at the same place in a parent of the same shape (the same field of another row)."""
+    if node.kind != cited.kind or node.resource_id != cited.resource_id:
+        return False
+    if node.resource_id:
+        return True
+    if node.depth != cited.depth or {c.kind for c in node.children} != {c.kind for c in cited.children}:
+        return False
+    mine, theirs = _parent(node, by_path), _parent(cited, by_path)
+    if mine is None or theirs is None:
+        return True
+    if mine is theirs:
+        return not same_row(node, cited)
+    return node.index_path.rpartition("/")[2] == cited.index_path.rpartition("/")[2] and [
+        c.kind for c in mine.children
+    ] == [c.kind for c in theirs.children]
+
+
+def same_row(a: UINode, b: UINode) -> bool:
+    """Two elements a person sees on one row: their boxes overlap vertically by half the smaller height."""
+    if a.bounds is None or b.bounds is None:
+        return False
+    overlap = min(a.bounds.bottom, b.bounds.bottom) - max(a.bounds.top, b.bounds.top)
+    return overlap >= 0.5 * max(1, min(a.bounds.height, b.bounds.height))
 
 
 def verify(
@@ -148,7 +205,9 @@ def verify(
     question: str = "",
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """The problems that make a value unverified (none: every part holds), and the evidence with each
-    cited element's label and box (device pixels) for the record and the cache."""
+    cited element's label and box (device pixels) for the record and the cache: every cited element
+    on the screen that is neither a password field nor shows a secret, whether its part held or not
+    (an unverified query's record shows what the model cited)."""
     problems: list[str] = []
     cited: list[dict[str, Any]] = []
     if tree is None:
@@ -177,22 +236,24 @@ def verify(
                 problems.append(f"{where}: cited element {element_id!r} shows a registered secret; it is never read")
                 continue
             quote = str(item.get("quote") or "")
+            box = node.bounds.as_list() if node.bounds is not None else None
+            cited.append({"path": path, "element_id": element_id, "quote": quote, "label": node.label, "box": box})
             if quote and not any(_norm(quote) in _norm(t) for t in texts):
                 problems.append(f"{where}: element {element_id} shows {node.label!r}, not the quoted {quote!r}")
                 continue
             nodes.append(node)
-            box = node.bounds.as_list() if node.bounds is not None else None
-            cited.append({"path": path, "element_id": element_id, "quote": quote, "label": node.label, "box": box})
         if len(nodes) < len(items):
             continue
         if any(holds(leaf, part, n, decimal, question) for n in nodes):
             continue
-        if leaf.kind == "int" and path == "" and not _counted(part, nodes, tree, decimal):
+        counted = _counted(part, nodes, tree, decimal) if leaf.kind == "int" and path == "" else None
+        if counted == "":
             continue
         shows = ", ".join(repr(n.label) for n in nodes)
         problems.append(
             f"{where}: {part!r} is not what the cited element(s) show ({shows})"
             + (" (a yes/no needs a switch or an on/off text)" if leaf.kind == "bool" else "")
+            + (f": {counted}" if counted else "")
         )
     if any(s and s in json.dumps(value, default=str) for s in secrets):
         problems.append("the value holds a registered secret; it is never returned")
@@ -267,6 +328,8 @@ def query(
             question,
             answer["value"],
             problems,
+            evidence=cited,
+            observation=observation,
         )
     return QueryResult(
         question,

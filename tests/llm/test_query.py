@@ -15,10 +15,11 @@ import pytest
 from pytest_guistate import QueryFailed, QueryUnverified, visible
 from pytest_guistate.core.settle import VirtualClock
 from pytest_guistate.core.task_session import TaskSession
+from pytest_guistate.core.uitree import UITree, parse_page_source
 from pytest_guistate.core.values import shape_of
 from pytest_guistate.devices.sim.apps.shop import PRODUCTS, shop_prices
 from pytest_guistate.devices.sim.phone import Phone
-from pytest_guistate.llm.cache.query_cache import read_again, read_prints
+from pytest_guistate.llm.cache.query_cache import QueryMiss, read_again, read_prints
 from pytest_guistate.llm.cache.replay import CacheMiss
 from pytest_guistate.llm.client import LLMSettings, Mode
 from pytest_guistate.llm.facade import open_llm
@@ -85,15 +86,34 @@ def phones() -> Iterator[Any]:
         item.phone.close()
 
 
+@pytest.fixture(scope="module")
+def screens() -> Iterator[Any]:
+    """Phones shared by this module's tests that only read (a query observes, never taps): one per app,
+    seed and search, made once (a phone's first screens are most of a read-only test's time)."""
+    made: dict[tuple[str, int, str | None], Phoned] = {}
+
+    def make(package: str, seed: int = 1, search: str | None = None) -> Phoned:
+        key = (package, seed, search)
+        if key not in made:
+            made[key] = Phoned(package, seed)
+            if search is not None:
+                made[key].search(search)
+        return made[key]
+
+    yield make
+    for item in made.values():
+        item.phone.close()
+
+
 def ask(sim: Phoned, llm: Any, question: str, tp: Any, **kwargs: Any) -> Any:
     return query(sim.session, question, shape_of(tp), llm=llm, **kwargs).value
 
 
 @pytest.mark.parametrize("seed", [1, 5])
-def test_prices_read_right_under_several_seeds(phones, llm, seed: int) -> None:
+def test_prices_read_right_under_several_seeds(screens, llm, seed: int) -> None:
     client = llm()
     for package, index in ((SHOPA, 0), (SHOPB, 1)):
-        sim = phones(package, seed).search()
+        sim = screens(package, seed, "")
         truth = shop_prices(seed)
         assert ask(sim, client, "What is the price of Phone Case?", float) == truth["Phone Case"][index]
         assert ask(sim, client, "the price of Smart Watch", str) == f"${truth['Smart Watch'][index]:.2f}"
@@ -101,8 +121,8 @@ def test_prices_read_right_under_several_seeds(phones, llm, seed: int) -> None:
         assert rows == [{"name": name, "price": truth[name][index]} for name, _, _ in PRODUCTS]
 
 
-def test_records_as_dataclasses_and_a_single_record(phones, llm) -> None:
-    sim = phones(SHOPB, 3).search()
+def test_records_as_dataclasses_and_a_single_record(screens, llm) -> None:
+    sim = screens(SHOPB, 3, "")
     client = llm()
     truth = shop_prices(3)
     rows = ask(sim, client, "the name and price of every product", list[Row])
@@ -112,12 +132,12 @@ def test_records_as_dataclasses_and_a_single_record(phones, llm) -> None:
     )
 
 
-def test_counts_lists_and_the_total(phones, llm) -> None:
+def test_counts_lists_and_the_total(phones, screens, llm) -> None:
     client = llm()
     gallery = phones(GALLERY)
     photos = [n for n in gallery.session.observe().tree.nodes() if n.resource_id.endswith(":id/photo")]
     assert ask(gallery, client, "How many photos are there?", int) == len(photos) == 12
-    feed = phones(FEED)
+    feed = screens(FEED)
     shown = [n.text for n in feed.session.observe().tree.nodes() if n.resource_id.endswith(":id/author")]
     assert ask(feed, client, "the names of the authors", list[str]) == shown and "Erin" in shown
     shop = phones(SHOPA, 4).search("Cable")
@@ -143,8 +163,8 @@ def test_switch_states_read_right_both_ways(phones, llm) -> None:
     assert ask(sim, client, "whether Dark mode is on", bool) is app.toggles["dark_mode"] is True
 
 
-def test_a_value_the_screen_does_not_hold_is_unverified(phones, llm, server: ReferenceServer) -> None:
-    sim = phones(SHOPA).search()
+def test_a_value_the_screen_does_not_hold_is_unverified(screens, llm, server: ReferenceServer) -> None:
+    sim = screens(SHOPA, 1, "")
     client = llm()
     for question, tp in (
         ("the names of the products", list[str]),
@@ -164,8 +184,112 @@ def test_a_value_the_screen_does_not_hold_is_unverified(phones, llm, server: Ref
         ask(sim, client, "the price of Phone Case", float)
 
 
-def test_no_answer_and_a_wrong_shape_are_query_failed(phones, llm, server: ReferenceServer) -> None:
-    sim = phones(SHOPA).search()
+def _page(nodes: list[str]) -> UITree:
+    """An Android page source: `nodes` in one full-screen FrameLayout."""
+    return parse_page_source(
+        '<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0" width="1080" height="2400">'
+        '<node index="0" class="android.widget.FrameLayout" bounds="[0,0][1080,2400]">' + "".join(nodes) + "</node>"
+        "</hierarchy>"
+    )
+
+
+def _screen(*rows: tuple[str, ...]) -> UITree:
+    """A list screen without resource ids: a title, then one row per tuple, each a TextView per text."""
+    nodes = ['<node index="0" class="android.widget.TextView" text="Name: Carol" bounds="[0,0][1080,100]"/>']
+    for n, texts in enumerate(rows, start=1):
+        top = 100 * n + 100
+        cells = "".join(
+            f'<node index="{i}" class="android.widget.TextView" text="{t}" bounds="[{i * 500},{top}][{i * 500 + 480},'
+            f'{top + 90}]"/>'
+            for i, t in enumerate(texts)
+        )
+        nodes.append(
+            f'<node index="{n}" class="android.widget.LinearLayout" bounds="[0,{top}][1080,{top + 90}]">{cells}</node>'
+        )
+    return _page(nodes)
+
+
+def _cite(tree: UITree, *texts: str, paths: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    found = [next(n for n in tree.nodes() if n.text == t) for t in texts]
+    return [{"path": paths[i] if paths else "", "element_id": n.index_path, "quote": ""} for i, n in enumerate(found)]
+
+
+def test_a_string_holds_only_as_the_whole_text_or_a_whole_segment_of_it() -> None:
+    """A part of a text is no value read from it: not "Phone" from "Phone Case", nor "Car" from "Carol"; a
+    label's value after its colon is."""
+    tree = _screen(("Phone Case", "$15.99"), ("Carol", "Phone Case, $9.99"))
+    text = shape_of(str)
+    for value, element, holds in (
+        ("Carol", "Name: Carol", True),
+        ("Name: Carol", "Name: Carol", True),
+        ("Phone Case", "Phone Case", True),
+        ("phone  case", "Phone Case", True),
+        ("Phone Case", "Phone Case, $9.99", True),
+        ("$9.99", "Phone Case, $9.99", True),
+        ("Phone", "Phone Case", False),
+        ("Case", "Phone Case", False),
+        ("Car", "Carol", False),
+        ("Car", "Name: Carol", False),
+        ("Phone", "Phone Case, $9.99", False),
+        ("$15", "$15.99", False),
+        ("Case, $9", "Phone Case, $9.99", False),
+    ):
+        problems, _ = verify(text, value, _cite(tree, element), tree)
+        assert (problems == []) is holds, (value, element, problems)
+    names = _cite(tree, "Phone Case", "Carol", paths=("0", "1"))
+    assert verify(shape_of(list[str]), ["Phone Case", "Carol"], names, tree)[0] == []
+    assert verify(shape_of(list[str]), ["Phone", "Carol"], names, tree)[0] == [
+        "'0': 'Phone' is not what the cited element(s) show ('Phone Case')"
+    ]
+    row = _cite(tree, "Phone Case", "$15.99", paths=("name", "price"))
+    assert verify(shape_of(Item), {"name": "Phone Case", "price": 15.99}, row, tree)[0] == []
+    assert verify(shape_of(Item), {"name": "Phone", "price": 15.99}, row, tree)[0] == [
+        "'name': 'Phone' is not what the cited element(s) show ('Phone Case')"
+    ]
+
+
+def test_a_count_of_cited_elements_must_cite_every_one_like_them() -> None:
+    """Rows without resource ids: a count citing 2 of 3 alike rows (or one row twice) is unverified;
+    all 3 rows, or all 3 names (the same field of every row), hold."""
+    tree = _screen(("Phone Case", "$15.99"), ("Carol", "$9.99"), ("Erin", "$4.00"))
+    count = shape_of(int)
+    rows = [n for n in tree.nodes() if n.kind == "LinearLayout" or n.cls.endswith("LinearLayout")]
+    assert len(rows) == 3
+    every = [{"path": "", "element_id": n.index_path, "quote": ""} for n in rows]
+    assert verify(count, 3, every, tree)[0] == []
+    assert verify(count, 3, _cite(tree, "Phone Case", "Carol", "Erin"), tree)[0] == []
+    [short] = verify(count, 2, every[:2], tree)[0]
+    assert short.startswith("the value: 2 is not what the cited element(s) show") and "1 more like them" in short
+    [names] = verify(count, 2, _cite(tree, "Carol", "Erin"), tree)[0]
+    assert "1 more like them, not cited ('Phone Case')" in names
+    [twice] = verify(count, 2, every[:1] * 2, tree)[0]
+    assert "2 citations of 1 elements" in twice
+
+
+def test_a_string_cut_short_or_a_count_short_is_unverified_on_the_sims_apps(screens, llm, server) -> None:
+    """The reference server fed the `partial` fault: the same evidence, a part of what it read
+    ("Phone" for "Phone Case", "Car" for "Carol") or a count of cited elements one short."""
+    client = llm()
+    shop = screens(SHOPA, 2, "")
+    feed = screens(FEED)
+    for sim, question, tp in (
+        (shop, "the names of the products", list[str]),
+        (shop, "the name and price of each product", list[Item]),
+        (shop, "the name and price of the product", Row),
+        (shop, "the price of Smart Watch", str),
+        (feed, "the names of the authors", list[str]),
+        (feed, "How many authors are there?", int),
+    ):
+        right = ask(sim, client, question, tp)
+        server.script("partial")
+        with pytest.raises(QueryUnverified) as info:
+            ask(sim, client, question, tp)
+        assert info.value.value != right and info.value.problems, question
+        assert info.value.evidence and all(e["box"] for e in info.value.evidence)  # what was cited, for the record
+
+
+def test_no_answer_and_a_wrong_shape_are_query_failed(screens, llm, server: ReferenceServer) -> None:
+    sim = screens(SHOPA, 1, "")
     client = llm()
     with pytest.raises(QueryFailed, match="cannot read the question 'Who designed this app") as info:
         ask(sim, client, "Who designed this app?", str)
@@ -271,6 +395,69 @@ def test_the_fallback_asks_the_model_at_a_miss(phones, server: ReferenceServer, 
     assert fallback.client is not None and [c.purpose for c in fallback.client.ledger.calls] == ["query"]
 
 
+def _list_screen(rows: list[tuple[str, str]], *, user: str = "qa@example.com", password: bool = False) -> UITree:
+    """A shop list (name and price per row, by resource id) under an account field that a release may
+    turn into a password field."""
+    app = "com.example.shop"
+    account = (
+        f'<node index="0" class="android.widget.EditText" resource-id="{app}:id/account" text="{user}" '
+        f'password="{str(password).lower()}" bounds="[48,100][1032,200]"/>'
+    )
+    nodes = [account]
+    for n, (name, price) in enumerate(rows, start=1):
+        top = 180 * n + 100
+        nodes.append(
+            f'<node index="{n}" class="android.widget.LinearLayout" resource-id="{app}:id/row" '
+            f'bounds="[0,{top}][1080,{top + 160}]">'
+            f'<node index="0" class="android.widget.TextView" resource-id="{app}:id/name" text="{name}" '
+            f'bounds="[48,{top + 30}][700,{top + 130}]"/>'
+            f'<node index="1" class="android.widget.TextView" resource-id="{app}:id/price" text="{price}" '
+            f'bounds="[760,{top + 30}][1032,{top + 130}]"/></node>'
+        )
+    return _page(nodes)
+
+
+def _recorded(shape: Any, value: Any, tree: UITree, text: str) -> list[dict[str, Any]]:
+    """What the cache keeps for a verified read of `value` from the element showing `text`."""
+    node = next(n for n in tree.nodes() if n.text == text)
+    problems, cited = verify(shape, value, [{"path": "", "element_id": node.index_path, "quote": text}], tree)
+    assert problems == []
+    return read_prints(shape, value, cited, tree)
+
+
+def test_replay_misses_by_name_when_the_cached_element_has_a_twin() -> None:
+    """The cached price's row is on screen twice today: `ambiguous` wherever the twin is (above the
+    neighbour it was read beside or below it), and no value comes back; one row again is a read."""
+    rows = [("Wireless Earbuds", "$59.99"), ("Phone Case", "$15.99"), ("Smart Watch", "$176.99")]
+    price = shape_of(float)
+    reads = _recorded(price, 15.99, _list_screen(rows), "$15.99")
+    twin = ("Phone Case", "$12.49")
+    for today in ([rows[0], rows[1], twin, rows[2]], [rows[0], twin, rows[2], rows[1]]):
+        with pytest.raises(QueryMiss, match=r"^ambiguous: 2 elements like the cached TextView \(id 'price', '\$#'\)"):
+            read_again(price, reads, _list_screen(today))
+    assert read_again(price, reads, _list_screen([rows[0], ("Phone Case", "$12.49"), rows[2]]))[0] == 12.49
+    # Read where both were: their neighbours told them apart then, and tell them apart today.
+    both = [rows[1], rows[2], ("Phone Case", "$9.99")]
+    reads = _recorded(price, 15.99, _list_screen(both), "$15.99")
+    assert reads[0]["twins"] is True
+    assert (
+        read_again(price, reads, _list_screen([("Phone Case", "$14.99"), rows[2], ("Phone Case", "$9.49")]))[0] == 14.99
+    )
+
+
+def test_replay_never_reads_a_password_field_or_a_secret() -> None:
+    """The cached read of the account field: today it is a password field (a named miss, `gone`), or its
+    text is a registered secret (a named miss); nothing is returned either way."""
+    rows = [("Phone Case", "$15.99")]
+    name = shape_of(str)
+    reads = _recorded(name, "qa@example.com", _list_screen(rows), "qa@example.com")
+    assert read_again(name, reads, _list_screen(rows, user="ops@example.com"))[0] == "ops@example.com"
+    with pytest.raises(QueryMiss, match=r"^gone: no element like the cached EditText \(id 'account', '\*'\)"):
+        read_again(name, reads, _list_screen(rows, password=True))
+    with pytest.raises(QueryMiss, match=r"shows a registered secret; it is never read$"):
+        read_again(name, reads, _list_screen(rows, user="ops@example.com"), secrets=["ops@example.com"])
+
+
 IOS = {"platformName": "iOS", "appium:automationName": "XCUITest", "guistate:clock": "frozen"}
 
 
@@ -297,7 +484,7 @@ def ios() -> Iterator[Any]:
             device.close()
 
 
-def test_the_ios_persona_reads_prices_records_counts_and_switches(ios, llm) -> None:
+def test_the_ios_persona_reads_prices_records_counts_and_switches(ios, llm, server: ReferenceServer) -> None:
     client = llm()
     device, session = ios(SHOPB, 8)
     session.perform("search", lambda: device.tap(id="search_button"), expect=visible(id="price"))
@@ -313,6 +500,9 @@ def test_the_ios_persona_reads_prices_records_counts_and_switches(ios, llm) -> N
     assert read_again(shape_of(float), reads, tree)[0] == shop_prices(9)["Phone Case"][1] != price.value
     rows = query(session, "the name and price of each product", shape_of(list[Row]), llm=client).value
     assert rows == [Row(name, truth[name][1]) for name, _, _ in PRODUCTS][: len(rows)] and len(rows) >= 5
+    server.script("partial")  # "Phone" for "Phone Case": a part of the row's label is not a value read from it
+    with pytest.raises(QueryUnverified, match=r"'1\.name': 'Phone' is not what the cited element"):
+        query(session, "the name and price of each product", shape_of(list[Row]), llm=client)
     assert query(session, "how many items are in the cart", shape_of(int), llm=client).value == 0
     settings, session = ios(SETTINGS, 1)
     settings.type("qa@example.com", id="username")

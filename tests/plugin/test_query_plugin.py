@@ -32,6 +32,8 @@ def docs_example() -> str:
 TESTS = (
     docs_example()
     + """
+import os
+
 
 @pytest.mark.guistate(app="com.guistate.shopa")
 def test_reads_prices_and_buys_in_the_cheaper_shop(device, guistate):
@@ -44,6 +46,14 @@ def test_reads_prices_and_buys_in_the_cheaper_shop(device, guistate):
     assert guistate.query("how many items are in the cart", type=int) == 1
     bought = [e for e in device.action_log() if e["action"] == "add_to_cart"]
     assert [(e["shop"], e["price"]) for e in bought] == [(cheaper, min(prices.values()))]
+
+
+@pytest.mark.guistate(app="com.guistate.shopb")
+def test_an_unverified_read_shows_what_was_cited(device, guistate, monkeypatch):
+    # The reference server's `partial` fault for this test's model: its names come back cut short.
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", os.environ["ANTHROPIC_BASE_URL"] + "/_fault/partial")
+    guistate.perform("search", lambda: device.tap(id="search_button"), expect=visible(id="price"))
+    guistate.query("the names of the products", type=list[str])
 """
 )
 
@@ -97,9 +107,11 @@ def test_strict_replay_reads_todays_prices_after_a_drift_at_zero_tokens(
 ) -> None:
     _suite(pytester)
     record = ("--guistate-artifacts=art", "--guistate-retain=on", "--alluredir=allure")
-    _run(pytester, "--guistate-llm=anthropic", "-k", "reads_prices", *record, seed=1).assert_outcomes(passed=1)
+    recording = _run(pytester, "--guistate-llm=anthropic", "-k", "reads_prices or unverified", *record, seed=1)
+    recording.assert_outcomes(passed=1, failed=1)
     truth = shop_prices(1)["Phone Case"]
     _the_record_shows_the_values_and_their_crops(pytester, truth, "model")
+    _an_unverified_read_shows_what_was_cited(pytester, recording, reference)
     cache = json.loads(next((pytester.path / "cassettes").rglob("*.actions.json")).read_text())
     assert [q["question"] for q in cache["queries"]] == [
         "the price of Phone Case in ShopA",
@@ -127,7 +139,7 @@ def _the_record_shows_the_values_and_their_crops(
 ) -> None:
     """The journal's `llm` event, report.html and Allure show each query, its value and the crops of
     the elements it was read from (the crops are files of the test's folder)."""
-    [journal] = (pytester.path / "art").rglob("journal.jsonl")
+    [journal] = [j for j in (pytester.path / "art").rglob("journal.jsonl") if "reads_prices" in str(j)]
     llm = next(json.loads(line) for line in journal.read_text("utf-8").splitlines() if '"llm"' in line[:40])
     queries = (llm.get("data") or llm)["queries"]
     assert [(q["question"], q["value"], q["source"]) for q in queries] == [
@@ -139,7 +151,30 @@ def _the_record_shows_the_values_and_their_crops(
     assert len(crops) == 3 and all((journal.parent / rel).is_file() for rel in crops)
     page = (journal.parent / "report.html").read_text("utf-8")
     assert "Values read (3)" in page and "the price of Phone Case in ShopB" in page
-    [result] = [json.loads(p.read_text("utf-8")) for p in (pytester.path / "allure").glob("*-result.json")]
+    results = [json.loads(p.read_text("utf-8")) for p in (pytester.path / "allure").glob("*-result.json")]
+    [result] = [r for r in results if "reads_prices" in r["name"]]
     steps = {step["name"]: step for step in result["steps"]}
     step = steps[f"query 'the price of Phone Case in ShopA' -> {prices[0]}"]
     assert [a["name"] for a in step["attachments"]] == [f"read the value: ${prices[0]:.2f}"]
+
+
+def _an_unverified_read_shows_what_was_cited(
+    pytester: pytest.Pytester, run: pytest.RunResult, reference: ReferenceServer
+) -> None:
+    """A read the server answers cut short ("Phone" for "Phone Case") fails its test with
+    `QueryUnverified`, and its record (journal, report.html, Allure) shows the crops of the elements
+    the model cited, so a person sees what the wrong value was read from."""
+    run.stdout.fnmatch_lines(["*QueryUnverified: query 'the names of the products' (list?str?) is unverified*"])
+    assert [r.fault for r in reference.requests if r.fault] == ["partial"]
+    [journal] = [j for j in (pytester.path / "art").rglob("journal.jsonl") if "unverified" in str(j)]
+    llm = next(json.loads(line) for line in journal.read_text("utf-8").splitlines() if '"llm"' in line[:40])
+    [failed] = (llm.get("data") or llm)["queries"]
+    assert failed["problems"] and failed["value"][1] == "Phone"
+    crops = [e["crop"] for e in failed["evidence"]]
+    assert len(crops) >= 5 and all((journal.parent / rel).is_file() for rel in crops)
+    page = (journal.parent / "report.html").read_text("utf-8")
+    assert "unverified: &#39;0&#39;" in page or "unverified: '0'" in page
+    assert page.count('alt="element read for') == len(crops)
+    results = [json.loads(p.read_text("utf-8")) for p in (pytester.path / "allure").glob("*-result.json")]
+    [step] = [s for r in results for s in r["steps"] if s["name"].startswith("query 'the names of the products'")]
+    assert step["status"] == "failed" and len(step["attachments"]) == len(crops)

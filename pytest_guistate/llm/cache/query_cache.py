@@ -12,7 +12,8 @@ neighbours, place) plus what makes it the same element whatever value it shows:
 A list is kept as columns (every element of the same kind, id and template, in screen order), so a
 replay reads the list the screen shows today. Replay finds each element again: same kind and id, the
 same template, and the same row words exactly; none is a named miss (`gone`, or `renamed` when the
-element is there in other rows), two are `ambiguous` unless their surroundings tell them apart. A
+element is there in other rows), two are `ambiguous` unless the screen it was read on had both too
+(`twins`) and their surroundings tell them apart. A
 password field or a text that holds a registered secret is never read.
 """
 
@@ -28,7 +29,7 @@ from pytest_guistate.core.values import Shape, ShapeError, field_of, leaves, num
 from pytest_guistate.llm.cache.cachefile import fingerprint, screen_rows
 from pytest_guistate.llm.cache.identity import identity_words, surroundings
 from pytest_guistate.llm.prompt import context_of
-from pytest_guistate.llm.query import decides, holds, node_texts, screen_decimal
+from pytest_guistate.llm.query import decides, holds, node_texts, same_row, screen_decimal
 
 __all__ = ["QueryMiss", "read_again", "read_prints"]
 
@@ -112,7 +113,9 @@ def read_prints(shape: Shape, value: Any, evidence: Sequence[dict[str, Any]], tr
         node = nodes.get(path)
         if node is None:
             return []
-        reads.append({"path": path, **_print(tree, node, leaf, part, decimal)})
+        fp = _print(tree, node, leaf, part, decimal)
+        fp["twins"] = len(_mine(tree, fp, leaf)) > 1  # only then may its neighbours tell it from a twin
+        reads.append({"path": path, **fp})
     return reads
 
 
@@ -182,18 +185,27 @@ def _describe(fp: dict[str, Any]) -> str:
     return f"{fp.get('kind')} ({rid}{fp.get('template') or fp.get('field')!r})"
 
 
+def _mine(tree: UITree, fp: dict[str, Any], shape: Shape, alike: list[UINode] | None = None) -> list[UINode]:
+    """The elements like the read in a row of the same words."""
+    want = set(fp.get("row") or [])
+    field, template = str(fp.get("field")), str(fp.get("template"))
+    candidates = _alike(tree, fp, shape) if alike is None else alike
+    return [n for n in candidates if set(_row(tree, n, _own(n, field, shape, template))) == want]
+
+
 def _find(tree: UITree, fp: dict[str, Any], shape: Shape) -> UINode:
+    """The cached element on today's screen. Its neighbours pick one of two alike only when the screen
+    it was read on had both (`twins`): a twin that appeared since is `ambiguous`, never a guess."""
     alike = _alike(tree, fp, shape)
     what = _describe(fp)
     if not alike:
         raise QueryMiss(f"gone: no element like the cached {what} on screen")
     want = set(fp.get("row") or [])
-    field = str(fp.get("field"))
-    mine = [n for n in alike if set(_row(tree, n, _own(n, field, shape, str(fp.get("template"))))) == want]
+    mine = _mine(tree, fp, shape, alike)
     if not mine:
         rows = sorted({" ".join(_row(tree, n, "")) or "-" for n in alike})[:4]
         raise QueryMiss(f"renamed or moved: no {what} in a row {' '.join(sorted(want))!r}; on screen in rows {rows}")
-    if len(mine) > 1 and fp.get("near"):
+    if len(mine) > 1 and fp.get("near") and fp.get("twins"):
         lines = screen_rows(tree)
         by_id = {str(r["id"]): r for r in lines}
         near = [n for n in mine if list(surroundings(lines, by_id.get(n.index_path, {}))) == list(fp["near"])]
@@ -241,7 +253,7 @@ def read_again(
                     if key == first:
                         node = anchor
                     else:
-                        same = [n for n in _alike(tree, columns[f"*.{key}"], leaf) if _same_row(anchor, n)]
+                        same = [n for n in _alike(tree, columns[f"*.{key}"], leaf) if same_row(anchor, n)]
                         if len(same) != 1:
                             raise QueryMiss(
                                 f"the row of {anchor.label!r} has {len(same)} elements like the cached "
@@ -270,10 +282,3 @@ def read_again(
         return shape.convert(raw), cited
     except ShapeError as exc:
         raise QueryMiss(f"today's value does not convert: {exc}") from None
-
-
-def _same_row(a: UINode, b: UINode) -> bool:
-    if a.bounds is None or b.bounds is None:
-        return False
-    overlap = min(a.bounds.bottom, b.bounds.bottom) - max(a.bounds.top, b.bounds.top)
-    return overlap >= 0.5 * max(1, min(a.bounds.height, b.bounds.height))

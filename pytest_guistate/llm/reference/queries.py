@@ -28,7 +28,7 @@ from typing import Any
 from pytest_guistate.core.values import decimal_mark, numbers_in
 from pytest_guistate.llm.reference.policy import PromptView
 
-__all__ = ["query_answer", "wrong_value"]
+__all__ = ["part_value", "query_answer", "wrong_value"]
 
 Element = dict[str, Any]
 _AMOUNT = re.compile(r"[$€£¥]\s?\d[\d.,\u00a0]*|\d[\d.,\u00a0]*\s?[$€£¥]")
@@ -257,3 +257,25 @@ def wrong_value(args: dict[str, Any]) -> dict[str, Any]:
     elif isinstance(value, dict):
         value = {k: (v + 1 if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in value.items()}
     return {**args, "answered": True, "value": value if value is not None else 42}
+
+
+def part_value(args: dict[str, Any]) -> dict[str, Any]:
+    """The `partial` fault: every string cut to a part of what was read -- its first word ("Phone" for
+    "Phone Case"), or a one-word string's first three letters ("Car" for "Carol") -- on the same
+    evidence; a count of cited elements one short, its last element left out (a model that stopped
+    counting early)."""
+    value, evidence = args.get("value"), list(args.get("evidence") or [])
+    if isinstance(value, int) and not isinstance(value, bool) and value > 1 and len(evidence) == value:
+        return {**args, "value": value - 1, "evidence": evidence[:-1]}
+
+    def cut(value: Any) -> Any:
+        if isinstance(value, str):
+            words = value.split()
+            return words[0] if len(words) > 1 else value[:3]
+        if isinstance(value, list):
+            return [cut(v) for v in value]
+        if isinstance(value, dict):
+            return {k: cut(v) for k, v in value.items()}
+        return value
+
+    return {**args, "value": cut(args.get("value"))}

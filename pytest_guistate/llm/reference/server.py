@@ -21,7 +21,8 @@ per request, in order). Specs: `429`, `529`, `500` (optionally `:retry=SECONDS`)
 `malformed`, `max_tokens`, `refusal`, `hallucinate`, `unoffered` (the actor answers with a tool of another
 platform's set that this request does not offer: `home` on Android, as a model used to iPhones might),
 `disabled` (the actor taps the first element the prompt marks `disabled`). A query's `hallucinate` keeps the
-evidence and answers a value the screen does not hold (`queries.wrong_value`).
+evidence and answers a value the screen does not hold (`queries.wrong_value`); `partial` keeps it too and
+answers a string cut short: a part of the words read, "Phone" for "Phone Case" (`queries.part_value`).
 """
 
 from __future__ import annotations
@@ -42,14 +43,14 @@ from pytest_guistate.llm.reference.policy import (
     read_prompt,
     updater_answer,
 )
-from pytest_guistate.llm.reference.queries import query_answer, wrong_value
+from pytest_guistate.llm.reference.queries import part_value, query_answer, wrong_value
 from pytest_guistate.llm.reference.tokens import request_segments, text_tokens
 from pytest_guistate.support.httpserver import HttpReply, LoopbackServer, json_reply
 
 __all__ = ["FAULTS", "ReferenceServer", "error_body", "serve"]
 
 FAULTS = ("429", "529", "500", "slow", "malformed", "max_tokens", "refusal", "hallucinate", "unoffered",
-          "disabled")
+          "disabled", "partial")
 _ERRORS = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
            429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
 REFUSAL_TEXT = "I can't help with operating this app for that request."
@@ -235,6 +236,8 @@ class ReferenceServer:
             name, args = query_answer(view)
             if fault == "hallucinate":
                 args = wrong_value(args)
+            elif fault == "partial":
+                args = part_value(args)
         elif "tap" in tools:
             name, args = actor_answer(view)
             if fault == "hallucinate":
