@@ -66,6 +66,12 @@ def ruff_format_check(path: Path, width: int) -> subprocess.CompletedProcess[str
     )
 
 
+def docs_example() -> str:
+    """The generated file docs/export.md shows in full ("An example, in full")."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "export.md").read_text(encoding="utf-8")
+    return page.split("## An example, in full", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+
+
 def _step(target: dict[str, object]) -> CachedStep:
     return CachedStep(1, "tap", {}, "tap", True, {"labels": []}, target, {})
 
@@ -245,6 +251,8 @@ def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(
             if step.milestone:
                 assert f"    guistate.milestone({json.dumps(step.milestone)})" in out.after
         assert SECRET not in text and "GUISTATE_TEST_SECRET_1" in text if test == SETTINGS else True
+        if test == SETTINGS:  # docs/export.md shows this very file in full: the page cannot drift from it
+            assert text == docs_example(), "docs/export.md 'An example, in full' is no longer what export-test writes"
         assert ruff_format_check(path, 120).returncode == 0, ruff_format_check(path, 120).stdout
     shutil.rmtree(pytester.path / "cassettes")  # no cache, no cassette, no model
     monkeypatch.setenv("GUISTATE_TEST_SECRET_1", SECRET)
@@ -262,7 +270,7 @@ def test_on_two_drifts_the_export_and_the_cache_replay_agree(
 ) -> None:
     """`replaced_row` (Dark mode's row is Battery saver now) and `already_on` (Dark mode is on already): the
     strict replay misses and the exported test fails at the same step, and neither toggles anything. Every
-    drift on both personas: `-m slow`."""
+    drift on both personas: `-m exhaustive`."""
     rows = compare_drifts(recorded, monkeypatch, "android", {"replaced_row": SETTINGS, "already_on": SETTINGS})
     assert [(d, c, e, w, did) for d, _, c, e, w, did in rows] == [
         ("replaced_row", "failed", "failed", [], []),
@@ -288,8 +296,8 @@ def test_a_twin_of_an_exported_locator_fails_the_step_named_and_deletes_nothing(
 
 
 # The stand-in model's goal table: one goal per persona (a sign-in with a secret and a switch; a dialog
-# cancelled), and every goal; both `-m slow` (the default run keeps the example suite's goals and a fresh
-# recording above).
+# cancelled), marked slow (it runs by default), and every goal (`-m exhaustive`, deselected by default; the
+# default run keeps the example suite's goals and a fresh recording above).
 GOAL_SUBSET = {"android": ("signin-then-dark-mode",), "ios": ("dialog-cancel-keeps-ios",)}
 
 
@@ -315,7 +323,7 @@ def test_goal_table_goals_export_to_tests_that_pass_with_no_model(
     _check_goal_exports(pytester, monkeypatch, platform, GOAL_SUBSET[platform])
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("platform", ["android", "ios"])
 def test_every_goal_table_goal_exports_to_a_test_that_passes(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str
@@ -385,7 +393,7 @@ def compare_drifts(
 ALL_DRIFTS = {**DRIFT_TESTS, **{d: SETTINGS for d in SETTINGS_DRIFTS}, **{d: FEED for d in FEED_RELEASES}}
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("platform", ["android", "ios"])
 def test_every_drift_gives_the_same_verdict_for_the_export_and_the_cache_replay(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, platform: str

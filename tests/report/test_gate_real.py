@@ -58,13 +58,13 @@ def gate(*args: str | Path) -> tuple[int, str]:
 
 def test_the_green_suite_passes_in_every_format(runs: RealRuns) -> None:
     tests = json.loads(runs.suite.read_text())["tests"]
-    assert len(tests) == 8 and all(t["outcome"] == "passed" for t in tests)
+    assert len(tests) == 9 and all(t["outcome"] == "passed" for t in tests)
     assert any(t["llm_tokens"] > 0 and t["llm_cost_usd"] > 0 for t in tests), "the LLM tests carry tokens and cost"
     code, markdown = gate(runs.suite, "--format", "markdown")
-    assert code == 0 and markdown.startswith("### ✅ guistate gate: all 8 test(s) pass the gate")
-    assert markdown.count("\n| test\\_") == 8 and "| ok |" in markdown
+    assert code == 0 and markdown.startswith("### ✅ guistate gate: all 9 test(s) pass the gate")
+    assert markdown.count("\n| test\\_") == 9 and "| ok |" in markdown
     code, github = gate(runs.suite, "--format", "github")
-    assert code == 0 and "::error" not in github and github.rstrip().endswith("all 8 test(s) pass the gate")
+    assert code == 0 and "::error" not in github and github.rstrip().endswith("all 9 test(s) pass the gate")
     code, raw = gate(runs.suite, "--format", "json")
     document = json.loads(raw)
     assert (code, document["verdict"], document["exit_code"]) == (0, "pass", 0)
