@@ -18,6 +18,7 @@ from pytest_guistate import gone, visible
 def test_query_reads_both_prices_and_the_cheaper_shop_is_bought(device, guistate):
     # guistate.query reads typed values off the screen, each verified against the element it was
     # read from; replayed from the action cache it reads today's values at 0 tokens (issue 46).
+    guistate.goal("Buy Phone Case in the cheaper of ShopA and ShopB", plan=["both prices read", "bought"])
     prices = {}
     for shop, package in SHOPS.items():
         device.activate_app(package)
@@ -28,6 +29,7 @@ def test_query_reads_both_prices_and_the_cheaper_shop_is_bought(device, guistate
             idempotent=False,
         )
         prices[shop] = guistate.query(f"the price of Phone Case in {shop}", type=float)
+    guistate.milestone("both prices read")
     cheaper = min(prices, key=prices.get)
     device.activate_app(SHOPS[cheaper])
     guistate.perform("open Phone Case", lambda: device.tap(id="name"), expect="Add to cart")
@@ -38,6 +40,8 @@ def test_query_reads_both_prices_and_the_cheaper_shop_is_bought(device, guistate
     guistate.perform("wait for the toast to go", lambda: None, expect=gone("Added to cart"))
     guistate.perform("open the cart", lambda: device.tap(id="cart"), expect="Checkout", idempotent=False)
     assert guistate.query("the total", type=float) == min(prices.values())
+    guistate.milestone("bought")
+    guistate.assert_complete()
     bought = [entry for entry in device.action_log() if entry["action"] == "add_to_cart"]
     assert [(entry["shop"], entry["product"], entry["price"]) for entry in bought] == [
         (cheaper, "Phone Case", min(prices.values()))
