@@ -152,17 +152,13 @@ def propose(
         return HealProposal(site.file, site.line, "", old, new, False, f"the file cannot be read ({exc})", test=test)
     lines = source.splitlines()
     call_text = lines[site.line - 1].strip() if 0 < site.line <= len(lines) else ""
+
+    def by_hand(reason: str) -> HealProposal:
+        """A proposal the run cannot patch in place: the reason says what to change instead."""
+        return HealProposal(site.file, site.line, call_text, old, new, False, reason, test=test)
+
     if found is None:
-        return HealProposal(
-            site.file,
-            site.line,
-            call_text,
-            old,
-            new,
-            False,
-            "no id, label or text names the healed element alone: choose its locator by hand",
-            test=test,
-        )
+        return by_hand("no id, label or text names the healed element alone: choose its locator by hand")
     for call in calls:
         argument: ast.keyword | ast.expr | None = next((k for k in call.keywords if k.arg == kind), None)
         value_node = argument.value if isinstance(argument, ast.keyword) else None
@@ -189,27 +185,13 @@ def propose(
             if isinstance(value_node, ast.Name)
             else "an expression"
         )
-        return HealProposal(
-            site.file,
-            site.line,
-            call_text,
-            old,
-            new,
-            False,
+        return by_hand(
             f"the locator is built at run time ({built}): it cannot be patched in place; "
-            f"change it where it is built to {new}",
-            test=test,
+            f"change it where it is built to {new}"
         )
-    return HealProposal(
-        site.file,
-        site.line,
-        call_text,
-        old,
-        new,
-        False,
+    return by_hand(
         "no device call with this locator is written at this line (a helper builds it): "
-        f"change it where it is built to {new}",
-        test=test,
+        f"change it where it is built to {new}"
     )
 
 
