@@ -274,13 +274,18 @@ class StepLoop:
         later), not one interval after this step's screenshot and judgement: the time they took is
         time the screen had to draw (UI5's timer runs from the popup's opening, in the action). A look
         again whose bytes are the after-frame's keeps the first judgement (the same pixels, the same
-        tree: judging them again repeats it)."""
+        tree: judging them again repeats it). A page that says it changed nothing since the after-frame
+        was asked for (`drawn_when_shot`: a browser page its scripts watch) is not looked at again: that
+        frame is what the screen still shows."""
         in_motion = getattr(self.screen, "in_motion", None)
         if in_motion is None:
             return after, judgement
         moving = in_motion()
         if moving is None or not (moving or _dialog_appeared(before, after)):
             return after, judgement
+        drawn = getattr(self.screen, "drawn_when_shot", None)
+        if not moving and drawn is not None and drawn(after):
+            return after, judgement  # the page changed nothing since the after-frame was asked for
         bound = self._motion_bound()
         deadline = self.clock.monotonic() + bound.timeout_s
         waited = None if moving else bound.interval_s - (self.clock.monotonic() - since)

@@ -124,8 +124,10 @@ def _inside_ios_modal(driver: Any, predicate: str) -> bool:
     return False
 
 
-_TREE_TAIL = 'top.setAttribute("moving", String(pageMoving()));\nreturn new XMLSerializer().serializeToString(out);'
+_TREE_TAIL = ('const roots = pageRoots();\ntop.setAttribute("moving", String(pageMoving(roots)));\n'
+              'top.setAttribute("quiet", String(pageQuiet(roots)));\nreturn new XMLSerializer().serializeToString(out);')
 _MATCH_TAIL = r"""
+const roots = pageRoots(), moving = pageMoving(roots), quiet = pageQuiet(roots);
 const q = arguments[0];
 for (const key of ["text", "desc"]) if (q[key] !== null) q[key] = norm(q[key]);
 const same = (value, wanted) => q.exact ? value === wanted : value.includes(wanted);
@@ -136,11 +138,11 @@ for (const node of top.getElementsByTagName("node")) {
   if (q.text !== null && !(shown || (q.desc === null && same(desc, q.text)))) continue;
   if (q.desc !== null && !same(desc, q.desc)) continue;
   if (q.id !== null && !(rid === q.id || rid.slice(rid.lastIndexOf("/") + 1) === q.id)) continue;
-  return {moving: pageMoving(), match: {label: text || desc || node.getAttribute("hint") || rid ||
+  return {moving, quiet, match: {label: text || desc || node.getAttribute("hint") || rid ||
           node.getAttribute("class"), kind: node.getAttribute("class").split(".").pop(),
           bounds: node.getAttribute("bounds")}};
 }
-return {moving: pageMoving(), match: null};
+return {moving, quiet, match: null};
 """
 if _TREE_TAIL not in web.TREE_JS:  # pragma: no cover - the tree script changed its last line
     raise ImportError("web.TREE_JS no longer ends by noting motion and serialising its document: "
@@ -159,6 +161,7 @@ def _web_answer(device: Any, query: NodeQuery) -> FindAnswer | None:
     if moving is None:
         return None
     device.saw_motion(moving)  # the step loop's motion question, answered by this same request
+    device.saw_quiet(web.quiet_answer(found.get("quiet")))
     match = found.get("match")
     if not isinstance(match, dict):
         return FindAnswer((), "find (DOM walk)")

@@ -189,6 +189,8 @@ class Device:
         self._newest: tuple[Observation, int, int] | None = None  # with the shot and input counts it was taken at
         # (shots, inputs, answer, when) a script last said of the page's motion (web: `web.motion_answer`)
         self._motion: tuple[int, int, bool | float, float] | None = None
+        # (shots, inputs, ms, when) a script last said the page had been quiet (web: `web.quiet_answer`)
+        self._quiet: tuple[int, int, float, float] | None = None
         self._shot_at: float | None = None  # when the newest observation's screenshot was asked for
         # The current context (issue 37): None until the session is known to have several (a switch was
         # seen, or `appium:autoWebview` started it in a web view); followed through every switch this
@@ -686,13 +688,14 @@ class Device:
         self.page_source_calls += 1
         self._refuse_gone("the page's tree")
         try:
-            tree, moving, zoom = web.script_tree(self.driver, self.url)
+            tree, moving, zoom, quiet = web.script_tree(self.driver, self.url)
         except UITreeError as broken:
             if isinstance(broken.__cause__, WebDriverException):  # the walk's script failed: a dead node?
                 self._raise_if_died(DeviceError(str(broken)))
             raise
         if moving is not None:
             self.saw_motion(moving)
+        self.saw_quiet(quiet)
         if zoom is not None:
             self.saw_zoom(zoom)
         return tree, zoom
@@ -777,10 +780,13 @@ class Device:
             # the check's find or the tree walk on this screen said it: no request
             return self._moved_since_shot(self._motion[2], self._motion[3])
         try:
-            answer = web.motion_answer(self.driver.execute_script(web.MOTION_JS))
+            said = self.driver.execute_script(web.MOTION_JS)
         except WebDriverException:
             return None  # a context that runs no script cannot tell
-        return self._moved_since_shot(answer, time.monotonic())
+        if isinstance(said, dict):
+            self.saw_quiet(web.quiet_answer(said.get("quiet")))
+            said = said.get("moving")
+        return self._moved_since_shot(web.motion_answer(said), time.monotonic())
 
     def _moved_since_shot(self, answer: bool | float | None, answered_at: float) -> bool:
         """An animation runs, or the last one ended after the newest screenshot was asked for: that
@@ -798,6 +804,31 @@ class Device:
         page was animating (`web.motion_answer`): `in_motion` answers from it until the next
         screenshot or input."""
         self._motion = (self._shots, self.action_count, moving, time.monotonic())
+
+    def saw_quiet(self, quiet_ms: float | None) -> None:
+        """A script on the current screen said how long the page had gone without a change a
+        screenshot could miss (`web.quiet_answer`; None: it cannot tell): `drawn_when_shot` answers
+        from it until the next screenshot or input."""
+        self._quiet = None if quiet_ms is None else (self._shots, self.action_count, quiet_ms, time.monotonic())
+
+    def drawn_when_shot(self, observation: Observation) -> bool:
+        """`observation` is the newest and its screenshot shows the page as it still is (issue 42): a
+        browser page whose scripts watched it (`web.MOVING_JS` `pageQuiet`) made no change since that
+        screenshot was asked for - no DOM mutation in a watched root, scroll, focus move, load or resize,
+        and nothing that draws unwatched (a canvas, a video, a frame, a closed shadow root, an image or a
+        font loading). The step loop then keeps a dialog's first frame instead of looking again. False
+        whenever that is not known: a native screen or a web view (whose screenshot the phone takes, a
+        frame or more behind the page), no answer since the screenshot, a change after it. The page's
+        answer was measured before `answered_at`, so the change is placed no earlier than it was."""
+        if not self.browser or self._quiet is None or self._shot_at is None or self._newest is None:
+            return False
+        newest, shot, inputs = self._newest
+        said_shot, said_inputs, quiet_ms, answered_at = self._quiet
+        if newest is not observation or (shot, inputs) != (self._shots, self.action_count):
+            return False
+        if (said_shot, said_inputs) != (self._shots, self.action_count):
+            return False
+        return answered_at - quiet_ms / 1000.0 <= self._shot_at
 
     def _remember_screen(self, frame: Frame, tree: UITree) -> UITree:
         """Keep the tree read for a screenshot, keyed by its bytes: a later screenshot with the very

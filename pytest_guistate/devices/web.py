@@ -42,9 +42,11 @@ __all__ = [
     "locate",
     "looks_like_html",
     "motion_answer",
+    "quiet_answer",
     "script_tree",
     "tree_from_script",
     "tree_moving",
+    "tree_quiet",
     "tree_zoom",
     "viewport_rect",
     "zoom_from_script",
@@ -83,11 +85,56 @@ const faintDialog = (roots) => {
   }
   return false;
 };
-const pageMoving = () => {
+// the document and every open shadow root in it
+const pageRoots = () => {
   const roots = [document];
   for (let i = 0; i < roots.length; i++) {
     for (const el of roots[i].querySelectorAll("*")) if (el.shadowRoot) roots.push(el.shadowRoot);
   }
+  return roots;
+};
+// How many ms the page has gone without a change a screenshot asked for earlier could have missed: a DOM
+// mutation in a root it watches, a scroll, a focus move, an image's load, a resize - or the start of its
+// watch over a root (what came before there is unknown). -1 when it cannot tell: something draws without
+// any of those (a visible canvas, video, frame or plug-in), or an image or a font is still loading.
+const pageQuiet = (roots) => {
+  const now = performance.now();
+  let w = window.__guistateQuiet;
+  if (!w) {
+    w = window.__guistateQuiet = {last: now, seen: new WeakSet()};
+    const mark = () => { w.last = performance.now(); };
+    w.mark = mark;
+    w.obs = new MutationObserver(mark);
+    for (const kind of ["scroll", "resize", "focusin"]) window.addEventListener(kind, mark, {capture: true, passive: true});
+    if (window.visualViewport) for (const kind of ["scroll", "resize"]) window.visualViewport.addEventListener(kind, mark);
+  }
+  for (const root of roots) {
+    if (w.seen.has(root)) continue;
+    w.seen.add(root);
+    w.obs.observe(root, {subtree: true, childList: true, attributes: true, characterData: true});
+    // a load or a scroll inside a shadow root does not leave it
+    for (const kind of ["load", "scroll"]) root.addEventListener(kind, w.mark, {capture: true, passive: true});
+    w.last = now;
+  }
+  if (w.obs.takeRecords().length) w.last = now;
+  if (document.fonts && document.fonts.status === "loading") return -1;
+  const shown = (el) => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth;
+  };
+  for (const root of roots) {
+    for (const el of root.querySelectorAll("*")) {
+      const tag = el.localName;
+      // a custom element with no open shadow root may draw from a closed one, which no watch sees
+      const unseen = tag.includes("-") && !el.shadowRoot && customElements.get(tag) !== undefined;
+      const drawing = unseen || ["canvas", "video", "iframe", "embed", "object"].includes(tag) ||
+                      (tag === "img" && !el.complete);
+      if (drawing && shown(el)) return -1;
+    }
+  }
+  return Math.max(0, now - w.last);
+};
+const pageMoving = (roots = pageRoots()) => {
   const now = document.timeline ? document.timeline.currentTime : null;
   let still = false;
   for (const root of roots) {
@@ -336,7 +383,9 @@ visit(document.documentElement, top, view);
 for (const node of top.getElementsByTagName("node")) {
   node.setAttribute("index", String(Array.prototype.indexOf.call(node.parentNode.children, node)));
 }
-top.setAttribute("moving", String(pageMoving()));
+const roots = pageRoots();
+top.setAttribute("moving", String(pageMoving(roots)));
+top.setAttribute("quiet", String(pageQuiet(roots)));
 return new XMLSerializer().serializeToString(out);
 """
 
@@ -519,7 +568,7 @@ return Array.from(new Set(out)).slice(0, 5);
 # endless spinner never stops, so it is not motion to wait for). Animations in shadow trees count.
 # The tree walk and the check's find answer it too (`moving` on the tree's root, beside the match), so
 # a step whose expectation held asks no question of its own (issue 34).
-MOTION_JS = MOVING_JS + "return pageMoving();"
+MOTION_JS = MOVING_JS + "const roots = pageRoots();\nreturn {moving: pageMoving(roots), quiet: pageQuiet(roots)};"
 
 # the page's zoom alone: for a tap by point on a page no script has measured since the last input
 GEOMETRY_JS = ZOOM_JS + "return zoomOf();"
@@ -608,6 +657,24 @@ def tree_moving(result: str) -> bool | float | None:
         return None
 
 
+def quiet_answer(value: object) -> float | None:
+    """What `pageQuiet()` said: the ms the page has gone without a change a screenshot could miss,
+    None when it cannot tell (-1: something draws unwatched) or the value is not its answer."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def tree_quiet(result: str) -> float | None:
+    """What TREE_JS said of the page's quiet (`quiet` on its root: `quiet_answer`), None if it did not say."""
+    head = result[: result.find(">") + 1]
+    found = re.search(r' quiet="([^"]*)"', head)
+    try:
+        return quiet_answer(float(found.group(1))) if found is not None else None
+    except ValueError:
+        return None
+
+
 def tree_zoom(tree: UITree) -> PageZoom | None:
     """The zoom TREE_JS mapped the tree's bounds with (on its root), None if it did not say."""
     attrs = tree.root.attrs
@@ -617,9 +684,10 @@ def tree_zoom(tree: UITree) -> PageZoom | None:
         return None
 
 
-def script_tree(driver: Any, url: str) -> tuple[UITree, bool | float | None, PageZoom | None]:
+def script_tree(driver: Any, url: str) -> tuple[UITree, bool | float | None, PageZoom | None, float | None]:
     """The tree of the page open in `driver`, bounds in screenshot pixels, whether the page was
-    animating as it was walked (`tree_moving`) and the zoom its bounds were mapped with (`tree_zoom`)."""
+    animating as it was walked (`tree_moving`), the zoom its bounds were mapped with (`tree_zoom`) and
+    how long it had been quiet (`tree_quiet`)."""
     try:
         result = driver.execute_script(TREE_JS)
     except WebDriverException as exc:
@@ -628,7 +696,7 @@ def script_tree(driver: Any, url: str) -> tuple[UITree, bool | float | None, Pag
             f"{(exc.msg or str(exc)).strip()}"
         ) from exc
     tree = tree_from_script(result, url)
-    return tree, tree_moving(result), tree_zoom(tree)
+    return tree, tree_moving(result), tree_zoom(tree), tree_quiet(result)
 
 
 @dataclass(frozen=True)
