@@ -37,6 +37,7 @@ from typing import Any
 from pytest_guistate.core.artifact_names import CROPS_DIR, crop_region
 from pytest_guistate.core.errors import GuistateWarning
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle_types import Crop
 from pytest_guistate.report.background import SerialWriter
 from pytest_guistate.report.diskio import ArtifactWriteError, describe_os_error
 from pytest_guistate.report.frame_store import FrameStore
@@ -216,7 +217,9 @@ class ArtifactRecorder:
 
     def _put(self, name: str, data: bytes | Callable[[], bytes], media_type: str, cut_from: Any = None) -> None:
         lender = getattr(data, "__self__", None)  # a bound `Crop.encode` (the step loop's) lends its pixels
-        crop = lender if callable(data) and hasattr(lender, "pixels") else None
+        # by its type: asking the crop for `pixels` would cut them, decoding its whole frame for a test
+        # whose folder may be deleted (issue 42)
+        crop = lender if callable(data) and isinstance(lender, Crop) else None
         if crop is not None or (callable(data) and self.defer):  # encoded when its step's files are written
             boxes = self.screens.boxes_for(b"", "", name, cut_from)  # the screen's boxes: known now, not later
             self._pending[name] = Pending(b"", media_type, [*self.redactor.regions, *boxes], encode=data,

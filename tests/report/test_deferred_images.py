@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pytest_guistate.core import frame as core_frame
 from pytest_guistate.core.errors import StepFailed
 from pytest_guistate.report import frame_store, recorder
 from pytest_guistate.report.finish import finalize
@@ -68,6 +69,26 @@ def test_a_passing_test_whose_folder_is_deleted_encodes_no_image(tmp_path: Path,
     done = finalize(run.recorder, outcome="passed", retain="failure", root=tmp_path, timeline=False)
     assert done.folder is None
     assert encodes == []
+
+
+def test_a_passing_test_whose_folder_is_deleted_decodes_no_whole_frame(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nor does it decode a frame in full to cut a crop it will not write: the oracle's half-size copies
+    are all a passing step needs (a full decode of a 1080x2400 frame costs the writer ~20 ms a step)."""
+    decoded: list[int] = []
+
+    def counting(png: bytes) -> Any:
+        decoded.append(len(png))
+        return original(png)
+
+    original = core_frame._imdecode
+    monkeypatch.setattr(core_frame, "_imdecode", counting)
+    run = start(tmp_path, "standard", background=True, defer=True)
+    _toggle(run, 3)
+    run.recorder.drain()
+    assert run.recorder.deferred_steps  # journaled, images waiting
+    finalize(run.recorder, outcome="passed", retain="failure", root=tmp_path, timeline=False)
+    assert decoded == []
 
 
 def test_the_undeferred_run_encodes_them(tmp_path: Path, encodes: list[str]) -> None:
