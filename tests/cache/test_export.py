@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 
 from pytest_guistate.llm.cache.cachefile import CachedStep, load_cache
-from pytest_guistate.llm.cache.identity import identity, identity_words
 from pytest_guistate.llm.export import build_export, choose_locator, export_main, export_test, render
 from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.cache.conftest import EXAMPLE
@@ -38,6 +37,7 @@ from tests.cache.drift_suite import (
     TESTS,
 )
 from tests.cache.goal_exports import export_goals, goal_cases
+from tests.helpers.export_record import check_against_record
 from tests.helpers.inner_run import run_inprocess
 from tests.llm.goal_table import PASSWORD
 
@@ -117,6 +117,8 @@ def test_the_example_suite_goals_export_to_tests_that_pass_with_no_model(
         path, text = export_test(actions, pytester.path, width=120)
         written.append(path)
         ast.parse(text)
+        # recorded with `target.unique`: each target on the plain locator that named it alone (no "re-record")
+        check_against_record(actions, build_export(actions, width=120))
         assert ruff_format_check(path, 120).returncode == 0, ruff_format_check(path, 120).stdout
         cache = load_cache(actions)
         for run in cache.runs:  # every actor step is one scripted step, in order
@@ -216,40 +218,7 @@ def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(
         path, text = export_test(actions, exported / f"{test}_scripted.py", width=120)
         built = build_export(actions, width=120)
         assert render(built) == text
-        steps = [s for run in load_cache(actions).runs for s in run.steps]
-        assert len(built.steps) == len(steps)
-        for step, out in zip(steps, built.steps):  # each scripted step against the run's record
-            target = step.target or {}
-            if step.tool in ("tap", "type_text"):
-                unique = target.get("unique")
-                assert isinstance(unique, list)
-                assert out.locator is not None
-                named = [
-                    c
-                    for c in target["locators"]
-                    if next(iter(c)) in unique
-                    and (next(iter(c)) == "id" or identity_words(str(next(iter(c.values())))))
-                ]
-                if out.locator.kind == "xpath":
-                    assert not named  # only when no plainer locator named the target alone (by a name, not "OFF")
-                else:
-                    assert out.locator.kind in unique and {out.locator.kind: out.locator.value} in target["locators"]
-                    assert named[0] == {out.locator.kind: out.locator.value}  # id, then label, then text
-            assert out.idempotent is step.idempotent
-            recorded_expect = step.effect.get("expect")
-            if isinstance(step.effect.get("checked"), bool) and not (recorded_expect or {}):  # a switch: its state
-                on = "" if step.effect["checked"] else ", on=False"
-                assert out.expect == [f"switched({json.dumps(identity(step.fingerprint).label)}{on})"]
-                assert out.before  # and the state it was found in, before the tap
-            elif isinstance(recorded_expect, dict) and recorded_expect:
-                ((kind, value),) = ((k, v) for k, v in recorded_expect.items() if v)
-                assert out.expect[0] == f"{kind}({json.dumps(value)})"
-            elif out.expect:  # what appeared / was gone: on the recorded next screen / screen
-                label = ast.literal_eval(out.expect[0].split("(", 1)[1].rsplit(", exact=True)", 1)[0])
-                after = (step.effect.get("next_screen") or {}).get("labels") or []
-                assert (label in after) if out.expect[0].startswith("visible") else (label not in after)
-            if step.milestone:
-                assert f"    guistate.milestone({json.dumps(step.milestone)})" in out.after
+        check_against_record(actions, built)  # each scripted step against the run's record
         assert SECRET not in text and "GUISTATE_TEST_SECRET_1" in text if test == SETTINGS else True
         if test == SETTINGS:  # docs/export.md shows this very file in full: the page cannot drift from it
             assert text == docs_example(), "docs/export.md 'An example, in full' is no longer what export-test writes"
