@@ -19,10 +19,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from lxml import html as lxml_html
 
-from pytest_guistate.llm.cache.cachefile import CachedStep, load_cache
+from pytest_guistate.llm.cache.cachefile import ActionCache, CachedStep, load_cache, write_cache
+from pytest_guistate.llm.cache.record import CacheRecorder
 from pytest_guistate.llm.export import build_export, choose_locator, export_main, export_test, render
 from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.cache.conftest import EXAMPLE
@@ -156,6 +159,122 @@ def test_a_cache_without_its_test_file_exports_a_test_of_its_own(tmp_path: Path)
     assert '@pytest.mark.guistate(app="com.guistate.feed")' in text
     assert 'guistate.milestone("Erin\'s post gone")' in text
     assert ruff_format_check(out, 88).returncode == 0, ruff_format_check(out, 88).stdout
+
+
+# A browser session's cache, as the web Feed records it (tests/appium/test_export_web_real.py records one live)
+FEED_PAGE = "http://127.0.0.1:8000/index.html?delay=0"
+WEB_FEED_ROWS = "".join(
+    f'<li data-testid="post_row"><div role="img" aria-label="Avatar of {a}">{a[0]}</div>'
+    f'<div><div data-testid="author">{a}</div><div data-testid="text">{t}</div></div>'
+    f'<button type="button" data-testid="delete"><span>Delete</span></button></li>'
+    for a, t in (("Alice", "Morning run done."), ("Bob", "Ramen on 5th?"), ("Carol", "Shipped!"))
+)
+
+
+def _web_cache(tmp_path: Path) -> Path:
+    fp = {"kind": "Button", "rid": "delete", "text": "Delete", "in": "A · Alice · Morning run done.", "alike": [1, 3]}
+    screen = {"app": "http://127.0.0.1:8000", "labels": ["Feed", "Alice", "Delete"], "title": "Feed", "hash": ""}
+    tap = {
+        "n": 1,
+        "tool": "tap",
+        "args": {},
+        "name": "tap",
+        "idempotent": False,
+        "screen": screen,
+        "target": {"fingerprint": fp, "locators": [{"id": "delete"}, {"text": "Delete"}], "unique": []},
+        "effect": {"expect": {"visible": "Delete post?"}},
+        "milestone": None,
+    }
+    confirm = {
+        **tap,
+        "target": {
+            "fingerprint": {"kind": "Button", "rid": "confirm_delete", "text": "Delete"},
+            "locators": [{"id": "confirm_delete"}, {"text": "Delete"}],
+            "unique": ["id"],
+        },
+    }
+    done = {"success": True, "summary": "done"}
+    runs = [  # the second run goes on where the first ended; the test opened another page before the third
+        {
+            "instruction": "Delete the post by Alice",
+            "done": done,
+            "steps": [tap],
+            "page": {"start": FEED_PAGE, "end": FEED_PAGE},
+        },
+        {"instruction": "Confirm it", "done": done, "steps": [confirm], "page": {"start": FEED_PAGE, "end": FEED_PAGE}},
+        {
+            "instruction": "Delete the post by Alice",
+            "done": done,
+            "steps": [tap],
+            "page": {"start": FEED_PAGE + "&x=1", "end": ""},
+        },
+    ]
+    data = {
+        "schema": "guistate.actions/1",
+        "test": "test_web_feed",
+        "platform": "android",
+        "checks": [],
+        "runs": runs,
+        "recorded": {"mode": "anthropic", "session": "browser", "browserName": "chrome"},
+    }
+    path = tmp_path / "test_web_feed.actions.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_browser_session_exports_the_page_it_opened_and_no_app(tmp_path: Path) -> None:
+    """No test file: the exported test asserts a browser session (no persona, no app to launch: a marker's
+    `app=` is a usage error there) and opens the page each run started on, where the run before did not end
+    on it (the run's own steps open no URL)."""
+    text = render(build_export(_web_cache(tmp_path)))
+    assert "@pytest.mark.guistate\ndef test_web_feed(device, guistate):" in text and "app=" not in text
+    assert "assert device.browser, " in text and "device.platform" not in text
+    opened = [line.strip() for line in text.splitlines() if "open_url" in line]
+    assert opened == [f"device.open_url({json.dumps(FEED_PAGE)})", f"device.open_url({json.dumps(FEED_PAGE + '&x=1')})"]
+    assert text.index(opened[0]) < text.index("guistate.goal(")  # the page, before the goal and its steps
+    out = tmp_path / "out.py"
+    out.write_text(text)
+    assert ruff_format_check(out, 88).returncode == 0, ruff_format_check(out, 88).stdout
+
+
+def test_a_browser_session_s_runs_keep_the_page_they_started_and_ended_on(tmp_path: Path) -> None:
+    """The recorder reads the page at a run's start (before any step: a tap may follow a link) and end; an app
+    session (no `page_url`) keeps no page, so its cache is as it was."""
+    urls = iter(["http://h/start", "http://h/end", "http://h/other"])
+    session = SimpleNamespace(observe=lambda: None, state=SimpleNamespace(completed=[]))
+    recorder = CacheRecorder(session, page_url=lambda: next(urls))
+    recorder.begin_run()
+    recorder.begin_run()  # a fallback's live part after the replayed one: the same run, the same start
+    recorder.add_run("Delete the post by Alice", True, "done")
+    assert recorder.runs[0].page == {"start": "http://h/start", "end": "http://h/end"}
+    path = tmp_path / "x.actions.json"
+    write_cache(path, ActionCache("test_x", "android", recorder.runs))
+    assert load_cache(path).runs[0].page == {"start": "http://h/start", "end": "http://h/end"}
+    app = CacheRecorder(session)
+    app.begin_run()
+    app.add_run("Delete the post by Alice", True, "done")
+    assert app.runs[0].page == {} and "page" not in ActionCache("t", "android", app.runs).to_dict()["runs"][0]
+
+
+def test_a_browser_session_xpath_is_the_dom_s_and_pinned_to_its_row(tmp_path: Path) -> None:
+    """A browser evaluates `xpath=` on the page's DOM: the fallback names the element as the DOM does
+    (`data-testid`, its text) and pins it to the row holding its recorded neighbours' texts. On the web Feed
+    it names Alice's Delete alone; with Alice's post gone, or twice, it names nothing (never another row's)."""
+    cache = load_cache(_web_cache(tmp_path))
+    step = cache.runs[0].steps[0]
+    chosen = choose_locator(step, "android", web=True)
+    assert chosen is not None and chosen.kind == "xpath" and "page's DOM" in chosen.note
+    assert "@resource-id" not in chosen.value and "@text" not in chosen.value
+
+    def named(rows: str, xpath: str) -> list[str]:
+        page = lxml_html.fromstring(f'<html><body><ul data-testid="posts">{rows}</ul></body></html>')
+        return [str(el.xpath("string(ancestor::li//*[@data-testid='author'])")) for el in page.xpath(xpath)]
+
+    assert named(WEB_FEED_ROWS, chosen.value) == ["Alice"]
+    assert named(WEB_FEED_ROWS.replace("Alice", "Alina"), chosen.value) == []  # Alice's post is gone
+    assert named(WEB_FEED_ROWS + WEB_FEED_ROWS, chosen.value) == []  # two such rows: a miss, not the first
+    native = choose_locator(step, "android")  # the tree's form, which the DOM does not have
+    assert native is not None and named(WEB_FEED_ROWS, native.value) == []
 
 
 class Recorded:
