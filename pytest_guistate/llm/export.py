@@ -21,7 +21,9 @@ What the run proved is kept as the test's expectations, so the script is not wea
 When the test file the cache belongs to is found (`cassettes/<file>/[ios/]<test>.actions.json` sits
 beside `<file>.py`), its marker, fixtures, the code around `guistate.run(...)` (a sign-in typed by the
 test, a `guistate.goal(...)` with its plan's checks, assertions on the result) are kept, and only the
-`run(...)` / `check(...)` calls are replaced; else the marker is built from the first screen's app.
+`run(...)` / `check(...)` calls are replaced; else the marker is built from the first screen's app. A browser
+session has no app: its exported test asserts `device.browser` and opens the page each run started on (`page`
+of the cache's runs), and its XPath fallback is written for the page's DOM, where a browser evaluates it.
 
 The output is formatted as `ruff format` formats it (line length 120, double quotes, calls split the
 way ruff splits them): the tests run `ruff format --check` on exported files; ruff is not needed here.
