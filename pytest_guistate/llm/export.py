@@ -296,8 +296,7 @@ def _loose(attr: str, label: str) -> str:
 
 def choose_locator(step: CachedStep, platform: str, *, web: bool = False) -> Locator | None:
     """The most stable locator that found the step's target alone when recorded: id, then accessibility
-    label, then visible text; else an XPath over its names and its row's label (said in a comment).
-    `web`: a browser session's, whose XPath is the page DOM's (`_web_xpath`)."""
+    label, then visible text; else an XPath over its names and its row's label (said in a comment)."""
     target = step.target or {}
     candidates = [c for c in target.get("locators") or [] if isinstance(c, dict) and len(c) == 1]
     unique = target.get("unique")
@@ -307,28 +306,36 @@ def choose_locator(step: CachedStep, platform: str, *, web: bool = False) -> Loc
             ((kind, value),) = candidate.items()
             if kind in unique and (kind == "id" or identity_words(str(value))):  # never by a state ("OFF")
                 return Locator(kind, str(value))
-        path = (_web_xpath(fp) if web else _xpath(fp, platform)) if fp else None
-        if path is None:
+        if not fp:
             return None
-        said = "the page's DOM: its names" if web else "its names"
-        return Locator(
-            "xpath",
-            _only_one(path),
-            f"no id, label or text named this element alone on the recorded screen: an XPath over {said} and its row",
-            path,
+        return _xpath_locator(
+            fp,
+            platform,
+            web,
+            "no id, label or text named this element alone on the recorded screen: an XPath over {names} and its row",
         )
     # a cache recorded before `unique`: which single locator named the target alone is unknown, and one
     # that named several would act on the first (a wrong action); all its names at once name it
-    path = (_web_xpath(fp) if web else _xpath(fp, platform)) if fp else None
+    if not fp:
+        return None
+    return _xpath_locator(
+        fp,
+        platform,
+        web,
+        "the cache did not record which locators named this element alone (re-record it for a plainer one): an "
+        "XPath over all {names}",
+    )
+
+
+def _xpath_locator(fp: dict[str, Any], platform: str, web: bool, note: str) -> Locator | None:
+    """The XPath fallback, in the tree's form on a phone, in the page DOM's in a browser session (`web`: a
+    browser evaluates `xpath=` on the document, `_web_xpath`), guarded to name one element; None when it names
+    nothing the DOM has."""
+    path = _web_xpath(fp) if web else _xpath(fp, platform)
     if path is None:
         return None
-    return Locator(
-        "xpath",
-        _only_one(path),
-        "the cache did not record which locators named this element "
-        "alone (re-record it for a plainer one): an XPath over all its names",
-        path,
-    )
+    names = "its names in the page's DOM" if web else "its names"
+    return Locator("xpath", _only_one(path), note.format(names=names), path)
 
 
 # -- expectations ------------------------------------------------------------------------------

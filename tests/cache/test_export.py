@@ -263,7 +263,7 @@ def test_a_browser_session_xpath_is_the_dom_s_and_pinned_to_its_row(tmp_path: Pa
     cache = load_cache(_web_cache(tmp_path))
     step = cache.runs[0].steps[0]
     chosen = choose_locator(step, "android", web=True)
-    assert chosen is not None and chosen.kind == "xpath" and "page's DOM" in chosen.note
+    assert chosen is not None and chosen.kind == "xpath" and "in the page's DOM" in chosen.note
     assert "@resource-id" not in chosen.value and "@text" not in chosen.value
 
     def named(rows: str, xpath: str) -> list[str]:
