@@ -26,7 +26,14 @@ from lxml import html as lxml_html
 
 from pytest_guistate.llm.cache.cachefile import ActionCache, CachedStep, load_cache, write_cache
 from pytest_guistate.llm.cache.record import CacheRecorder
-from pytest_guistate.llm.export import build_export, choose_locator, export_main, export_test, render
+from pytest_guistate.llm.export import (
+    build_export,
+    choose_locator,
+    export_main,
+    export_test,
+    render,
+    step_expectation,
+)
 from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.cache.conftest import EXAMPLE
 from tests.cache.drift_suite import (
@@ -235,6 +242,16 @@ def test_a_browser_session_exports_the_page_it_opened_and_no_app(tmp_path: Path)
     out = tmp_path / "out.py"
     out.write_text(text)
     assert ruff_format_check(out, 88).returncode == 0, ruff_format_check(out, 88).stdout
+
+
+def test_a_typed_password_s_dots_are_never_an_expectation() -> None:
+    """What appeared after typing a secret is the field's dots: they say only the secret's length, so the step
+    expects the next label that names something, or nothing."""
+    typed = CachedStep(2, "type_text", {"text": "[secret 1]"}, "type", False, {"labels": ["Email", "Password"]})
+    typed.effect = {"next_screen": {"labels": ["Email", "••••••••", "Password"]}}
+    assert step_expectation(typed) == ([], "")
+    typed.effect["next_screen"]["labels"].append("Show password")
+    assert step_expectation(typed) == (['visible("Show password", exact=True)'], "what appeared on the next screen")
 
 
 def test_a_browser_session_s_runs_keep_the_page_they_started_and_ended_on(tmp_path: Path) -> None:
