@@ -1320,6 +1320,13 @@ class Device:
             raise CapabilityUnavailable(f"open_url() needs a browser session; {self.url} runs a native app")
         self._act(f"open {url}", lambda: self.driver.get(url))
 
+    def page_url(self) -> str:
+        """The URL of the page a browser session shows now (one request): where an LLM run started and ended,
+        kept in its action cache so a scripted export opens the same page."""
+        if not self.browser:
+            raise CapabilityUnavailable(f"page_url() needs a browser session; {self.url} runs a native app")
+        return str(self._call("current url", lambda: self.driver.current_url))
+
     def activate_app(self, package: str) -> None:
         """Bring an app to the front; in a browser session an http(s) URL is opened instead."""
         if self.browser:

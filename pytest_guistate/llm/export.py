@@ -21,7 +21,9 @@ What the run proved is kept as the test's expectations, so the script is not wea
 When the test file the cache belongs to is found (`cassettes/<file>/[ios/]<test>.actions.json` sits
 beside `<file>.py`), its marker, fixtures, the code around `guistate.run(...)` (a sign-in typed by the
 test, a `guistate.goal(...)` with its plan's checks, assertions on the result) are kept, and only the
-`run(...)` / `check(...)` calls are replaced; else the marker is built from the first screen's app.
+`run(...)` / `check(...)` calls are replaced; else the marker is built from the first screen's app. A browser
+session has no app: its exported test asserts `device.browser` and opens the page each run started on (`page`
+of the cache's runs), and its XPath fallback is written for the page's DOM, where a browser evaluates it.
 
 The output is formatted as `ruff format` formats it (line length 120, double quotes, calls split the
 way ruff splits them): the tests run `ruff format --check` on exported files; ruff is not needed here.
@@ -68,6 +70,7 @@ class Locator:
     kind: str
     value: str
     note: str = ""
+    path: str = ""  # an XPath's expression before its `[count(...) = 1]` guard (written once, in a variable)
 
     def args(self) -> list[str]:
         """The call's locator arguments: a plain one must still name one element (`unique=True`: two are
@@ -110,6 +113,7 @@ class ExportedTest:
     steps: list[ExportedStep] = field(default_factory=list)
     width: int = LINE  # the line length the file is formatted for
     context: str = ""  # the context the script is in at this point of the body ("" unknown: the test's own code)
+    browser: str = ""  # a browser session's browserName ("browser" when the run did not say), "" an app session
 
 
 # -- formatting, as ruff format writes it ------------------------------------------------------
@@ -180,7 +184,12 @@ def wrap(text: str, pad: str, width: int = LINE) -> list[str]:
 
 # -- locators ----------------------------------------------------------------------------------
 def _xpath_literal(value: str) -> str:
-    return f"'{value}'" if "'" not in value else f'"{value}"'
+    """A string literal in XPath 1.0, which has no escapes: `concat(...)` when it holds both quotes."""
+    if "'" not in value:
+        return f"'{value}'"
+    if '"' not in value:
+        return f'"{value}"'
+    return "concat(" + ', "\'", '.join(f"'{part}'" for part in value.split("'")) + ")"
 
 
 def _xpath(fp: dict[str, Any], platform: str) -> str:
@@ -214,11 +223,66 @@ def _xpath(fp: dict[str, Any], platform: str) -> str:
     if "checked" in fp and bound.how == "bound label" and bound.label:  # a switch: by the label of its row
         attr = "@label" if ios else "@text"
         path = f"//*[{_loose(attr, bound.label)}]/../{own}"
-    # it names an element only when it names exactly one: two matches are a miss, never a tap on the first
+    return path
+
+
+def _only_one(path: str) -> str:
+    """It names an element only when it names exactly one: two matches are a miss, never a tap on the first."""
     return f"{path}[count({path}{_ONLY_ONE}"
 
 
 _ONLY_ONE = ") = 1]"
+
+
+def _ascii_lower(text: str) -> str:
+    """Lower case as XPath 1.0's `translate` over A-Z makes it (other letters are left as they are)."""
+    return "".join(c.lower() if "A" <= c <= "Z" else c for c in text)
+
+
+def _shown(text: str) -> tuple[str, str]:
+    """The DOM's text of the context node, whitespace normalised, and `text` as it is compared with it: a label
+    the tree read in capitals may be written otherwise and upper-cased by CSS, so it is compared in lower case."""
+    text = " ".join(text.split())
+    if text.upper() != text or text.lower() == text:
+        return "normalize-space(.)", _xpath_literal(text)
+    lowered = "translate(normalize-space(.), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+    return lowered, _xpath_literal(_ascii_lower(text))
+
+
+def _web_xpath(fp: dict[str, Any]) -> str | None:
+    """An XPath for a browser session, where `xpath=` is evaluated on the page's DOM (not on the tree the
+    recording read): the element's names as the DOM holds them (its id as `data-testid`, `id` or `name`; its
+    label as `aria-label`, `alt` or `title`; its shown text in any case), the innermost element so named,
+    pinned to the smallest container that holds its row's texts ("in" of the fingerprint) and no other
+    element so named. None when the fingerprint names nothing the DOM has."""
+    conds: list[str] = []
+    if fp.get("rid"):
+        rid = _xpath_literal(str(fp["rid"]))
+        conds.append(f"(@data-testid={rid} or @id={rid} or @name={rid})")
+    if fp.get("desc"):
+        desc = _xpath_literal(str(fp["desc"]))
+        conds.append(f"(@aria-label={desc} or @alt={desc} or @title={desc})")
+    text = str(fp.get("text") or "")
+    if fp.get("kind") == "EditText":  # a field's text is its value, which is no text of the DOM
+        if fp.get("hint"):
+            conds.append(f"@placeholder={_xpath_literal(str(fp['hint']))}")
+    elif text and identity_words(text) and "checked" not in fp:  # a switch's "OFF" is its state, not its name
+        conds.append("=".join(_shown(text)))
+    if not conds:
+        return None
+    own = " and ".join(conds)
+    element = f"*[{own}][not(.//*[{own}])]"  # the innermost: a button's label <span> is not a second match
+    names = {str(fp.get(k) or "") for k in ("text", "desc", "rid")}
+    row: list[str] = []
+    for part in str(fp.get("in") or "").split(" · "):
+        part = part.strip().rstrip("…").strip()
+        if part and part not in names and identity_words(part) and len(row) < 3:
+            said = _xpath_literal(part)
+            shown, literal = _shown(part)
+            row.append(f"(contains({shown}, {literal}) or .//*[@aria-label={said} or @alt={said} or @title={said}])")
+    if not row:
+        return f"//{element}"
+    return f"//{element}[ancestor::*[{' and '.join(row)}][count(.//{element}) = 1]]"
 
 
 _UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ-_", "abcdefghijklmnopqrstuvwxyz  "
@@ -230,7 +294,7 @@ def _loose(attr: str, label: str) -> str:
     return f"contains(translate({attr}, '{_UPPER}', '{_LOWER}'), {_xpath_literal(words)})"
 
 
-def choose_locator(step: CachedStep, platform: str) -> Locator | None:
+def choose_locator(step: CachedStep, platform: str, *, web: bool = False) -> Locator | None:
     """The most stable locator that found the step's target alone when recorded: id, then accessibility
     label, then visible text; else an XPath over its names and its row's label (said in a comment)."""
     target = step.target or {}
@@ -244,26 +308,46 @@ def choose_locator(step: CachedStep, platform: str) -> Locator | None:
                 return Locator(kind, str(value))
         if not fp:
             return None
-        return Locator(
-            "xpath",
-            _xpath(fp, platform),
-            "no id, label or text named this element alone on the recorded screen: an XPath over its names and its row",
+        return _xpath_locator(
+            fp,
+            platform,
+            web,
+            "no id, label or text named this element alone on the recorded screen: an XPath over {names} and its row",
         )
     # a cache recorded before `unique`: which single locator named the target alone is unknown, and one
     # that named several would act on the first (a wrong action); all its names at once name it
     if not fp:
         return None
-    return Locator(
-        "xpath",
-        _xpath(fp, platform),
-        "the cache did not record which locators named this element "
-        "alone (re-record it for a plainer one): an XPath over all its names",
+    return _xpath_locator(
+        fp,
+        platform,
+        web,
+        "the cache did not record which locators named this element alone (re-record it for a plainer one): an "
+        "XPath over all {names}",
     )
+
+
+def _xpath_locator(fp: dict[str, Any], platform: str, web: bool, note: str) -> Locator | None:
+    """The XPath fallback, in the tree's form on a phone, in the page DOM's in a browser session (`web`: a
+    browser evaluates `xpath=` on the document, `_web_xpath`), guarded to name one element; None when it names
+    nothing the DOM has."""
+    path = _web_xpath(fp) if web else _xpath(fp, platform)
+    if path is None:
+        return None
+    names = "its names in the page's DOM" if web else "its names"
+    return Locator("xpath", _only_one(path), note.format(names=names), path)
 
 
 # -- expectations ------------------------------------------------------------------------------
 def _readable(label: str) -> bool:
-    return bool(label.strip()) and not _ID_LIKE.match(label) and len(label) <= 60 and not _SECRET.search(label)
+    masked = set(label.strip()) <= set("•*●")  # a password field's dots: the secret's length, never a name
+    return (
+        bool(label.strip())
+        and not masked
+        and not _ID_LIKE.match(label)
+        and len(label) <= 60
+        and not _SECRET.search(label)
+    )
 
 
 def step_expectation(step: CachedStep) -> tuple[list[str], str]:
@@ -329,19 +413,20 @@ def _swipe_points(step: CachedStep) -> tuple[int, int, int, int] | None:
     }.get(str(step.args.get("direction", "up")))
 
 
-def export_step(step: CachedStep, platform: str, secrets: dict[str, str], width: int = LINE) -> ExportedStep:
+def export_step(
+    step: CachedStep, platform: str, secrets: dict[str, str], width: int = LINE, *, web: bool = False
+) -> ExportedStep:
     """One cached actor step as a scripted step (no expectation yet: `build_export` adds it)."""
     out = ExportedStep(step.n, _step_name(step), [], idempotent=step.idempotent)
     if step.tool in ("tap", "type_text"):
-        out.locator = choose_locator(step, platform)
+        out.locator = choose_locator(step, platform, web=web)
         if out.locator is not None and out.locator.note:
             out.comments.append(out.locator.note)
     located = out.locator.args() if out.locator is not None else []
-    if out.locator is not None and out.locator.kind == "xpath" and out.locator.value.endswith(_ONLY_ONE):
+    if out.locator is not None and out.locator.kind == "xpath" and out.locator.path:
         # the path once, in a variable: the count() that makes two matches a miss repeats it
         name = f"only_{step.n}"
-        path = out.locator.value[: -len(_ONLY_ONE)].rpartition("[count(")[0]
-        out.before = assign_lines(name, py_str(path), 4, width)
+        out.before = assign_lines(name, py_str(out.locator.path), 4, width)
         located = ['xpath=f"{' + name + "}[count({" + name + '}) = 1]"']
     if step.tool == "tap":
         if out.locator is None:
@@ -413,7 +498,7 @@ def run_body(cache: ActionCache, run_index: int, test: ExportedTest, declare_goa
         if plan:
             goal_args.append(f"plan=[{', '.join(plan)}]")
         lines += call_lines("guistate.goal", goal_args, 4, width=test.width)
-    exported = [export_step(s, cache.platform, test.secrets, test.width) for s in run.steps]
+    exported = [export_step(s, cache.platform, test.secrets, test.width, web=bool(test.browser)) for s in run.steps]
     for index, (step, out) in enumerate(zip(run.steps, exported)):
         checks, why = step_expectation(step)
         state = step.effect.get("checked")
@@ -700,22 +785,41 @@ def _dedent(code: str, column: int) -> str:
 
 
 def _plain(cache: ActionCache, test: ExportedTest) -> None:
-    """No test file: the marker from the first screen's app, the runs in order, the checks after."""
+    """No test file: the marker from the first screen's app (a browser session has none: the page the run
+    started on is opened instead), the runs in order, the checks after."""
     app = next((str(s.screen.get("app")) for r in cache.runs for s in r.steps if s.screen.get("app")), "")
-    test.decorators = [f"@pytest.mark.guistate(app={py_str(app)})"] if app else ["@pytest.mark.guistate"]
+    test.decorators = (
+        [f"@pytest.mark.guistate(app={py_str(app)})"] if app and not test.browser else ["@pytest.mark.guistate"]
+    )
     test.params = ["device", "guistate"]
     body: list[str] = []
     for index in range(len(cache.runs)):
+        body += open_page(cache, index, test)
         body += run_body(cache, index, test, declare_goal=index == 0)
     for check in cache.checks:
         body += check_body(check, check.claim, cache, test)
     test.body = body
 
 
+def open_page(cache: ActionCache, index: int, test: ExportedTest) -> list[str]:
+    """`device.open_url(...)` before a browser session's run, on the page it started on: the first run's, and a
+    later run's when it is not the page the run before ended on (the test opened another one between them).
+    A run's own steps never open a URL (no tool does); a page they reached by a link, they reach again."""
+    start = cache.runs[index].page.get("start", "")
+    if not (test.browser and start) or (index and start == cache.runs[index - 1].page.get("end")):
+        return []
+    return [
+        *comment_lines("the page the run started on", 4, test.width),
+        *call_lines("device.open_url", [py_str(start)], 4, width=test.width),
+    ]
+
+
 def build_export(actions: Path, *, test_file: Path | None = None, width: int = LINE) -> ExportedTest:
     """The exported test of a cache file (its test file found beside `cassettes/`, else `test_file`)."""
     cache = load_cache(actions)
     test = ExportedTest(str(actions), cache.test, cache.platform, cache.recorded, [], [], [], width=width)
+    if cache.recorded.get("session") == "browser":
+        test.browser = str(cache.recorded.get("browserName") or "browser")
     source = test_file if test_file is not None else test_file_of(actions)
     if not (source.is_file() and _from_source(cache, source, test)):
         _plain(cache, test)
@@ -767,7 +871,11 @@ def render(test: ExportedTest) -> str:
     lines += ["", ""]
     lines += test.decorators
     lines.append(f"def {test.test.split('[')[0]}({', '.join(test.params)}):")
-    if test.platform in ("android", "ios"):
+    if test.browser:  # a browser session: no persona, and no app to launch
+        why = py_str(f"recorded in a browser session (browserName {test.browser}): run it with its capabilities")
+        head = "    assert device.browser, "
+        lines += [head + why] if len(head + why) <= test.width else [head + "(", f"        {why}", "    )"]
+    elif test.platform in ("android", "ios"):
         why = py_str(f"recorded on the {test.platform} persona (--guistate-platform={test.platform})")
         head = f"    assert device.platform == {py_str(test.platform)}, "
         lines += [head + why] if len(head + why) <= test.width else [head + "(", f"        {why}", "    )"]

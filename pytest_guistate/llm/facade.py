@@ -52,6 +52,8 @@ class TestLLM:
         config = ActorConfig(frame_divisor=self.settings.frame_divisor, hints=tuple(hints), history_seed=tuple(history),
                              handover=tuple(handover))
         observer = self.cache.recorder.observer if self.cache is not None else None
+        if self.cache is not None:
+            self.cache.recorder.begin_run()
         try:
             result = run(self.session, self.device, instruction, llm=self._model(), max_steps=max_steps, plan=plan,
                          config=config, observer=observer)

@@ -17,45 +17,14 @@ redraw, flip a toggle; the dialog's crop is the dialog; the password is in no sa
 
 from __future__ import annotations
 
-import functools
 import json
-import threading
-from collections.abc import Callable, Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 
-WEBAPPS = Path(__file__).resolve().parents[2] / ".ci" / "webapps"
-LIBRARIES = {
-    "ionic": "@ionic/core", "framework7": "framework7", "onsen": "onsenui",
-    "shoelace": "@shoelace-style/shoelace", "material": "@material/web", "bootstrap": "bootstrap",
-    "ui5": "@ui5/webcomponents",
-}
+from tests.appium.conftest import LIBRARIES, WEBAPPS
+
 PASSWORD = "hunter2-Secret"
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: a test server's request log is noise in pytest's output."""
-
-
-@pytest.fixture(scope="module")
-def webapps() -> Iterator[str]:
-    """The .ci/webapps folder on a loopback port; fails (never skips) naming the install command."""
-    missing = [pkg for pkg in LIBRARIES.values() if not (WEBAPPS / "node_modules" / pkg / "package.json").is_file()]
-    if missing:
-        pytest.fail(f"the component libraries {missing} are not installed in {WEBAPPS / 'node_modules'}: "
-                    "run `bash .ci/webapps.sh` (npm ci from the committed lock file)")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(WEBAPPS)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/apps/"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_the_libraries_are_pinned_and_locked() -> None:

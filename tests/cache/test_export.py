@@ -19,12 +19,21 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from lxml import html as lxml_html
 
-from pytest_guistate.llm.cache.cachefile import CachedStep, load_cache
-from pytest_guistate.llm.cache.identity import identity, identity_words
-from pytest_guistate.llm.export import build_export, choose_locator, export_main, export_test, render
+from pytest_guistate.llm.cache.cachefile import ActionCache, CachedStep, load_cache, write_cache
+from pytest_guistate.llm.cache.record import CacheRecorder
+from pytest_guistate.llm.export import (
+    build_export,
+    choose_locator,
+    export_main,
+    export_test,
+    render,
+    step_expectation,
+)
 from pytest_guistate.llm.reference.server import ReferenceServer
 from tests.cache.conftest import EXAMPLE
 from tests.cache.drift_suite import (
@@ -38,6 +47,7 @@ from tests.cache.drift_suite import (
     TESTS,
 )
 from tests.cache.goal_exports import export_goals, goal_cases
+from tests.helpers.export_record import check_against_record
 from tests.helpers.inner_run import run_inprocess
 from tests.llm.goal_table import PASSWORD
 
@@ -117,6 +127,8 @@ def test_the_example_suite_goals_export_to_tests_that_pass_with_no_model(
         path, text = export_test(actions, pytester.path, width=120)
         written.append(path)
         ast.parse(text)
+        # recorded with `target.unique`: each target on the plain locator that named it alone (no "re-record")
+        check_against_record(actions, build_export(actions, width=120))
         assert ruff_format_check(path, 120).returncode == 0, ruff_format_check(path, 120).stdout
         cache = load_cache(actions)
         for run in cache.runs:  # every actor step is one scripted step, in order
@@ -154,6 +166,132 @@ def test_a_cache_without_its_test_file_exports_a_test_of_its_own(tmp_path: Path)
     assert '@pytest.mark.guistate(app="com.guistate.feed")' in text
     assert 'guistate.milestone("Erin\'s post gone")' in text
     assert ruff_format_check(out, 88).returncode == 0, ruff_format_check(out, 88).stdout
+
+
+# A browser session's cache, as the web Feed records it (tests/appium/test_export_web_real.py records one live)
+FEED_PAGE = "http://127.0.0.1:8000/index.html?delay=0"
+WEB_FEED_ROWS = "".join(
+    f'<li data-testid="post_row"><div role="img" aria-label="Avatar of {a}">{a[0]}</div>'
+    f'<div><div data-testid="author">{a}</div><div data-testid="text">{t}</div></div>'
+    f'<button type="button" data-testid="delete"><span>Delete</span></button></li>'
+    for a, t in (("Alice", "Morning run done."), ("Bob", "Ramen on 5th?"), ("Carol", "Shipped!"))
+)
+
+
+def _web_cache(tmp_path: Path) -> Path:
+    fp = {"kind": "Button", "rid": "delete", "text": "Delete", "in": "A · Alice · Morning run done.", "alike": [1, 3]}
+    screen = {"app": "http://127.0.0.1:8000", "labels": ["Feed", "Alice", "Delete"], "title": "Feed", "hash": ""}
+    tap = {
+        "n": 1,
+        "tool": "tap",
+        "args": {},
+        "name": "tap",
+        "idempotent": False,
+        "screen": screen,
+        "target": {"fingerprint": fp, "locators": [{"id": "delete"}, {"text": "Delete"}], "unique": []},
+        "effect": {"expect": {"visible": "Delete post?"}},
+        "milestone": None,
+    }
+    confirm = {
+        **tap,
+        "target": {
+            "fingerprint": {"kind": "Button", "rid": "confirm_delete", "text": "Delete"},
+            "locators": [{"id": "confirm_delete"}, {"text": "Delete"}],
+            "unique": ["id"],
+        },
+    }
+    done = {"success": True, "summary": "done"}
+    runs = [  # the second run goes on where the first ended; the test opened another page before the third
+        {
+            "instruction": "Delete the post by Alice",
+            "done": done,
+            "steps": [tap],
+            "page": {"start": FEED_PAGE, "end": FEED_PAGE},
+        },
+        {"instruction": "Confirm it", "done": done, "steps": [confirm], "page": {"start": FEED_PAGE, "end": FEED_PAGE}},
+        {
+            "instruction": "Delete the post by Alice",
+            "done": done,
+            "steps": [tap],
+            "page": {"start": FEED_PAGE + "&x=1", "end": ""},
+        },
+    ]
+    data = {
+        "schema": "guistate.actions/1",
+        "test": "test_web_feed",
+        "platform": "android",
+        "checks": [],
+        "runs": runs,
+        "recorded": {"mode": "anthropic", "session": "browser", "browserName": "chrome"},
+    }
+    path = tmp_path / "test_web_feed.actions.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_browser_session_exports_the_page_it_opened_and_no_app(tmp_path: Path) -> None:
+    """No test file: the exported test asserts a browser session (no persona, no app to launch: a marker's
+    `app=` is a usage error there) and opens the page each run started on, where the run before did not end
+    on it (the run's own steps open no URL)."""
+    text = render(build_export(_web_cache(tmp_path)))
+    assert "@pytest.mark.guistate\ndef test_web_feed(device, guistate):" in text and "app=" not in text
+    assert "assert device.browser, " in text and "device.platform" not in text
+    opened = [line.strip() for line in text.splitlines() if "open_url" in line]
+    assert opened == [f"device.open_url({json.dumps(FEED_PAGE)})", f"device.open_url({json.dumps(FEED_PAGE + '&x=1')})"]
+    assert text.index(opened[0]) < text.index("guistate.goal(")  # the page, before the goal and its steps
+    out = tmp_path / "out.py"
+    out.write_text(text)
+    assert ruff_format_check(out, 88).returncode == 0, ruff_format_check(out, 88).stdout
+
+
+def test_a_typed_password_s_dots_are_never_an_expectation() -> None:
+    """What appeared after typing a secret is the field's dots: they say only the secret's length, so the step
+    expects the next label that names something, or nothing."""
+    typed = CachedStep(2, "type_text", {"text": "[secret 1]"}, "type", False, {"labels": ["Email", "Password"]})
+    typed.effect = {"next_screen": {"labels": ["Email", "••••••••", "Password"]}}
+    assert step_expectation(typed) == ([], "")
+    typed.effect["next_screen"]["labels"].append("Show password")
+    assert step_expectation(typed) == (['visible("Show password", exact=True)'], "what appeared on the next screen")
+
+
+def test_a_browser_session_s_runs_keep_the_page_they_started_and_ended_on(tmp_path: Path) -> None:
+    """The recorder reads the page at a run's start (before any step: a tap may follow a link) and end; an app
+    session (no `page_url`) keeps no page, so its cache is as it was."""
+    urls = iter(["http://h/start", "http://h/end", "http://h/other"])
+    session = SimpleNamespace(observe=lambda: None, state=SimpleNamespace(completed=[]))
+    recorder = CacheRecorder(session, page_url=lambda: next(urls))
+    recorder.begin_run()
+    recorder.begin_run()  # a fallback's live part after the replayed one: the same run, the same start
+    recorder.add_run("Delete the post by Alice", True, "done")
+    assert recorder.runs[0].page == {"start": "http://h/start", "end": "http://h/end"}
+    path = tmp_path / "x.actions.json"
+    write_cache(path, ActionCache("test_x", "android", recorder.runs))
+    assert load_cache(path).runs[0].page == {"start": "http://h/start", "end": "http://h/end"}
+    app = CacheRecorder(session)
+    app.begin_run()
+    app.add_run("Delete the post by Alice", True, "done")
+    assert app.runs[0].page == {} and "page" not in ActionCache("t", "android", app.runs).to_dict()["runs"][0]
+
+
+def test_a_browser_session_xpath_is_the_dom_s_and_pinned_to_its_row(tmp_path: Path) -> None:
+    """A browser evaluates `xpath=` on the page's DOM: the fallback names the element as the DOM does
+    (`data-testid`, its text) and pins it to the row holding its recorded neighbours' texts. On the web Feed
+    it names Alice's Delete alone; with Alice's post gone, or twice, it names nothing (never another row's)."""
+    cache = load_cache(_web_cache(tmp_path))
+    step = cache.runs[0].steps[0]
+    chosen = choose_locator(step, "android", web=True)
+    assert chosen is not None and chosen.kind == "xpath" and "in the page's DOM" in chosen.note
+    assert "@resource-id" not in chosen.value and "@text" not in chosen.value
+
+    def named(rows: str, xpath: str) -> list[str]:
+        page = lxml_html.fromstring(f'<html><body><ul data-testid="posts">{rows}</ul></body></html>')
+        return [str(el.xpath("string(ancestor::li//*[@data-testid='author'])")) for el in page.xpath(xpath)]
+
+    assert named(WEB_FEED_ROWS, chosen.value) == ["Alice"]
+    assert named(WEB_FEED_ROWS.replace("Alice", "Alina"), chosen.value) == []  # Alice's post is gone
+    assert named(WEB_FEED_ROWS + WEB_FEED_ROWS, chosen.value) == []  # two such rows: a miss, not the first
+    native = choose_locator(step, "android")  # the tree's form, which the DOM does not have
+    assert native is not None and named(WEB_FEED_ROWS, native.value) == []
 
 
 class Recorded:
@@ -216,40 +354,7 @@ def test_a_fresh_recording_exports_its_locators_and_effects_and_passes_alone(
         path, text = export_test(actions, exported / f"{test}_scripted.py", width=120)
         built = build_export(actions, width=120)
         assert render(built) == text
-        steps = [s for run in load_cache(actions).runs for s in run.steps]
-        assert len(built.steps) == len(steps)
-        for step, out in zip(steps, built.steps):  # each scripted step against the run's record
-            target = step.target or {}
-            if step.tool in ("tap", "type_text"):
-                unique = target.get("unique")
-                assert isinstance(unique, list)
-                assert out.locator is not None
-                named = [
-                    c
-                    for c in target["locators"]
-                    if next(iter(c)) in unique
-                    and (next(iter(c)) == "id" or identity_words(str(next(iter(c.values())))))
-                ]
-                if out.locator.kind == "xpath":
-                    assert not named  # only when no plainer locator named the target alone (by a name, not "OFF")
-                else:
-                    assert out.locator.kind in unique and {out.locator.kind: out.locator.value} in target["locators"]
-                    assert named[0] == {out.locator.kind: out.locator.value}  # id, then label, then text
-            assert out.idempotent is step.idempotent
-            recorded_expect = step.effect.get("expect")
-            if isinstance(step.effect.get("checked"), bool) and not (recorded_expect or {}):  # a switch: its state
-                on = "" if step.effect["checked"] else ", on=False"
-                assert out.expect == [f"switched({json.dumps(identity(step.fingerprint).label)}{on})"]
-                assert out.before  # and the state it was found in, before the tap
-            elif isinstance(recorded_expect, dict) and recorded_expect:
-                ((kind, value),) = ((k, v) for k, v in recorded_expect.items() if v)
-                assert out.expect[0] == f"{kind}({json.dumps(value)})"
-            elif out.expect:  # what appeared / was gone: on the recorded next screen / screen
-                label = ast.literal_eval(out.expect[0].split("(", 1)[1].rsplit(", exact=True)", 1)[0])
-                after = (step.effect.get("next_screen") or {}).get("labels") or []
-                assert (label in after) if out.expect[0].startswith("visible") else (label not in after)
-            if step.milestone:
-                assert f"    guistate.milestone({json.dumps(step.milestone)})" in out.after
+        check_against_record(actions, built)  # each scripted step against the run's record
         assert SECRET not in text and "GUISTATE_TEST_SECRET_1" in text if test == SETTINGS else True
         if test == SETTINGS:  # docs/export.md shows this very file in full: the page cannot drift from it
             assert text == docs_example(), "docs/export.md 'An example, in full' is no longer what export-test writes"

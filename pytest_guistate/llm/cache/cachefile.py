@@ -294,6 +294,9 @@ class CachedRun:
     steps: list[CachedStep]
     done: dict[str, Any]  # {"success": true, "summary": "..."}
     secrets: dict[str, Any] = field(default_factory=dict)  # {"key_id": ..., "slots": {"N": keyed digest}}
+    # a browser session's page: the URL the run started on and the one it ended on ({"start": .., "end": ..});
+    # empty in an app session. A scripted export opens it: the run's own steps cannot (no tool opens a URL)
+    page: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -332,7 +335,8 @@ class ActionCache:
     def to_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "test": self.test, "platform": self.platform, "recorded": self.recorded,
                 "runs": [{"instruction": r.instruction, "done": r.done, "steps": [asdict(s) for s in r.steps],
-                          **({"secrets": r.secrets} if r.secrets else {})} for r in self.runs],
+                          **({"secrets": r.secrets} if r.secrets else {}),
+                          **({"page": r.page} if r.page else {})} for r in self.runs],
                 "checks": [asdict(c) for c in self.checks],
                 **({"queries": [asdict(q) for q in self.queries]} if self.queries else {})}
 
@@ -408,8 +412,11 @@ def load_cache(path: Path, *, platform: str | None = None) -> ActionCache:
                                     screen=_need(step, "screen", dict, at, path), target=target,
                                     effect=_need(step, "effect", dict, at, path),
                                     milestone=step.get("milestone") if isinstance(step.get("milestone"), str) else None))
+        page = run.get("page") or {}
+        if not (isinstance(page, dict) and all(isinstance(v, str) for v in page.values())):
+            raise CacheError(f"action cache {path}: {where}.page must map 'start' and 'end' to URLs")
         runs.append(CachedRun(_need(run, "instruction", str, where, path), steps, _need(run, "done", dict, where, path),
-                              _secrets(run, where, path)))
+                              _secrets(run, where, path), {str(k): v for k, v in page.items()}))
     checks: list[CachedCheck] = []
     for c_index, item in enumerate(data.get("checks") or []):
         at = f"checks[{c_index}]"

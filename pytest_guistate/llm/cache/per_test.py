@@ -96,7 +96,8 @@ class CacheSession:
 
 
     def __post_init__(self) -> None:
-        self.recorder = CacheRecorder(self.session, memory=element_memory(self.device))
+        page_url = self.device.page_url if getattr(self.device, "browser", False) else None
+        self.recorder = CacheRecorder(self.session, memory=element_memory(self.device), page_url=page_url)
 
     @classmethod
     def open(cls, mode: Mode, path: Path, session: Any, device: Any, *, test: str, platform: str,
@@ -188,6 +189,7 @@ class CacheSession:
         """Replay the next cached run; on a miss fail (strict) or hand over to `live` (fallback)."""
         if not self.session.state.goal:
             self.session.goal(instruction, plan or ())
+        self.recorder.begin_run()
         misses = len(self.misses)
         found = self._next_run(instruction)
         if found is None:
@@ -341,6 +343,8 @@ class CacheSession:
         version = caps.get("guistate:appVersion") or caps.get("appium:appVersion")
         recorded = {"mode": self.mode.value, "model": settings.model, "tokens": tokens,
                     **({"app_version": str(version)} if version is not None else {})}
+        if getattr(self.device, "browser", False):  # a browser session: the export asserts one and opens its pages
+            recorded.update(session="browser", browserName=str(caps.get("browserName") or ""))
         if self.mode is Mode.REPLAY and self.path.exists():
             try:  # a cassette replay keeps how the cache was first made
                 recorded = load_cache(self.path, platform=self.platform).recorded or recorded

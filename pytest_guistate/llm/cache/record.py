@@ -5,6 +5,7 @@ passed (`TestLLM.close`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +69,15 @@ class CacheRecorder:
     checks: list[CachedCheck] = field(default_factory=list)
     started_with: list[str] | None = None  # the milestones completed when the run in progress took its first step
     acted_on: UINode | None = None  # the pending last step's target (to read its state on the next screen)
+    # a browser session's current page URL (`Device.page_url`), None in an app session: each run keeps the
+    # page it started and ended on, so a scripted export opens the page the run acted on
+    page_url: Callable[[], str] | None = None
+    page_start: str | None = None  # the URL the run in progress started on
+
+    def begin_run(self) -> None:
+        """A run starts (live or replayed): in a browser session, the page it starts on (one request)."""
+        if self.page_url is not None and self.page_start is None:
+            self.page_start = self.page_url()
 
     def step(self, tool: str, args: dict[str, Any], name: str, record: Any, decided_on: Any, target: UINode | None,
              idempotent: bool, completed_before: list[str], *, learn: bool = True) -> CachedStep:
@@ -133,8 +143,10 @@ class CacheRecorder:
         if success:
             self._close_previous(self.session.observe())  # the screen the run ended on (already settled)
             self._keep_milestones()
-            self.runs.append(CachedRun(instruction, list(self.pending), {"success": True, "summary": summary}))
-        self.pending, self.started_with = [], None
+            page = {"start": self.page_start or "", "end": self.page_url()} if self.page_url is not None else {}
+            self.runs.append(CachedRun(instruction, list(self.pending), {"success": True, "summary": summary}, {},
+                                       page))
+        self.pending, self.started_with, self.page_start = [], None, None
 
     def _keep_milestones(self) -> None:
         """A milestone the run reached after its last step completed (at the run's end, after a

@@ -112,7 +112,7 @@ def seal_run(run: CachedRun, spans: Spans, key: CacheKey | None) -> CachedRun:
     if not values or key is None:
         return run
     slots = {str(n): key.digest(value) for value, n in values.items()}
-    return CachedRun(instruction, steps, dict(run.done), {"key_id": key.id, "slots": slots})
+    return CachedRun(instruction, steps, dict(run.done), {"key_id": key.id, "slots": slots}, dict(run.page))
 
 
 @dataclass
