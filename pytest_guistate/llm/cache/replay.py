@@ -225,7 +225,8 @@ def _named_alone(tree: UITree, step: CachedStep) -> tuple[TargetMatch | None, st
     exactly one element of this screen's tree (two are no proof: Bob posted twice), that element is one
     the actor is shown, it carries the cached identity ("Delete"), which must say something, and its row
     and the labels around it show at least half of the words of the cached row and surroundings (Bob's
-    name and text), so a lone "Delete" of another post is not it. Returns the match, or (None, why not) -- '' when no locator named it alone."""
+    name and text), so a lone "Delete" of another post is not it. Returns the match, or (None, why not): ''
+    when no locator named it alone, or that locator names nothing now."""
     fp = step.fingerprint
     located = named_alone(step.target or {})
     if located is None:
@@ -233,7 +234,9 @@ def _named_alone(tree: UITree, step: CachedStep) -> tuple[TargetMatch | None, st
     kind, value = located
     said = f"its recorded {kind}={value!r}"
     nodes = tree.by_locator(kind, value)
-    if len(nodes) != 1:
+    if not nodes:
+        return None, ""  # gone with the rest: the miss has nothing to add
+    if len(nodes) > 1:
         return None, f"{said} names {len(nodes)} elements on this screen"
     node = nodes[0]
     rows = screen_rows(tree)
