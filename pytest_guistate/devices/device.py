@@ -1103,6 +1103,18 @@ class Device:
                 raise TypeError("tap at a point needs both x and y")
             self._pointer([(x, y)], hold_ms=self._tap_ms)
             return
+        element = self._locate(text, desc, id, xpath, timeout, unique, function)
+        if isinstance(element, tuple):  # healed by the memory: its point
+            self._pointer([element], hold_ms=self._tap_ms)
+            return
+        self._met_after_wait()
+        self._click(element)
+
+    def _locate(self, text: str | None, desc: str | None, id: str | None, xpath: str | None, timeout: float | None,
+                unique: bool, function: str | None) -> WebElement | tuple[int, int]:
+        """The element a tap or typing acts on (`find`; the memory is told what was found, to learn its look),
+        or, when the locator finds nothing, the point where the memory healed it (`ElementNotFound` naming
+        why not). An element that is there but not ready, or named twice, is never healed elsewhere."""
         try:
             element = self.find(text, desc=desc, id=id, xpath=xpath, timeout=timeout, unique=unique)
         except (ElementNotReady, ElementAmbiguous):
@@ -1113,16 +1125,14 @@ class Device:
             point, reason = self.memory.heal(*one_locator(text=text, desc=desc, id=id, xpath=xpath), function)
             if point is None:
                 raise ElementNotFound(f"{missing}; memory: {reason}") from None
-            self._pointer([point], hold_ms=self._tap_ms)
-            return
+            return point
         if self.memory is not None:
             kind, value = one_locator(text=text, desc=desc, id=id, xpath=xpath)
             screen = self._still_shown()
             box = self._box_in_tree(screen, kind, value)
             self.memory.found(kind, value, box or (lambda: self._box_when_found(element)), function, screen=screen,
                               facts=lambda: self._element_facts(element))  # asked only when a look is learnt
-        self._met_after_wait()
-        self._click(element)
+        return element
 
     def _click(self, element: WebElement) -> None:
         """Click an element the way a finger reaches it. A web element inside a shadow root whose host the
@@ -1189,16 +1199,22 @@ class Device:
         self._pointer([(x1, y1), (x2, y2)], hold_ms=0, move_ms=duration_ms)
 
     def type(self, text: str, *, into: str | None = None, id: str | None = None, desc: str | None = None,
-             xpath: str | None = None, timeout: float | None = None, unique: bool = False) -> None:
+             xpath: str | None = None, timeout: float | None = None, unique: bool = False,
+             function: str | None = None) -> None:
         """Type into a field found by its text (`into`), id, desc or xpath, else the focused one; clears nothing.
         `unique`: the locator must name one element (`find`), else `ElementAmbiguous` and nothing is typed.
+        `function` and the cross-run memory as for `tap`: a field's locator that finds nothing after an app
+        update is healed by its remembered look (or as the screen's only text field), the healed field is
+        tapped to focus it and typed into, and the heal stands only if the step's expectation holds.
 
         On the web a component is typed into through its editable element (the one input inside its
         shadow root or subtree); one with none or several fails naming that, unless tapping it gives an
         editable element focus."""
         located = into or id or desc or xpath
-        element = (self.find(into, id=id, desc=desc, xpath=xpath, timeout=timeout, unique=unique) if located
-                   else self._focused())
+        element = self._locate(into, desc, id, xpath, timeout, unique, function) if located else self._focused()
+        if isinstance(element, tuple):  # healed by the memory: the field is tapped to take focus
+            self._pointer([element], hold_ms=self._tap_ms)
+            element = self._focused()
         if self.is_web:
             element = self._editable(element, into=into, id=id, desc=desc, xpath=xpath)
         if (self.on_secret is not None or self.memory is not None) and self._is_password(element):

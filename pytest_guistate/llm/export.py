@@ -41,7 +41,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_guistate.llm.cache.cachefile import _LABELS_KEPT, ActionCache, CachedCheck, CachedStep, load_cache
+from pytest_guistate.llm.cache.cachefile import (
+    _LABELS_KEPT,
+    ActionCache,
+    CachedCheck,
+    CachedStep,
+    load_cache,
+    named_alone,
+)
 from pytest_guistate.llm.cache.identity import identity, identity_words
 
 __all__ = [
@@ -298,14 +305,11 @@ def choose_locator(step: CachedStep, platform: str, *, web: bool = False) -> Loc
     """The most stable locator that found the step's target alone when recorded: id, then accessibility
     label, then visible text; else an XPath over its names and its row's label (said in a comment)."""
     target = step.target or {}
-    candidates = [c for c in target.get("locators") or [] if isinstance(c, dict) and len(c) == 1]
-    unique = target.get("unique")
     fp = step.fingerprint
-    if isinstance(unique, list):
-        for candidate in candidates:
-            ((kind, value),) = candidate.items()
-            if kind in unique and (kind == "id" or identity_words(str(value))):  # never by a state ("OFF")
-                return Locator(kind, str(value))
+    if isinstance(target.get("unique"), list):
+        alone = named_alone(target)  # never by a state ("OFF"); the cache replay re-finds a target by it too
+        if alone is not None:
+            return Locator(*alone)
         if not fp:
             return None
         return _xpath_locator(

@@ -35,7 +35,7 @@ from pytest_guistate.core.artifact_names import crop_name
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation
 from pytest_guistate.memory.heal import Healer, HealResult
-from pytest_guistate.memory.heal_proposal import CallSite, call_site, propose
+from pytest_guistate.memory.heal_proposal import CallSite, call_site, propose, propose_cache_edit
 from pytest_guistate.memory.learn import refresh_kept, remember_place
 from pytest_guistate.memory.locator import Locator, function_key
 
@@ -64,6 +64,7 @@ class _Healed:
     result: HealResult
     site: CallSite | None = None  # where a scripted test wrote the healed locator (a heal proposal's place)
     locator: tuple[str, str] = ("", "")
+    edit: dict[str, Any] | None = None  # a replayed cache step's new target, for its cache file (`propose_cache_edit`)
 
 
 @dataclass
@@ -162,11 +163,12 @@ class MemoryBridge:
         return self.healer.heal(observation, Locator(kind, value), function, app=observation.package or None,
                                 instance=instance or None)
 
-    def acting_on(self, result: HealResult, before: Observation) -> None:
-        """The current step acts on `result`: its end confirms the heal or records a false heal prevented."""
+    def acting_on(self, result: HealResult, before: Observation, *, edit: dict[str, Any] | None = None) -> None:
+        """The current step acts on `result`: its end confirms the heal or records a false heal prevented.
+        `edit`: a replayed cache step's place in its file and new target (the heal proposes that edit)."""
         step = self.session.current_step
         if step is not None and result.ok:
-            self._healed.append(_Healed(step.index, before, result))
+            self._healed.append(_Healed(step.index, before, result, edit=edit))
 
     # -- session listener --------------------------------------------------------------------
     def on_step(self, record: Any) -> None:
@@ -215,6 +217,8 @@ class MemoryBridge:
         proposal = None
         if ok and healed.site is not None:  # the heal's effect showed: the test file's locator should change
             proposal = propose(healed.site, *healed.locator, healed.before.tree, result.node, self.nodeid)
+        elif ok and healed.edit is not None:  # a replayed cache step: its cache file's target should change
+            proposal = propose_cache_edit(healed.edit, self.nodeid)
         detail = result.reason + (f"; {proposal.line_text()}" if proposal is not None else "")
         if proposal is not None:
             record.heal = proposal.line_text()  # the step's own record: the journal, the viewer, Allure

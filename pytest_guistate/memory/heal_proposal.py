@@ -10,6 +10,12 @@ variable, a helper's argument) has no literal to replace at that call: the propo
 The new locator is one that named the healed element *alone* on the screen it was healed on (a locator that
 matches two elements would make the patched test act on the first): the old kind first (`id` stays `id`),
 then id, accessibility label, visible text.
+
+A heal during an action cache replay has no locator written in a test: the file to patch is the cache
+(`<test>.actions.json`). The replay hands the healed step's place in it and its new target (the element's
+fingerprint and locators as the recording would have written them on the healed screen); the proposal
+replaces that step's `target` and nothing else, in the cache's own format (sorted keys, two-space indent), so
+the next replay finds the element by its fingerprint, with no memory and no heal.
 """
 
 from __future__ import annotations
@@ -29,7 +35,16 @@ from pytest_guistate.core.uinode import UINode
 from pytest_guistate.core.uitree import UITree
 from pytest_guistate.support.filelock import hold
 
-__all__ = ["PROPOSALS_FILE", "CallSite", "HealProposal", "call_site", "heal_diff_main", "propose", "read_proposals"]
+__all__ = [
+    "PROPOSALS_FILE",
+    "CallSite",
+    "HealProposal",
+    "call_site",
+    "heal_diff_main",
+    "propose",
+    "propose_cache_edit",
+    "read_proposals",
+]
 
 PROPOSALS_FILE = "heal-proposals.jsonl"  # in the run's artifacts dir, one JSON line per healed call
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -72,6 +87,8 @@ class HealProposal:
     span: tuple[int, int, int] | None = None
     test: str = ""
     source_text: str = ""  # the text at `span` when proposed: --apply replaces only that
+    # an action cache's edit: {"run", "step" (indexes in the file), "n", "name", "old", "new" (the step's targets)}
+    edit: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -92,11 +109,14 @@ class HealProposal:
             (int(span[0]), int(span[1]), int(span[2])) if isinstance(span, list) and len(span) == 3 else None,
             str(data.get("test") or ""),
             str(data.get("source_text") or ""),
+            data["edit"] if isinstance(data.get("edit"), dict) else None,
         )
 
     def line_text(self) -> str:
         """The one-line form for the terminal, report.html and Allure."""
         where = f"{Path(self.file).name}:{self.line}"
+        if self.edit is not None:
+            where = f"{Path(self.file).name} step {self.edit.get('n', '?')} target"
         if self.patchable:
             return f"propose {where}: {self.old} -> {self.new} (guistate heal-diff --apply)"
         return f"propose {where}: {self.old} -> {self.new or '?'}, not patchable in place: {self.why}"
@@ -123,6 +143,51 @@ def new_locator(tree: UITree | None, node: UINode | None, old_kind: str) -> tupl
         ):
             return kind, value
     return None
+
+
+def _locators(target: object) -> dict[str, str]:
+    """A cached target's locator candidates, kind -> value, best first (id, accessibility label, text)."""
+    found = target.get("locators") if isinstance(target, dict) else None
+    return {str(k): str(v) for c in found or [] if isinstance(c, dict) and len(c) == 1 for k, v in c.items()}
+
+
+def _changed_locator(old: object, new: object) -> tuple[str, str]:
+    """How a proposal names a cache target's change in one locator each: the first kind whose value changed
+    (`id="switch_widget"` -> `id="toggle"`), else each one's first."""
+    was, now = _locators(old), _locators(new)
+    kind = next((k for k in was if k in now and was[k] != now[k]), None)
+    if kind is not None:
+        return _literal(kind, was[kind]), _literal(kind, now[kind])
+    first = [next((_literal(k, v) for k, v in d.items()), "?") for d in (was, now)]
+    return first[0], first[1]
+
+
+def propose_cache_edit(edit: dict[str, Any], test: str = "") -> HealProposal:
+    """The proposal for a heal of a replayed cache step: its `target` in the cache file becomes the healed
+    element's (`edit`: the file, the step's place, its old and new targets, from `llm/cache/replay.py`)."""
+    kept: dict[str, Any] = {k: edit[k] for k in ("run", "step", "n", "name", "old", "new") if k in edit}
+    old, new = _changed_locator(edit.get("old"), edit.get("new"))
+    return HealProposal(
+        str(edit.get("file") or ""), 0, str(edit.get("name") or ""), old, new, True, test=test, edit=kept
+    )
+
+
+def _patched_cache(text: str, file: str, proposals: Sequence[HealProposal]) -> tuple[str, list[str]]:
+    """A cache file with each proposal's step target replaced, where that target is still the one healed."""
+    data = json.loads(text)
+    problems: list[str] = []
+    for proposal in proposals:
+        edit = proposal.edit or {}
+        try:
+            step = data["runs"][int(edit["run"])]["steps"][int(edit["step"])]
+        except (KeyError, IndexError, TypeError, ValueError):
+            problems.append(f"{file}: run {edit.get('run')} step {edit.get('step')} is not in the file: it changed")
+            continue
+        if step.get("target") != edit.get("old"):
+            problems.append(f"{file} step {edit.get('n')}: the target is not the one healed: the file changed")
+            continue
+        step["target"] = edit.get("new")
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", problems  # `write_cache`'s format
 
 
 def _calls_at(source: str, line: int) -> list[ast.Call]:
@@ -207,7 +272,7 @@ def append_proposals(run_dir: Path, proposals: Sequence[dict[str, Any]]) -> Path
 
 def read_proposals(run_dirs: Sequence[Path]) -> list[HealProposal]:
     """Every proposal of the runs (workers and shards append to the same file), deduplicated."""
-    seen: dict[tuple[str, int, str, str], HealProposal] = {}
+    seen: dict[tuple[str, int, str, str, str], HealProposal] = {}
     for folder in run_dirs:
         path = folder / PROPOSALS_FILE if folder.is_dir() else folder
         if not path.is_file():
@@ -215,7 +280,8 @@ def read_proposals(run_dirs: Sequence[Path]) -> list[HealProposal]:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 proposal = HealProposal.from_dict(json.loads(line))
-                seen.setdefault((proposal.file, proposal.line, proposal.old, proposal.new), proposal)
+                at = json.dumps([(proposal.edit or {}).get(k) for k in ("run", "step")])
+                seen.setdefault((proposal.file, proposal.line, proposal.old, proposal.new, at), proposal)
     return list(seen.values())
 
 
@@ -224,6 +290,10 @@ def patched(proposals: Sequence[HealProposal]) -> dict[str, tuple[str, str, list
     out: dict[str, tuple[str, str, list[str]]] = {}
     for file in sorted({p.file for p in proposals if p.patchable}):
         text = Path(file).read_text(encoding="utf-8")
+        edits = [p for p in proposals if p.file == file and p.patchable and p.edit is not None]
+        if edits:  # an action cache: its steps' targets
+            out[file] = (text, *_patched_cache(text, file, edits))
+            continue
         lines = text.splitlines(keepends=True)
         problems: list[str] = []
         for proposal in sorted(

@@ -1,5 +1,6 @@
-"""The identity rule per kind of element and the lookalike pick of a heal (`llm/cache/identity.py`), on
-fingerprints and element rows as the recorder and the actor see them (fast: no sim)."""
+"""The identity rule per kind of element and the lookalike pick of a heal (`llm/cache/identity.py`), and a
+target re-found by the locator that named it alone (`replay._named_alone`), on fingerprints and element rows
+as the recorder and the actor see them (fast: no sim)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import pytest
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uinode import UINode
 from pytest_guistate.core.uitree import UITree, parse_page_source
-from pytest_guistate.llm.cache.cachefile import best_target, fingerprint, state_after
+from pytest_guistate.llm.cache.cachefile import CachedStep, best_target, fingerprint, state_after
 from pytest_guistate.llm.cache.identity import carries, differs, identity, pick_lookalike
+from pytest_guistate.llm.cache.record import target_of
 from pytest_guistate.llm.cache.replay import CacheThresholds
+from pytest_guistate.llm.cache.replay import _target as replay_target
 
 # (fingerprint, its identity label, the rule that chose it) -- as recorded on the sim's apps
 KINDS = [
@@ -162,3 +165,58 @@ def test_switches_told_apart_only_by_their_place_are_a_tie() -> None:
     assert match.told_apart_by_place_only()
     single = best_target(_settings(("Wi-Fi", True, 300), ("Dark mode", False, 1900)), cached)
     assert not single.told_apart_by_place_only()  # Wi-Fi's row has other words: not a tie
+
+
+def _feed(*posts: tuple[str, str], icon: bool = False) -> UITree:
+    """A Feed screen: one row per (author, text), each with its Delete button (`icon`: an icon button with its
+    accessibility label only, as in the drift suite's `icon_delete` release)."""
+    rows = []
+    for n, (author, text) in enumerate(posts):
+        top = 300 + 240 * n
+        delete = ('class="android.widget.ImageButton" text="" resource-id="com.guistate.feed:id/trash"' if icon else
+                  'class="android.widget.Button" text="Delete" resource-id="com.guistate.feed:id/delete"')
+        rows.append(
+            f'<node index="{n}" class="android.widget.LinearLayout" bounds="[0,{top}][1080,{top + 230}]">'
+            f'<node index="0" class="android.widget.TextView" text="{author}" resource-id="com.guistate.feed:id/author" '
+            f'bounds="[48,{top + 20}][700,{top + 80}]"/>'
+            f'<node index="1" class="android.widget.TextView" text="{text}" resource-id="com.guistate.feed:id/text" '
+            f'bounds="[48,{top + 90}][840,{top + 150}]"/>'
+            f'<node index="2" {delete} content-desc="Delete post by {author}" clickable="true" '
+            f'bounds="[860,{top + 152}][1032,{top + 226}]"/></node>')
+    return parse_page_source('<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0" width="1080" height="2400">'
+                             '<node index="0" class="android.widget.FrameLayout" bounds="[0,0][1080,2400]">'
+                             f'{"".join(rows)}</node></hierarchy>')
+
+
+POSTS = (("Alice", "Trying sourdough again"), ("Bob", "Anyone tried the new ramen place"), ("Carol", "Sunset from the pier"))
+
+
+def _recorded_delete(author: str) -> CachedStep:
+    tree = _feed(*POSTS)
+    node = next(n for n in tree.nodes() if f"Delete post by {author}" in n.descriptions)
+    return CachedStep(1, "tap", {}, "tap", False, {"labels": []}, target_of(tree, node), {})
+
+
+def test_a_target_its_fingerprint_no_longer_trusts_is_found_by_the_locator_that_named_it_alone() -> None:
+    """`icon_delete`: every row's Delete became an icon button (text, id and kind changed): the fingerprint
+    scores under the threshold, but `desc="Delete post by Bob"`, the locator that named the button alone when
+    recorded (and that `guistate export-test` writes), still names one element, in Bob's row."""
+    step = _recorded_delete("Bob")
+    assert step.target is not None and step.target["unique"] == ["desc"]
+    tree = _feed(*POSTS, icon=True)
+    assert best_target(tree, step.fingerprint).score < CacheThresholds().target  # the fingerprint alone misses
+    match, problem = replay_target(tree, step, CacheThresholds())
+    assert problem == "" and match.node is not None and tuple(match.node.descriptions) == ("Delete post by Bob",)
+    assert match.via.startswith("found by its recorded desc='Delete post by Bob'")
+    # Bob posts again: the locator names two, which is no proof of either (nothing is acted on)
+    match, problem = replay_target(_feed(("Bob", "Second post: closed today"), *POSTS, icon=True), step,
+                                   CacheThresholds())
+    assert "its recorded desc='Delete post by Bob' names 2 elements" in problem
+    # Bob's post was replaced by another of his: the label names one button, but its row is not the recorded one
+    match, problem = replay_target(_feed(POSTS[0], ("Bob", "Selling my old bike, cheap"), POSTS[2], icon=True), step,
+                                   CacheThresholds())
+    assert "names an element whose row is not the cached one" in problem
+    # a cache recorded before `unique`: no locator is known to have named it alone, so a miss as before
+    old = CachedStep(1, "tap", {}, "tap", False, {"labels": []},
+                     {k: v for k, v in (step.target or {}).items() if k != "unique"}, {})
+    assert replay_target(tree, old, CacheThresholds())[1].startswith("no element like 'Delete'")

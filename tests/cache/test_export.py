@@ -374,12 +374,17 @@ def test_on_two_drifts_the_export_and_the_cache_replay_agree(
     recorded: Recorded, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`replaced_row` (Dark mode's row is Battery saver now) and `already_on` (Dark mode is on already): the
-    strict replay misses and the exported test fails at the same step, and neither toggles anything. Every
-    drift on both personas: `-m exhaustive`."""
-    rows = compare_drifts(recorded, monkeypatch, "android", {"replaced_row": SETTINGS, "already_on": SETTINGS})
+    strict replay misses and the exported test fails at the same step, and neither toggles anything.
+    `icon_delete` (each row's Delete is an icon button now, its accessibility label kept): both delete Bob's post,
+    the replay by the locator the exported test uses, `desc="Delete post by Bob"`, which names it alone (before,
+    the replay missed: its fingerprint scored 0.46). Every drift on both personas: `-m exhaustive`."""
+    rows = compare_drifts(
+        recorded, monkeypatch, "android", {"replaced_row": SETTINGS, "already_on": SETTINGS, "icon_delete": FEED}
+    )
     assert [(d, c, e, w, did) for d, _, c, e, w, did in rows] == [
         ("replaced_row", "failed", "failed", [], []),
         ("already_on", "failed", "failed", [], []),
+        ("icon_delete", "passed", "passed", [], [DRIFT_GROUND[FEED]]),
     ]
 
 
@@ -507,13 +512,12 @@ def test_every_drift_gives_the_same_verdict_for_the_export_and_the_cache_replay(
     table = "\n".join(f"{d:<18} {t:<30} cache {c:<7} export {e:<7} {w}" for d, t, c, e, w, _ in rows)
     print(table)
     assert not [r for r in rows if r[4]], table  # never a wrong action
-    # the same verdict; where the replay misses a target its identity rule no longer trusts but the exported
-    # locator still names alone (icon_delete: "Delete" is an icon with the same label), the exported test may
-    # pass only by doing exactly what the goal meant. "refused" is a failure (ElementAmbiguous: the exported
-    # locator names two, as on same_author, where Bob posts again) that changed nothing
+    # "refused" is a failure (ElementAmbiguous: the exported locator names two, as on same_author, where Bob
+    # posts again) that changed nothing
     assert all(did == [] for _, _, _, e, _, did in rows if e == "refused"), table
-    differ = [(d, t, c, e, did) for d, t, c, e, _, did in rows if c != e.replace("refused", "failed")]
-    assert all(c == "failed" and did == [DRIFT_GROUND[t]] for _, t, c, _, did in differ), table
+    # the same verdict on every drift: where the fingerprint no longer trusts a target that the exported locator
+    # still names alone (icon_delete), the replay re-finds it by that locator (`replay._named_alone`)
+    assert [d for d, _, c, e, _, _ in rows if c != e.replace("refused", "failed")] == [], table
 
 
 def test_the_export_option_writes_each_passed_llm_test(pytester: pytest.Pytester) -> None:

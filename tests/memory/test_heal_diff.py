@@ -1,6 +1,7 @@
 """Heals proposed as patches (issue 45): a scripted test whose locator the memory healed (and whose expected
 effect showed) gets the edit as a unified diff from `guistate heal-diff`; applied, the test passes with no heal.
-A locator built at run time (a variable) is named as one that cannot be patched in place."""
+That holds for a tap and for typing into a field. A locator built at run time (a variable) is named as one that
+cannot be patched in place."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ ADD = "add_to_cart"
 
 @pytest.mark.guistate(app="com.guistate.shopa", caps={{"guistate:appVersion": {version}}})
 def test_add_phone_case_to_cart(device, guistate):
-    guistate.perform("search", lambda: device.type("Phone Case\\n", xpath="//android.widget.EditText"), expect="$",
+    guistate.perform("search", lambda: device.type("Phone Case\\n", {search}), expect="$",
                      idempotent=False)
     guistate.perform("open the product", lambda: device.tap(xpath=PRODUCT), expect="Add to cart")
     with guistate.step("add to cart", expect=visible({expect!r}), idempotent=False):
@@ -31,11 +32,20 @@ def test_add_phone_case_to_cart(device, guistate):
 """
 
 
+SEARCH = 'xpath="//android.widget.EditText"'
+
+
 def run(
-    pytester: pytest.Pytester, version: int, expect: str, memory: Path, locator: str = 'id="add_to_cart"', *extra: str
+    pytester: pytest.Pytester,
+    version: int,
+    expect: str,
+    memory: Path,
+    locator: str = 'id="add_to_cart"',
+    *extra: str,
+    search: str = SEARCH,
 ) -> pytest.RunResult:
     if not (pytester.path / "test_shop.py").exists() or version == 1 or extra[:1] == ("--write",):
-        pytester.makepyfile(test_shop=TEST.format(expect=expect, version=version, locator=locator))
+        pytester.makepyfile(test_shop=TEST.format(expect=expect, version=version, locator=locator, search=search))
     return pytester.runpytest_inprocess(
         "-p",
         "no:cacheprovider",
@@ -98,3 +108,26 @@ def test_a_locator_built_at_run_time_is_named_as_not_patchable(pytester: pytest.
     code, out = heal_diff(str(pytester.path / "guistate-artifacts"), "--apply")
     assert code == 0 and "cannot be patched in place" in out and "---" not in out
     assert "id=ADD" in (pytester.path / "test_shop.py").read_text()
+
+
+def test_a_healed_field_of_a_typing_call_is_proposed_and_applied_passes_with_no_heal(pytester: pytest.Pytester) -> None:
+    """`device.type(..., id="search")`: version 2 renames the field `query_input` and rewrites its placeholder;
+    the memory heals it (the screen's only text field, in its place and frame), the search shows its results,
+    and the proposal names the typing call's line. Before, `type` neither learnt nor healed: the run failed."""
+    memory = pytester.path / "memory.sqlite"
+    plain = 'text="Add to cart"'  # a locator version 2 keeps: only the search field's is healed
+    run(pytester, 1, "Cart, 1 items", memory, plain, search='id="search"').assert_outcomes(passed=1)
+    healed = run(pytester, 2, "Shopping bag (1)", memory, plain, "--write", search='id="search"')
+    healed.assert_outcomes(passed=1)
+    heals = json.loads((pytester.path / "summary.json").read_text())["tests"][0]["heals"]
+    assert [h["status"] for h in heals] == ["healed"]
+    proposal = heals[0]["proposal"]
+    assert proposal["patchable"] and (proposal["old"], proposal["new"]) == ('id="search"', 'id="query_input"')
+    assert "device.type(" in proposal["call"]
+    code, diff = heal_diff(str(pytester.path / "guistate-artifacts"), "--apply")
+    assert (
+        code == 0 and '+    guistate.perform("search", lambda: device.type("Phone Case\\n", id="query_input")' in diff
+    )
+    again = run(pytester, 2, "Shopping bag (1)", pytester.path / "empty.sqlite", plain)
+    again.assert_outcomes(passed=1)
+    assert not json.loads((pytester.path / "summary.json").read_text())["tests"][0].get("heals")

@@ -29,7 +29,8 @@ from pytest_guistate.llm.cassette import cassette_path
 from pytest_guistate.llm.prompt import ImageScale, element_lines
 
 __all__ = ["SCHEMA", "ActionCache", "CacheError", "CachedCheck", "CachedQuery", "CachedRun", "CachedStep", "TargetMatch",
-           "actions_path", "best_target", "claim_words", "fingerprint", "load_cache", "locator_matches", "screen_labels", "screen_rows",
+           "actions_path", "best_target", "claim_words", "fingerprint", "load_cache", "locator_matches", "named_alone",
+           "screen_labels", "screen_rows",
            "screen_signature", "screen_similarity", "state_after", "write_cache"]
 
 SCHEMA = "guistate.actions/1"
@@ -151,6 +152,25 @@ def locator_candidates(print_: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
+def named_alone(target: dict[str, Any]) -> tuple[str, str] | None:
+    """The most stable locator that named the target alone on the recorded screen (`target.unique`): its
+    id, then its accessibility label, then its visible text, never a state text such as a switch's "OFF"
+    (a label without identity words). What `guistate export-test` writes for the step, and what the
+    replay re-finds the target by when its fingerprint no longer trusts it (`replay._named_alone`):
+    one rule, so the exported test and the cache replay act on the same element. None for a cache
+    recorded before `unique`, or when no locator named the target alone."""
+    unique = target.get("unique")
+    if not isinstance(unique, list):
+        return None
+    for candidate in target.get("locators") or []:
+        if not isinstance(candidate, dict) or len(candidate) != 1:
+            continue
+        ((kind, value),) = candidate.items()
+        if kind in unique and (kind == "id" or identity_words(str(value))):
+            return str(kind), str(value)
+    return None
+
+
 def locator_matches(tree: UITree, locator: dict[str, str]) -> int:
     """How many elements of `tree` a scripted test's `device.find(**locator)` could return (the
     Device's own rules: `id` the resource id or its part after "/", iOS `name`; `desc` the
@@ -182,6 +202,7 @@ class TargetMatch:
     parts: dict[str, float] = field(default_factory=dict)
     row: dict[str, Any] = field(default_factory=dict)  # the element as the actor is shown it (its identity)
     rival_parts: dict[str, float] = field(default_factory=dict)  # the runner-up's parts (another element)
+    via: str = ""  # how it was found when not by its fingerprint (`replay._named_alone`), for the step's status
 
     def told_apart_by_place_only(self) -> bool:
         """The best element and the runner-up score alike on every part but their place: two switches

@@ -33,7 +33,7 @@ from typing import Any
 
 from pytest_guistate.core.uinode import UINode
 
-__all__ = ["Identity", "LookalikePick", "carries", "differs", "identity", "identity_words", "lookalikes",
+__all__ = ["NEIGHBOUR_SHARE", "Identity", "LookalikePick", "carries", "differs", "identity", "identity_words", "lookalikes",
            "pick_lookalike", "surroundings", "target_hint"]
 
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
@@ -43,7 +43,7 @@ STATE_WORDS = frozenset({"on", "off", "checked", "unchecked", "selected", "unsel
                          "disabled", "true", "false", "yes", "no", "active", "inactive"})
 _CONTAINER_KINDS = frozenset({"ViewGroup", "View", "Cell", "Other", "CardView", "ScrollView", "RecyclerView",
                               "ListView", "GridView"})
-_NEIGHBOUR_SHARE = 0.5  # a lookalike is pinned by its neighbours when it shows at least this share of the cached ones
+NEIGHBOUR_SHARE = 0.5  # a lookalike is pinned by its neighbours when it shows at least this share of the cached ones
 
 
 def identity_words(text: str) -> frozenset[str]:
@@ -141,7 +141,7 @@ def pick_lookalike(rows: list[dict[str, Any]], nodes: dict[str, UINode], cached:
     if cues:
         scores = [len(cues & _row_words(r)) for r in agree]
         best = max(scores)
-        if best >= _NEIGHBOUR_SHARE * len(cues) and scores.count(best) == 1:
+        if best >= NEIGHBOUR_SHARE * len(cues) and scores.count(best) == 1:
             chosen = agree[scores.index(best)]
             if chosen is mine:
                 return LookalikePick(True, "", len(alike))

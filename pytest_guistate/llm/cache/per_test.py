@@ -202,7 +202,7 @@ class CacheSession:
         self.phase = "hit"
         try:
             outcome = replay_run(self.session, actuator, cached, self.recorder, run_index=self.run_index - 1,
-                                 memory=self.recorder.memory, secrets=binding.values)
+                                 memory=self.recorder.memory, secrets=binding.values, cache_file=str(self.path))
             unmet = settled_milestones(self.session, actuator) if outcome.miss is None else []
         finally:
             self.phase = ""

@@ -24,7 +24,7 @@ from pytest_guistate.llm.cache.cachefile import (
 )
 from pytest_guistate.llm.cache.memory_heal import ElementMemory, memory_key
 
-__all__ = ["CacheRecorder", "screen_of"]
+__all__ = ["CacheRecorder", "screen_of", "target_of"]
 
 
 def screen_of(observation: Any) -> dict[str, Any]:
@@ -58,6 +58,21 @@ def locator_context(tree: UITree, target: UINode, context: str) -> str:
     return context if hybrid.is_web_context(context) else "WEBVIEW"
 
 
+def target_of(tree: UITree, target: UINode, context: str = "") -> dict[str, Any]:
+    """A step's `target` as the cache keeps it: the element's fingerprint, its locator candidates, which of
+    them found it alone on `tree` (the ones a scripted export may use, `llm/export.py`) and, in a hybrid
+    session, the context whose locators find it. Also what a heal during a replay proposes as the step's
+    new target (`replay._heal`)."""
+    print_ = fingerprint(tree, target)
+    locators = locator_candidates(print_)
+    unique = [kind for loc in locators for kind in loc if locator_matches(tree, loc) == 1]
+    data: dict[str, Any] = {"fingerprint": print_, "locators": locators, "unique": unique}
+    where = locator_context(tree, target, context)
+    if where:
+        data["context"] = where
+    return data
+
+
 @dataclass
 class CacheRecorder:
     """Collects the steps of the current run; `pending` is the run in progress."""
@@ -88,16 +103,9 @@ class CacheRecorder:
         tree = getattr(decided_on, "tree", None) if decided_on is not None else None
         target_data = None
         if target is not None and tree is not None:
-            print_ = fingerprint(tree, target)
-            locators = locator_candidates(print_)
-            # which candidates found the target alone: the ones a scripted export may use (`llm/export.py`)
-            unique = [kind for loc in locators for kind in loc if locator_matches(tree, loc) == 1]
-            target_data = {"fingerprint": print_, "locators": locators, "unique": unique}
-            where = locator_context(tree, target, str(getattr(record, "context", "") or ""))
-            if where:
-                target_data["context"] = where
+            target_data = target_of(tree, target, str(getattr(record, "context", "") or ""))
             if learn and tool in ("tap", "type_text"):
-                self._teach(print_, locators, target, decided_on, record)
+                self._teach(target_data["fingerprint"], target_data["locators"], target, decided_on, record)
         # The screen this step led to is the one the next step decides on (`_close_previous`):
         # observing here would change the test's timing (a cassette replay must see what it saw).
         self._close_previous(decided_on)

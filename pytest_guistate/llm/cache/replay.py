@@ -40,14 +40,24 @@ from pytest_guistate.llm.cache.cachefile import (
     TargetMatch,
     best_target,
     claim_words,
+    named_alone,
     screen_labels,
     screen_rows,
     screen_similarity,
     state_after,
 )
-from pytest_guistate.llm.cache.identity import carries, identity, lookalikes, pick_lookalike, target_hint
+from pytest_guistate.llm.cache.identity import (
+    NEIGHBOUR_SHARE,
+    carries,
+    identity,
+    identity_words,
+    lookalikes,
+    pick_lookalike,
+    surroundings,
+    target_hint,
+)
 from pytest_guistate.llm.cache.memory_heal import ElementMemory, HealedLook, memory_key
-from pytest_guistate.llm.cache.record import CacheRecorder, screen_of
+from pytest_guistate.llm.cache.record import CacheRecorder, screen_of, target_of
 from pytest_guistate.llm.cache.secrets import fill
 from pytest_guistate.report.redact import REDACTED
 
@@ -157,24 +167,26 @@ def _under_dialog(tree: UITree | None, node: UINode | None, cached_screen: dict[
     return title
 
 
+def _wanted(fp: dict[str, Any]) -> str:
+    """How a miss names the cached target: its identity, else whatever it had."""
+    want = identity(fp)
+    return want.label if want.words else str(fp.get("text") or fp.get("desc") or fp.get("rid") or fp.get("kind", "element"))
+
+
 def _target(tree: UITree, step: CachedStep, thresholds: CacheThresholds) -> tuple[TargetMatch, str]:
     """The element to act on, or why it cannot be trusted. Only an element with the cached target's
     identity (`identity.py`) is a candidate: the same id, kind and place with other words (the
     switch of the row that replaced "Dark mode") is a miss naming both."""
     fp = step.fingerprint
     want = identity(fp)  # a switch is named by its label, not by its "OFF"
-    wanted = want.label if want.words else fp.get("text") or fp.get("desc") or fp.get("rid") or fp.get("kind", "element")
+    wanted = _wanted(fp)
     match = best_target(tree, fp, accept=lambda row: carries(want, identity(row)))
     if match.node is None or match.score < thresholds.target:
-        anyone = best_target(tree, fp)
-        if anyone.node is not None and anyone.score >= thresholds.target:
-            there = identity(anyone.row)
-            named = repr(there.label) if there.words else "not named (nothing in it or its row says what it is)"
-            if anyone.row.get("disabled"):  # a disabled control's row is shown without its neighbours
-                named += ", and disabled"
-            return anyone, (f"cached {want.label!r} {want.noun()}; on screen the {there.noun()} in its place is "
-                            f"{named} (identity: its {want.how})")
-        return anyone, f"no element like {wanted!r} on screen"
+        located, refused = _named_alone(tree, step)
+        if located is not None:
+            match = located
+        else:
+            return _not_found(tree, step, thresholds, refused)
     if match.runner_up >= match.score - thresholds.margin:
         return match, f"ambiguous: two elements like {wanted!r} ({match.score:.2f} and {match.runner_up:.2f})"
     if match.told_apart_by_place_only():
@@ -184,6 +196,67 @@ def _target(tree: UITree, step: CachedStep, thresholds: CacheThresholds) -> tupl
     if dialog:
         return match, f"{wanted!r} is under a dialog the cached screen did not have ({dialog!r})"
     return match, ""
+
+
+def _not_found(tree: UITree, step: CachedStep, thresholds: CacheThresholds, refused: str) -> tuple[TargetMatch, str]:
+    """The miss when no element with the cached identity scores high enough: the element in the target's
+    place has another identity (the switch of the row that replaced "Dark mode"), or nothing is like it.
+    `refused`: why the recorded locator did not re-find it either ('' when it had none)."""
+    fp = step.fingerprint
+    want = identity(fp)
+    wanted = _wanted(fp)
+    located = f"; {refused}" if refused else ""
+    anyone = best_target(tree, fp)
+    if anyone.node is not None and anyone.score >= thresholds.target:
+        there = identity(anyone.row)
+        named = repr(there.label) if there.words else "not named (nothing in it or its row says what it is)"
+        if anyone.row.get("disabled"):  # a disabled control's row is shown without its neighbours
+            named += ", and disabled"
+        return anyone, (f"cached {want.label!r} {want.noun()}; on screen the {there.noun()} in its place is "
+                        f"{named} (identity: its {want.how}){located}")
+    return anyone, f"no element like {wanted!r} on screen{located}"
+
+
+def _named_alone(tree: UITree, step: CachedStep) -> tuple[TargetMatch | None, str]:
+    """The target re-found by the locator that named it alone when recorded (`cachefile.named_alone`, the
+    one `guistate export-test` writes), when its fingerprint no longer scores high enough: each row's
+    Delete became an icon button, so its text, id and kind changed, but `desc="Delete post by Bob"` still
+    names one element. Accepted only on the evidence the exported test has and more: the locator names
+    exactly one element of this screen's tree (two are no proof: Bob posted twice), that element is one
+    the actor is shown, it carries the cached identity ("Delete"), which must say something, and its row
+    and the labels around it show at least half of the words of the cached row and surroundings (Bob's
+    name and text), so a lone "Delete" of another post is not it. Returns the match, or (None, why not): ''
+    when no locator named it alone, or that locator names nothing now."""
+    fp = step.fingerprint
+    located = named_alone(step.target or {})
+    if located is None:
+        return None, ""
+    kind, value = located
+    said = f"its recorded {kind}={value!r}"
+    nodes = tree.by_locator(kind, value)
+    if not nodes:
+        return None, ""  # gone with the rest: the miss has nothing to add
+    if len(nodes) > 1:
+        return None, f"{said} names {len(nodes)} elements on this screen"
+    node = nodes[0]
+    rows = screen_rows(tree)
+    row = next((r for r in rows if r["id"] == node.index_path), None)
+    want = identity(fp)
+    if row is None or node.bounds is None:
+        return None, f"{said} names an element the screen does not show"
+    if not want.words or not carries(want, identity(row)):
+        return None, f"{said} names {identity(row).label!r}, which does not say it is {want.label!r}"
+    near = fp.get("near")
+    cues = identity_words(" ".join([str(fp.get("in") or ""), *map(str, near if isinstance(near, list) else [])]))
+    cues -= want.words
+    around = [str(row.get(k) or "") for k in ("text", "desc", "in")] + list(surroundings(rows, row))
+    shown = cues & identity_words(" ".join(around))
+    if len(shown) < NEIGHBOUR_SHARE * len(cues):
+        return None, f"{said} names an element whose row is not the cached one ({len(shown)} of {len(cues)} words)"
+    found = best_target(tree, fp, accept=lambda r: r["id"] == row["id"])
+    label = str(row.get("text") or row.get("desc") or row.get("rid") or node.kind)
+    return TargetMatch(node, found.score, 0.0, label, found.parts, row,
+                       via=f"found by {said}, which names it alone as when recorded (fingerprint {found.score:.2f})"), ""
 
 
 def _unready(node: UINode | None, step: CachedStep) -> str:
@@ -342,6 +415,7 @@ class _Heal:
     result: HealedLook  # memory.heal.HealResult
     before: Observation  # the observation healed on
     wanted: str
+    edit: dict[str, Any] | None = None  # the cache file's edit this heal proposes (`ElementMemory.acting_on`)
 
     @property
     def point(self) -> tuple[int, int]:
@@ -356,7 +430,7 @@ class _Heal:
     def acting(self, act: Callable[[], object]) -> Callable[[], None]:
         """`act`, run as the current step's action on this heal (the memory settles it when the step ends)."""
         def run() -> None:
-            self.memory.acting_on(self.result, self.before)
+            self.memory.acting_on(self.result, self.before, edit=self.edit)
             record = self.session.current_step
             if record is not None:
                 record.cache = f"hit ({self.status()})"
@@ -364,8 +438,12 @@ class _Heal:
         return run
 
 
-def _heal(memory: ElementMemory, session: TaskSession, look: _Look, step: CachedStep, has_effect: bool) -> _Heal | str:
-    """Ask the memory for the target on the judged screen: the heal, or why there is none."""
+def _heal(memory: ElementMemory, session: TaskSession, look: _Look, step: CachedStep, has_effect: bool,
+          edit: dict[str, Any] | None = None) -> _Heal | str:
+    """Ask the memory for the target on the judged screen: the heal, or why there is none. `edit`: where the
+    step is in the cache file ({"file", "run", "step"}); the heal then proposes the step's new target there,
+    as the recording would have written it on this screen (`record.target_of`): applied, the next replay
+    finds the element by its fingerprint, with no memory and no heal."""
     target = step.target or {}
     key = memory_key(step.fingerprint, target.get("locators") or [])
     if key is None:
@@ -381,7 +459,12 @@ def _heal(memory: ElementMemory, session: TaskSession, look: _Look, step: Cached
         pick = pick_lookalike(screen_rows(tree), nodes, step.fingerprint, getattr(result, "node", None))
         if not pick.ok:
             return f"not healed: {pick.reason}"
-    return _Heal(memory, session, result, look.observation, key.wanted)
+    node = getattr(result, "node", None)
+    proposal = None
+    if edit is not None and tree is not None and isinstance(node, UINode) and step.target is not None:
+        new = target_of(tree, node, str(step.target.get("context") or ""))
+        proposal = {**edit, "name": step.summary(), "n": step.n, "old": step.target, "new": new}
+    return _Heal(memory, session, result, look.observation, key.wanted, proposal)
 
 
 def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index: int, reason: str,
@@ -398,10 +481,12 @@ def _missed(outcome: ReplayOutcome, cached: CachedRun, position: int, run_index:
 
 def replay_run(session: TaskSession, actuator: Actuator, cached: CachedRun, recorder: CacheRecorder, *,
                thresholds: CacheThresholds = CacheThresholds(), run_index: int = 0,
-               memory: ElementMemory | None = None, secrets: dict[str, str] | None = None) -> ReplayOutcome:
+               memory: ElementMemory | None = None, secrets: dict[str, str] | None = None,
+               cache_file: str = "") -> ReplayOutcome:
     """Replay `cached` until its end or the first miss (which is returned, not raised); `memory`:
     the test's cross-run memory, asked for a target the fingerprint no longer trusts; `secrets`: what
-    each `[secret N]` placeholder of a typed text stands for in this run (never stored)."""
+    each `[secret N]` placeholder of a typed text stands for in this run (never stored); `cache_file`: the
+    cache's path, where a verified heal proposes the healed step's new target (`guistate heal-diff`)."""
     outcome = ReplayOutcome()
     previous_verified = True  # the run's start is a known state
     for position, step in enumerate(cached.steps):
@@ -422,7 +507,8 @@ def replay_run(session: TaskSession, actuator: Actuator, cached: CachedRun, reco
             expect = all_of(expect, reached) if expect is not None else reached
         heal: _Heal | None = None
         if look.problem and look.healable and memory is not None:
-            found = _heal(memory, session, look, step, expect is not None)
+            where = {"file": cache_file, "run": run_index, "step": position} if cache_file else None
+            found = _heal(memory, session, look, step, expect is not None, where)
             if isinstance(found, str):
                 return miss(look.problem, look.nearest, found, look.twins)
             unready = _unready(getattr(found.result, "node", None), step)
@@ -463,7 +549,7 @@ def replay_run(session: TaskSession, actuator: Actuator, cached: CachedRun, reco
             previous_verified = False  # waiting proves nothing about the screen
         recorder.step(step.tool, args, step.name, record, observation, _acted_node(match, heal),
                       step.idempotent, completed_before, learn=heal is None)
-        outcome.statuses.append(StepStatus(step.n, step.summary(), "hit", heal.status() if heal else "",
+        outcome.statuses.append(StepStatus(step.n, step.summary(), "hit", heal.status() if heal else match.via if match else "",
                                            step=record.index))
     return outcome
 
