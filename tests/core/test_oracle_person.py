@@ -112,7 +112,7 @@ HANDLES = [Box(250, 1060, 310, 1130), Box(510, 1060, 570, 1130)]  # the selectio
 def page_screen(ink: tuple[int, int, int] = (30, 30, 30), link: tuple[int, int, int] = (90, 90, 90)) -> np.ndarray:
     """A browser: the toolbar, then a page of text in a web view; the page's last line is a link."""
     img = rows_screen()
-    img[PAGE.top:PAGE.bottom] = 250
+    img[PAGE.top : PAGE.bottom] = 250
     for i, line in enumerate(LINES):
         last = i == len(LINES) - 1
         text = "A link across the page, to read more of it" if last else f"Paragraph {i} of the page, a line"
@@ -125,11 +125,17 @@ def page_tree() -> UITree:
     accessibility nodes, android.view.View with the text as content-desc)."""
     lines = "".join(
         f'<node class="android.view.View" resource-id="" text="" package="app" content-desc="Paragraph {i}" '
-        f'bounds="{line.to_bounds()}"/>' for i, line in enumerate(LINES))
+        f'bounds="{line.to_bounds()}"/>'
+        for i, line in enumerate(LINES)
+    )
     page = _node("android.view.View", PAGE, extra='scrollable="true"', children=lines)
     webview = _node("android.webkit.WebView", PAGE, children=page)
-    content = _node("android.widget.FrameLayout", Box(0, 72, W, 1776), "android:id/content",
-                    children=_node("android.view.ViewGroup", Box(0, 72, W, 240), "app:id/toolbar") + webview)
+    content = _node(
+        "android.widget.FrameLayout",
+        Box(0, 72, W, 1776),
+        "android:id/content",
+        children=_node("android.view.ViewGroup", Box(0, 72, W, 240), "app:id/toolbar") + webview,
+    )
     return _tree(_node("android.widget.FrameLayout", Box(0, 0, W, 1920), children=content))
 
 
@@ -160,8 +166,15 @@ def test_a_change_covering_most_of_a_web_view_is_the_web_view() -> None:
     after = before.copy()
     after[300:1320, 40:1040] = 250
     for i, line in enumerate(LINES[:9]):
-        cv2.putText(after, f"Another text {i} here, longer", (line.left, line.top + 55),
-                    cv2.FONT_HERSHEY_SIMPLEX, 1.5, (30, 30, 30), 3)
+        cv2.putText(
+            after,
+            f"Another text {i} here, longer",
+            (line.left, line.top + 55),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            1.5,
+            (30, 30, 30),
+            3,
+        )
     result = compare(before, after, page_tree(), page_tree())
     assert result.verdict == "changed"
     assert result.regions[0].box == PAGE and len([r for r in result.regions if r.kind == "change"]) == 1
@@ -174,12 +187,30 @@ def test_a_popup_on_a_tall_scrolling_path_is_not_the_whole_path() -> None:
     path = LIST
     popup = Box(86, 980, 994, 1400)
     tooltip = Box(440, 690, 644, 800)
-    nodes = _node("android.widget.FrameLayout", popup, "app:id/popupAction",
-                  children=_node("android.widget.TextView", Box(120, 1010, 900, 1080), text="Use basic phrases"))
-    tree = _tree(_node("android.widget.FrameLayout", Box(0, 0, W, 1920), children=_node(
-        "android.widget.FrameLayout", Box(0, 72, W, 1776), "android:id/content",
-        children=_node("androidx.recyclerview.widget.RecyclerView", path, "app:id/path", extra='scrollable="true"',
-                       children=nodes))))
+    nodes = _node(
+        "android.widget.FrameLayout",
+        popup,
+        "app:id/popupAction",
+        children=_node("android.widget.TextView", Box(120, 1010, 900, 1080), text="Use basic phrases"),
+    )
+    tree = _tree(
+        _node(
+            "android.widget.FrameLayout",
+            Box(0, 0, W, 1920),
+            children=_node(
+                "android.widget.FrameLayout",
+                Box(0, 72, W, 1776),
+                "android:id/content",
+                children=_node(
+                    "androidx.recyclerview.widget.RecyclerView",
+                    path,
+                    "app:id/path",
+                    extra='scrollable="true"',
+                    children=nodes,
+                ),
+            ),
+        )
+    )
     before = rows_screen()
     after = before.copy()
     cv2.rectangle(after, (popup.left, popup.top), (popup.right - 1, popup.bottom - 1), (190, 60, 200), -1)
@@ -197,7 +228,7 @@ def test_a_page_area_turning_from_black_to_white_is_a_repaint_not_an_undim() -> 
     two handles: black to white read as a scrim's undim of gain 256, and the page was divided out.
     A scrim lets at least an eighth of the light through: this is the page repainted."""
     before = page_screen()
-    before[PAGE.top:PAGE.bottom] = 0
+    before[PAGE.top : PAGE.bottom] = 0
     cv2.rectangle(before, (300, 1000), (360, 1070), (200, 120, 30), -1)  # a handle over the black page
     after = page_screen()
     cv2.rectangle(after, (0, 72), (W - 1, 239), (60, 140, 200), -1)  # the toolbar's colour changed too
