@@ -114,10 +114,10 @@ class VisualOracle:
                 snapped, note = undimmed
                 notes.append(note)
                 transients += under_scrim
-                old = before_tree() if before_tree is not None else None
-                if old is not None and tree is not None and _windows(old, screen) != _windows(tree, screen):
-                    # the dialog is a window of its own: the screen behind it changed as a whole
-                    snapped.append(_screen_level(covered.clamp(width, height), "scrim", "the screen behind, dimmed"))
+                # the dimmed rest of the screen is visible change too (a drawer's box alone left 80% of
+                # what changed out of the report): a screen-level region of its own, never cropped and
+                # never read as where the step acted (report/triage.py), in the app's window or not
+                snapped.append(_screen_level(covered.clamp(width, height), "scrim", "the screen behind, dimmed"))
             else:
                 filled = sum(s.region.raw.area for s in snapped) >= DIM_FRACTION * screen.area
                 whole = self._new_screen(covered, filled, before_tree, tree, screen, ignored, notes)

@@ -31,6 +31,8 @@ __all__ = ["DIM_FRACTION", "Overlay", "compensate", "dim_gain", "find_overlay", 
 
 DIM_FRACTION = 0.5  # a change covering at least this much of the screen may be a dim / undim
 _MIN_GAIN_STEP = 0.15  # |log gain| below log(1.15) is no scrim (a theme tint, a fade)
+_MAX_GAIN = 8.0  # a scrim passes at least 1/8 of the light behind it; black turned white (a page
+# loading in a web view: a "gain" of 256) is a repaint, not an undim (issue 43)
 _UNIFORM = 0.7  # share of changed pixels that must follow the one gain
 _RATIO_SPREAD = 0.2  # how far a pixel's ratio may stray from the gain and still follow it
 _GAIN_SAMPLES = 1 << 15  # changed pixels the gain is read from (an even sample of them)
@@ -184,7 +186,7 @@ def dim_gain(small_before: np.ndarray, small_after: np.ndarray, strict: np.ndarr
         return None
     ratio = (_grey_at(small_after, changed) + 1.0) / (_grey_at(small_before, changed) + 1.0)
     gain = float(np.median(ratio))
-    if abs(np.log(gain)) < np.log1p(_MIN_GAIN_STEP):
+    if not np.log1p(_MIN_GAIN_STEP) <= abs(np.log(gain)) <= np.log(_MAX_GAIN):
         return None
     following = np.abs(ratio / gain - 1.0) <= _RATIO_SPREAD
     return gain if float(following.mean()) >= _UNIFORM else None

@@ -33,6 +33,7 @@ _LIST_HINTS = ("RecyclerView", "ListView", "ScrollView", "Table", "CollectionVie
 _ELEMENT_GROWTH = 4  # an element may be this many times the area of the changed pixels' box
 _LEAF_MAX_FRACTION = 0.25  # a leaf bigger than this (a full-screen image) says little about where
 _SNAP_SLACK = 0.03  # fraction of the box's width/height it may poke out of its container
+_COVER = 0.5  # a container is the change's item only when the change spans this much of its width and height
 
 
 @dataclass
@@ -125,8 +126,9 @@ class _Snapper:
 
     def container(self, box: Box) -> UINode | None:
         """The smallest usable container enclosing `box` while it is about the size of the change
-        (`OracleConfig.snap_growth` times the union of the changes it holds: one change spread
-        over a row's parts is that row), or a row whatever the change's size (no taller than
+        (`about_the_size`: at most `OracleConfig.snap_growth` times the union of the changes' parts
+        inside it, which spans half of it each way: one change spread over a row's parts is that row;
+        a web view's page is a container like any other), or a row whatever the change's size (no taller than
         `OracleConfig.row_max_fraction` of the screen's long side: a changed count, a switch's
         knob or a check mark keeps its row). None: the nearest container is a sheet, a list or a page, which is not the item
         that changed."""
@@ -135,13 +137,27 @@ class _Snapper:
             if self.usable(node) or self.leaf_row(node):
                 node = self.named(node)
                 assert node.bounds is not None
-                inside = Box.union_all(other for other in (box, *self.changes) if self.encloses(node, other))
-                if node.bounds.area <= self.config.snap_growth * max(1, inside.area if inside else box.area):
+                # what changed inside the node: every change's part that lies in it (a fade-in that
+                # spills past a panel's top still covers the panel)
+                inside = Box.union_all(cut for other in (box, *self.changes)
+                                       if not (cut := other.intersection(node.bounds)).is_empty)
+                if self.about_the_size(node.bounds, inside or box):
                     return node
                 row = self.config.row_max_fraction * max(self.screen.width, self.screen.height)
                 return node if node.bounds.height <= row else None
             node = self.parents.get(id(node))
         return None
+
+    def about_the_size(self, bounds: Box, change: Box) -> bool:
+        """Whether a container is the item `change` is: at most `snap_growth` times its area, and the
+        change spans a good part (`_COVER`) of it in both dimensions. A wide band across a tall page,
+        or a word and a far-off strip inside a web view's page, is not the page (issue 43: a text
+        selection in a browser got the whole web view): the page is taken only when the change covers
+        a good part of it."""
+        bounds = bounds.clamp(self.screen.width, self.screen.height)
+        if bounds.area > self.config.snap_growth * max(1, change.area):
+            return False
+        return change.width >= _COVER * bounds.width and change.height >= _COVER * bounds.height
 
     def leaf_row(self, node: UINode) -> bool:
         """A list's row that is one view with nothing in it (a ListView of TextViews, Android's

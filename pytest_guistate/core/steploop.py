@@ -498,7 +498,9 @@ class StepLoop:
         self, record: StepRecord, stage: str, judgement: Judgement, started: float, *, polls: int = 0,
         refreshed_by: str = "",
     ) -> None:
-        regions = [r.box.as_list() for r in judgement.transition.regions] if judgement.transition else []
+        # the items' boxes: a scrim (the dimmed screen behind a dialog) is no place the step acted on
+        regions = [r.box.as_list() for r in judgement.transition.regions if r.kind != "scrim"] \
+            if judgement.transition else []
         record.attempts.append(Attempt(
             stage=stage,
             verdict=judgement.verdict,

@@ -15,7 +15,7 @@ session fills on a failed step; the tap point itself is not recorded (the device
 | 3 | goal_drift (app) | the last >= 2 steps ran in an app reached by an app-switch STATE_CHANGE that is not the start app, no milestone completed there and the goal/plan never names it (so a target missing there is drift, not a hidden operation) |
 | 4 | grounding_error (locator) | a locator found nothing (`no element with kind='value'`) while the "on screen:" list of its message held something reading like the value (same words in another case or spacing, a label holding the whole value, a close spelling): the evidence names the closest candidates (issue 34) |
 | 4b | hidden_operation | the failing step's target was never on screen (`ElementNotFound`, NoSuchElement, "no element", "not on screen"), or an anchor `data.kind == "hidden_operation"` |
-| 5 | grounding_error | an anchor `data.kind == "grounding"`, or text says "did not hit"/"missed"; or the failing step changed the screen, its unmet expect located its element on screen (`expect_box`), did not already hold before, and no changed region touches that element nor is a dialog that closed (the touch landed on the dialog): the tap landed beside its target |
+| 5 | grounding_error | an anchor `data.kind == "grounding"`, or text says "did not hit"/"missed"; or the failing step changed the screen, its unmet expect located its element on screen (`expect_box`), did not already hold before, and no changed region touches that element (a `scrim` region, the dimmed screen behind a dialog, is no place the step acted on) nor is a dialog that closed (the touch landed on the dialog): the tap landed beside its target |
 | 6 | visual_state_misunderstanding (reversed) | the failing step's expect already held on the before-screen (`expect_before.ok`) and the action changed the screen away from it (a toggle tapped that was already on) |
 | 7 | stale_screen_repetition | an action was repeated (the failing step ran it more than once, or the same action ran >= 3 times in a row with no visible change), or a stale episode decided the failure: the failing step's effect never showed and the screen was never shown fresh (no refresh took effect) or never changed at all |
 | 8 | expected_effect_missing | the failing step ran its action once, the screen changed, a refresh took effect and the fresh screen still lacks the expected effect: not stale, not repeated - the action did something else (a wrong button, a wrong target); the evidence names what changed and what the expect saw (issue 15) |
@@ -126,8 +126,11 @@ def _where(step: dict[str, Any]) -> str:
 
 
 def _boxes(step: dict[str, Any]) -> list[list[int]]:
-    """Changed regions of a step (snapped boxes), from the record or its last attempt."""
-    boxes: list[Any] = [r.get("box") for r in step.get("regions") or [] if isinstance(r, dict)]
+    """Changed regions of a step (snapped boxes), from the record or its last attempt. A `scrim` region
+    (the screen dimmed behind a dialog or drawer that came or went, `core/oracle_types.Region.kind`)
+    touches every element and says nothing of where the step acted: left out."""
+    boxes: list[Any] = [r.get("box") for r in step.get("regions") or [] if isinstance(r, dict)
+                        and r.get("kind") != "scrim"]
     if not any(boxes) and step.get("attempts"):
         boxes = list((step["attempts"][-1] or {}).get("regions") or [])
     return [[int(v) for v in b] for b in boxes if isinstance(b, (list, tuple)) and len(b) == 4]

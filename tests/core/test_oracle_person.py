@@ -13,7 +13,7 @@ import numpy as np
 
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.uitree import UITree
-from tests.core.test_oracle_real_shapes import H, W, _node, _tree, compare, list_tree, popup_opened, rows_screen
+from tests.core.test_oracle_real_shapes import LIST, H, W, _node, _tree, compare, list_tree, popup_opened, rows_screen
 
 KEYS = [Box(60 + c * 160, 1000 + r * 150, 180 + c * 160, 1120 + r * 150) for r in range(2) for c in range(6)]
 ICON = Box(940, 110, 1040, 210)  # a borderless icon button in the action bar
@@ -99,3 +99,141 @@ def test_a_change_around_an_icon_button_that_is_not_a_layer_is_a_change() -> Non
     cv2.circle(after, ICON.center, 80, (40, 40, 220), -1)
     result = compare(before, after, icon_tree(), icon_tree())
     assert result.verdict == "changed"
+
+
+# -- web views: the page's own nodes, the web view only for a change covering much of it ------------
+
+PAGE = Box(0, 240, W, 1776)  # the web view and the page's root node in it (the DOM mapped to nodes)
+LINES = [Box(40, 300 + i * 110, 1040, 380 + i * 110) for i in range(12)]  # paragraphs of the page
+WORD = Box(300, 1000, 520, 1060)  # a word of the seventh paragraph, selected
+HANDLES = [Box(250, 1060, 310, 1130), Box(510, 1060, 570, 1130)]  # the selection's two handles
+
+
+def page_screen(ink: tuple[int, int, int] = (30, 30, 30), link: tuple[int, int, int] = (90, 90, 90)) -> np.ndarray:
+    """A browser: the toolbar, then a page of text in a web view; the page's last line is a link."""
+    img = rows_screen()
+    img[PAGE.top : PAGE.bottom] = 250
+    for i, line in enumerate(LINES):
+        last = i == len(LINES) - 1
+        text = "A link across the page, to read more of it" if last else f"Paragraph {i} of the page, a line"
+        cv2.putText(img, text, (line.left, line.top + 55), cv2.FONT_HERSHEY_SIMPLEX, 1.5, link if last else ink, 3)
+    return img
+
+
+def page_tree() -> UITree:
+    """The web view's page as a tree: the page's root node and one node per paragraph (Chromium's
+    accessibility nodes, android.view.View with the text as content-desc)."""
+    lines = "".join(
+        f'<node class="android.view.View" resource-id="" text="" package="app" content-desc="Paragraph {i}" '
+        f'bounds="{line.to_bounds()}"/>'
+        for i, line in enumerate(LINES)
+    )
+    page = _node("android.view.View", PAGE, extra='scrollable="true"', children=lines)
+    webview = _node("android.webkit.WebView", PAGE, children=page)
+    content = _node(
+        "android.widget.FrameLayout",
+        Box(0, 72, W, 1776),
+        "android:id/content",
+        children=_node("android.view.ViewGroup", Box(0, 72, W, 240), "app:id/toolbar") + webview,
+    )
+    return _tree(_node("android.widget.FrameLayout", Box(0, 0, W, 1920), children=content))
+
+
+def test_a_text_selection_in_a_web_view_is_tight_not_the_whole_web_view() -> None:
+    """Issue 43: a word selected (highlighted, two handles under it) while a link further down the page
+    turned blue. Their joint box is a third of the page's height: the page (the web view) is not the
+    item either change is, however close its area; each change keeps a tight region of its own."""
+    before = page_screen()
+    after = page_screen(link=(200, 90, 20))
+    cv2.rectangle(after, (WORD.left, WORD.top), (WORD.right - 1, WORD.bottom - 1), (240, 200, 150), -1)
+    cv2.putText(after, "Paragraph", (WORD.left, WORD.top + 45), cv2.FONT_HERSHEY_SIMPLEX, 1.5, (30, 30, 30), 3)
+    for handle in HANDLES:
+        cv2.rectangle(after, (handle.left, handle.top), (handle.right - 1, handle.bottom - 1), (200, 120, 30), -1)
+    result = compare(before, after, page_tree(), page_tree())
+    assert result.verdict == "changed"
+    assert all(r.box.area < 0.25 * PAGE.area for r in result.regions), result.regions
+    selection = Box.union_all([WORD, *HANDLES])
+    assert selection is not None
+    held = [r for r in result.regions if r.box.intersection(selection).area >= 0.9 * selection.area]
+    assert held and held[0].box.area <= 3 * selection.area, result.regions
+    assert any(r.box.intersects(LINES[-1]) for r in result.regions)  # the link's change has its own region
+
+
+def test_a_change_covering_most_of_a_web_view_is_the_web_view() -> None:
+    """The web view is a container like any other: a change spanning most of its page (the page's
+    text redrawn over two thirds of it) is the page, one region, not a pile of lines."""
+    before = page_screen()
+    after = before.copy()
+    after[300:1320, 40:1040] = 250
+    for i, line in enumerate(LINES[:9]):
+        cv2.putText(
+            after,
+            f"Another text {i} here, longer",
+            (line.left, line.top + 55),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            1.5,
+            (30, 30, 30),
+            3,
+        )
+    result = compare(before, after, page_tree(), page_tree())
+    assert result.verdict == "changed"
+    assert result.regions[0].box == PAGE and len([r for r in result.regions if r.kind == "change"]) == 1
+
+
+def test_a_popup_on_a_tall_scrolling_path_is_not_the_whole_path() -> None:
+    """Duolingo's lesson path: a popup (908 x 420) and a tooltip above it came on a path the screen's
+    width and 1536 px tall. Their joint box is over a quarter of the path's area, but it spans under
+    half its height: the path is not their item; the popup keeps its own box."""
+    path = LIST
+    popup = Box(86, 980, 994, 1400)
+    tooltip = Box(440, 690, 644, 800)
+    nodes = _node(
+        "android.widget.FrameLayout",
+        popup,
+        "app:id/popupAction",
+        children=_node("android.widget.TextView", Box(120, 1010, 900, 1080), text="Use basic phrases"),
+    )
+    tree = _tree(
+        _node(
+            "android.widget.FrameLayout",
+            Box(0, 0, W, 1920),
+            children=_node(
+                "android.widget.FrameLayout",
+                Box(0, 72, W, 1776),
+                "android:id/content",
+                children=_node(
+                    "androidx.recyclerview.widget.RecyclerView",
+                    path,
+                    "app:id/path",
+                    extra='scrollable="true"',
+                    children=nodes,
+                ),
+            ),
+        )
+    )
+    before = rows_screen()
+    after = before.copy()
+    cv2.rectangle(after, (popup.left, popup.top), (popup.right - 1, popup.bottom - 1), (190, 60, 200), -1)
+    cv2.putText(after, "Use basic phrases", (120, 1060), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (255, 255, 255), 3)
+    cv2.rectangle(after, (tooltip.left, tooltip.top), (tooltip.right - 1, tooltip.bottom - 1), (250, 250, 250), -1)
+    cv2.putText(after, "START", (470, 770), cv2.FONT_HERSHEY_SIMPLEX, 1.4, (60, 200, 60), 3)
+    result = compare(before, after, tree, tree)
+    assert result.verdict == "changed"
+    assert all(r.box != path and r.box.area < 0.5 * path.area for r in result.regions), result.regions
+    assert any(r.box == popup for r in result.regions), result.regions
+
+
+def test_a_page_area_turning_from_black_to_white_is_a_repaint_not_an_undim() -> None:
+    """Issue 43: a web view whose black page turned white (75% of the screen) got only the toolbar and
+    two handles: black to white read as a scrim's undim of gain 256, and the page was divided out.
+    A scrim lets at least an eighth of the light through: this is the page repainted."""
+    before = page_screen()
+    before[PAGE.top : PAGE.bottom] = 0
+    cv2.rectangle(before, (300, 1000), (360, 1070), (200, 120, 30), -1)  # a handle over the black page
+    after = page_screen()
+    cv2.rectangle(after, (0, 72), (W - 1, 239), (60, 140, 200), -1)  # the toolbar's colour changed too
+    result = compare(before, after, page_tree(), page_tree())
+    assert result.verdict == "changed"
+    assert not any("undim" in note for note in result.notes), result.notes
+    covered = Box.union_all(r.box for r in result.regions)
+    assert covered is not None and covered.intersection(PAGE).area >= 0.9 * PAGE.area, result.regions

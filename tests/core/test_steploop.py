@@ -634,6 +634,23 @@ def test_a_dialog_drawn_faint_is_evidenced_once_whole(faint_s: float, says: bool
     assert abs(float(crop.pixels.mean()) - float(whole.mean())) < 3, (crop.pixels.mean(), whole.mean())
 
 
+def test_an_attempt_lists_the_items_that_changed_not_the_scrim_behind_a_dialog() -> None:
+    """Issue 43: the dimmed page behind a dialog is a `scrim` region of the transition (visible change,
+    never cropped); an attempt's regions are where the step acted, which triage reads when the record
+    keeps no regions of its own: the dialog, not the whole dimmed screen."""
+    clock = VirtualClock()
+    screen = FaintDialog(clock, 0.0, False)
+    session = TaskSession(screen, policy=TierPolicy.for_tier("full"), clock=clock, name="test_x",
+                          settle=SettlePolicy(timeout_s=3.0, interval_s=0.1))
+    record = session.perform("open the dialog", lambda: screen.open("Delete Post 2?"), expect="Delete Post 2?")
+    assert record.outcome == "ok" and session.last_transition is not None
+    regions = session.last_transition.regions
+    assert [r.kind for r in regions][-1] == "scrim", regions
+    scrim = regions[-1].box.as_list()
+    assert record.attempts and all(scrim not in a.regions for a in record.attempts)
+    assert any(a.regions for a in record.attempts)
+
+
 class StillDialog(FaintDialog):
     """A dialog drawn whole at once on a screen showing no clock: a look again takes the very bytes.
     A screenshot takes the driver `shot_s` (virtual time, not a sleep of the session's)."""

@@ -129,6 +129,23 @@ def test_grounding_needs_the_change_beside_the_expected_element() -> None:
     assert result.label == "visual_state_misunderstanding" and "switch is on" in result.evidence[0]
 
 
+def test_a_scrim_over_the_target_is_not_where_the_tap_landed() -> None:
+    """Issue 43: a drawer or dialog opened over a scrim in the app's window gets a `scrim` region (the
+    dimmed screen behind, visible change) that touches every element; it says nothing of where the
+    step acted, so a tap that opened a drawer instead of toggling the switch stays a grounding error."""
+    attempts = [{"stage": "initial", "verdict": "changed", "expect_ok": False, "evidence": "switch is off"}]
+    regions = [{"box": [0, 72, 840, 1776], "kind": "change", "container": "dialog 'Menu' appeared"},
+               {"box": [0, 72, 1080, 1776], "kind": "scrim", "container": "the screen behind, dimmed"}]
+    drawer = step(4, "switch on", outcome="failed", verdict="changed", confirmed=False, attempts=attempts,
+                  regions=regions, expect_box=[872, 638, 1032, 702],
+                  expect_before={"ok": False, "evidence": "switch is off"})
+    result = triage([drawer])
+    assert result.label == "grounding_error" and "[0,72][840,1776]" in result.evidence[0]
+    assert "[0,72][1080,1776]" not in result.evidence[0]
+    changed_there = {**drawer, "regions": [{**regions[0], "kind": "change", "box": [0, 72, 1080, 1776]}]}
+    assert triage([changed_there]).label == "visual_state_misunderstanding"  # an item region there still counts
+
+
 def test_an_app_the_goal_names_is_not_drift() -> None:
     anchors = [anchor("a1", "SUBGOAL", 2, "price in ShopA known", app="com.shopa"),
                anchor("a2", "STATE_CHANGE", 3, "app com.shopa -> com.shopb", app="com.shopb")]
