@@ -93,8 +93,9 @@ class VisualOracle:
         if status_bars is None and self.config.ignore_status_bar:
             ignored += _bars_behind_a_window(tree, before_tree, screen, ignored)
         if tree is None and self.config.ignore_status_bar:  # no tree says where the bars are: the pixels do
-            ignored += pixel_bars(before.small(self.config.scale_divisor), after.small(self.config.scale_divisor),
-                                  self.config.scale_divisor, (width, height))
+            found = pixel_bars(before.small(self.config.scale_divisor), after.small(self.config.scale_divisor),
+                               self.config.scale_divisor, (width, height))
+            ignored += [bar for bar in found if not any(box.contains(bar) for box in ignored)]
         masks = self._masks(before, after, ignored)
         raw_regions = find_regions(masks, self.config)
         trusted, untrusted = self._split_unstable(unstable, screen)

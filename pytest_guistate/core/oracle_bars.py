@@ -13,15 +13,15 @@ status bar's. Both bars have a shape no app draws there, so they are found in th
   and carry labels). The band is from the bar's top edge (the row where its colour starts) to the
   frame's bottom.
 - the status bar's band, taller in the notification shade (its header, 48 dp, holds the clock):
-  the band from the top edge whose rows keep the top row's colour, until the first row of another
-  colour, in both frames alike, holding only small marks (the clock, the status icons), and at
+  the band from the top edge whose rows keep the top row's colour, until the first row mostly of
+  another colour, in both frames alike, holding only small marks (the clock, the status icons), and at
   most `_HEADER_MAX` of the screen's width tall (48 dp on the narrowest phones, 320 dp wide). An
   app's toolbar the colour of the status bar is taller than that (24 + 56 dp).
 
 Each is taken only when both frames show it: a bar that came or went (an app going full screen)
 or an app's page drawn behind a translucent bar is a change a person sees. A screen that shows
-neither keeps only the platform's band. Found on the 1/`scale` frames the oracle already has, so no
-full-size decode is added.
+neither keeps only the platform's band. Found on the 1/`scale` frames the oracle already has (no
+full-size decode), and looked for only where the two frames differ (an unchanged band needs none).
 """
 
 from __future__ import annotations
@@ -35,14 +35,16 @@ __all__ = ["pixel_bars"]
 
 _PAD_LEVEL = 16  # a recorder's rows under the screen are black: every pixel's grey below this
 _NAV_SEARCH = 0.12  # of the frame's height: the lowest band searched for the navigation bar's buttons
+_NAV_REACH = 0.35  # of the frame's height: the bar and a recorder's black rows under the screen lie this low
+_SAME = 16  # a channel's difference no larger: the two frames show a band alike (JPEG noise)
 _INK = 20  # grey levels from a row's colour: a button drawn on the bar (dark icons on a grey bar: 30)
-_TOP_INK = 60  # |dB| + |dG| + |dR| from the top band's colour: a mark drawn on it
 _MARK_MAX = 0.1  # of the width: a button's mark is no wider or taller (an icon of 24 dp on 320-480 dp)
 _MARK_MIN_PX = 6  # small-scale pixels: a mark smaller than this is JPEG noise
 _CENTRE = 0.02  # of the width: how far the Home button may sit from the centre (and Back / Recents' midpoint)
 _SPACING = (0.18, 0.31)  # of the width: Back's and Recents' distance from Home (bottom tabs: a third)
 _EDGE = 12  # grey levels: a row of another colour than the bar's is its top edge
-_TOP_EDGE = 30  # |dB| + |dG| + |dR|: a row of another colour than the top band's ends it
+_TOP_EDGE = 30  # |dB| + |dG| + |dR|: the two frames' top bands of colours further apart are not one bar
+_TOP_NEAR = 20  # per channel: a pixel this close to the top row's colour is the band's, not a mark
 _BAR_REACH = 1.3  # button heights above the marks the bar's edge is looked for (48 dp bar, 16-18 dp marks)
 _HEADER_MAX = 0.15  # of the narrow side: the tallest top band taken as the status bar's (48 dp at 320 dp)
 _HEADER_MARK = 0.25  # of the width: a mark in the top band no wider (the clock, an icon; not a title row)
@@ -51,19 +53,30 @@ _HEADER_MARK = 0.25  # of the width: a mark in the top band no wider (the clock,
 def pixel_bars(small_before: np.ndarray, small_after: np.ndarray, scale: int, size: tuple[int, int]) -> list[Box]:
     """Boxes of the system bars the two 1/`scale` frames of a `size` (width, height) screen show."""
     full_w, full_h = size
+    height, width = small_after.shape[:2]
     boxes: list[Box] = []
-    tops = [_navigation_bar(img) for img in (small_before, small_after)]
-    if tops[0] is not None and tops[1] is not None:
-        boxes.append(Box(0, min(min(tops[0], tops[1]) * scale, full_h), full_w, full_h))
-    header = _top_band(small_before, small_after)
-    if header is not None:
-        boxes.append(Box(0, 0, full_w, min(header * scale, full_h)))
+    lowest = slice(round((1 - _NAV_REACH) * height), height)
+    if _differ(small_before[lowest], small_after[lowest]):  # an unchanged bar needs no looking for
+        after = _navigation_bar(small_after)
+        before = _navigation_bar(small_before) if after is not None else None
+        if after is not None and before is not None:
+            boxes.append(Box(0, min(min(before, after) * scale, full_h), full_w, full_h))
+    highest = slice(0, round(_HEADER_MAX * min(width, height)) + 1)
+    if _differ(small_before[highest], small_after[highest]):
+        header = _top_band(small_before, small_after)
+        if header is not None:
+            boxes.append(Box(0, 0, full_w, min(header * scale, full_h)))
     return boxes
 
 
-def _row_colours(image: np.ndarray, step: int = 1) -> np.ndarray:
-    """Each row's colour, the median of every `step`-th pixel of it (int32; rows, or rows x 3)."""
-    colours: np.ndarray = np.median(image[:, ::step], axis=1).astype(np.int32)
+def _differ(before: np.ndarray, after: np.ndarray) -> bool:
+    """Whether two bands differ anywhere by more than `_SAME` (a bar they show alike changes nothing)."""
+    return bool(before.size) and int(cv2.absdiff(before, after).max()) > _SAME
+
+
+def _row_colours(image: np.ndarray) -> np.ndarray:
+    """Each row's colour, the median of its pixels (int32; rows, or rows x 3)."""
+    colours: np.ndarray = np.median(image, axis=1).astype(np.int32)
     return colours
 
 
@@ -127,32 +140,29 @@ def _top_band(small_before: np.ndarray, small_after: np.ndarray) -> int | None:
     the platform's band and no taller than `_HEADER_MAX` (the notification shade's header), else None."""
     height, width = small_after.shape[:2]
     limit = round(_HEADER_MAX * min(width, height))
-    before = _band_end(small_before[: limit + 1].astype(np.int32))
-    after = _band_end(small_after[: limit + 1].astype(np.int32))
+    after = _band_end(small_after[: limit + 1])
+    before = _band_end(small_before[: limit + 1]) if after is not None else None
     if before is None or after is None:
         return None
     (end_before, colour_before), (end_after, colour_after) = before, after
-    if abs(end_before - end_after) > 1 or int(_distance(colour_before, colour_after)) > _TOP_EDGE:
+    if abs(end_before - end_after) > 1 or float(np.abs(colour_before - colour_after).sum()) > _TOP_EDGE:
         return None  # not the same band in both frames
     return min(end_before, end_after)
 
 
 def _band_end(top: np.ndarray) -> tuple[int, np.ndarray] | None:
-    """The first row whose colour is not the top row's, and that colour, when every mark above it is small."""
+    """The first row mostly of another colour than the top row's, and that colour, when every mark
+    above it is small."""
     width = top.shape[1]
-    colours = _row_colours(top, 4)
-    rows = np.flatnonzero(_distance(colours, colours[0]) > _TOP_EDGE)
+    colour = np.median(top[0].reshape(width, -1), axis=0)
+    near = cv2.inRange(top, np.clip(colour - _TOP_NEAR, 0, 255), np.clip(colour + _TOP_NEAR, 0, 255))
+    rows = np.flatnonzero(cv2.reduce(near, 1, cv2.REDUCE_AVG, dtype=cv2.CV_32F).ravel() < 127.5)
     if rows.size == 0:
         return None  # the top row's colour runs past the limit: an app's own header
     end = int(rows[0])
-    ink = (_distance(top[:end], colours[0]) > _TOP_INK).astype(np.uint8)
-    count, _, stats, _ = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    if end == 0:
+        return None  # no colour holds the top row (a picture drawn under a translucent status bar)
+    count, _, stats, _ = cv2.connectedComponentsWithStats(cv2.bitwise_not(near[:end]), connectivity=8)
     if count > 1 and int(stats[1:, cv2.CC_STAT_WIDTH].max()) > _HEADER_MARK * width:
         return None  # a wide mark: a title row or a picture, not the clock and the status icons
-    return end, colours[0]
-
-
-def _distance(pixels: np.ndarray, colour: np.ndarray) -> np.ndarray:
-    """|dB| + |dG| + |dR| of each pixel (or row colour) from `colour` (grey: the one difference)."""
-    diff: np.ndarray = np.abs(pixels - colour)
-    return diff.sum(axis=-1) if colour.ndim == 1 else diff
+    return end, colour

@@ -95,6 +95,15 @@ def is_overlay(before: np.ndarray, after: np.ndarray, max_alpha: float) -> bool:
     return bool(np.all(fits & gains))
 
 
+def _channels(image: np.ndarray) -> np.ndarray:
+    """`image`'s colour values side by side as a grey image (each pixel's B, G, R in a row), so that
+    `is_overlay`'s blocks fit one gain and offset to all three channels."""
+    if image.ndim == 2:
+        return image
+    flat = np.ascontiguousarray(image).reshape(image.shape[0], -1)
+    return cv2.merge([flat, flat, flat])
+
+
 def _halo_of(box: Box, control: Box) -> bool:
     """Whether a change `box` is drawn around `control` as a borderless control's ripple is (an icon
     button's halo, a circle about its centre reaching past its bounds): the box holds the control,
@@ -220,13 +229,20 @@ class TransientShapes:
     def _ripple_without_tree(self, box: Box) -> Transient | None:
         """No tree names the tapped control (the light tier's call, issue 43): a change no larger than a
         control (`_HOST_MAX_FRACTION` of the screen) whose pixels are what was there under a weak
-        translucent layer, still fading, is taken for a ripple all the same. It only makes the step
+        translucent grey layer (one gain and offset for every colour channel), still fading, is taken
+        for a ripple all the same. It only makes the step
         `uncertain` (looked at again once settled, when a layer that stood still is the app's change),
         so a tap that did nothing never passes on a halo; new content under the layer is no layer."""
         if box.area > _HOST_MAX_FRACTION * self.screen.area \
                 or min(box.width, box.height) < _CONTROL_MIN * min(self.screen.width, self.screen.height):
             return None  # larger than a control, or a line (a divider drawn faint is no tap's layer)
-        if not self._layer(box, _RIPPLE_MAX_ALPHA) or not self._fading(box):
+        assert self.pixels is not None
+        before, after, scale = self.pixels
+        x0, y0, x1, y1 = to_small(box, scale, after.shape)
+        # fitted over the colour channels together: a grey layer scales every channel alike, a button
+        # turning from blue to green (one grey level apart) does not
+        if not is_overlay(_channels(before[y0:y1, x0:x1]), _channels(after[y0:y1, x0:x1]), _RIPPLE_MAX_ALPHA) \
+                or not self._fading(box):
             return None
         return Transient("ripple", box, "screen")
 

@@ -242,3 +242,18 @@ def test_a_navigation_bar_that_went_is_a_change() -> None:
     result = treeless(before, after)
     assert result.verdict == "changed"
     assert any(r.box.intersects(NAV) for r in result.regions)
+
+
+def test_a_picture_drawn_under_the_status_bar_keeps_the_platforms_band_only() -> None:
+    """An app drawing a picture under a translucent status bar (a map, a photo) has no band of one
+    colour at the top: nothing is set aside beyond the platform's band, and a change just under it
+    is the app's."""
+    before = rows_screen()
+    stripes = np.indices((240, W))[1] // 30 % 2 == 0
+    before[:240][stripes] = (40, 160, 60)
+    before[:240][~stripes] = (200, 90, 30)
+    after = before.copy()
+    cv2.circle(after, (540, 150), 40, (255, 255, 255), -1)  # a marker dropped on the map
+    result = treeless(before, after)
+    assert result.verdict == "changed"
+    assert all(box.bottom <= 72 or box.top >= 1700 for box in result.ignored)
