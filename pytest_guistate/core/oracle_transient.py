@@ -230,9 +230,9 @@ class TransientShapes:
         """No tree names the tapped control (the light tier's call, issue 43): a change no larger than a
         control (`_HOST_MAX_FRACTION` of the screen) whose pixels are what was there under a weak
         translucent grey layer (one gain and offset for every colour channel), still fading, is taken
-        for a ripple all the same. It only makes the step
-        `uncertain` (looked at again once settled, when a layer that stood still is the app's change),
-        so a tap that did nothing never passes on a halo; new content under the layer is no layer."""
+        for a ripple all the same. It only makes the step `uncertain` (looked at again once settled,
+        when a layer that stood still is the app's change), so a tap that did nothing never passes on
+        a halo; new content under the layer is no layer."""
         if box.area > _HOST_MAX_FRACTION * self.screen.area \
                 or min(box.width, box.height) < _CONTROL_MIN * min(self.screen.width, self.screen.height):
             return None  # larger than a control, or a line (a divider drawn faint is no tap's layer)
@@ -272,6 +272,7 @@ class TransientShapes:
 
 _CURSOR_MIN_ASPECT = 3.0  # a text cursor is at least this many times as tall as wide
 _CURSOR_MAX_HEIGHT = 0.07  # of the screen's height: a line of text (a taller bar is a divider, a progress bar)
+_CURSOR_MIN_HEIGHT = 0.012  # of the screen's height: a line of small text (a shorter mark is a dot, a tick)
 _CURSOR_PLAIN = 45  # |dB| + |dG| + |dR|: how far a pixel of the cursor's place may stray from its colour without it
 _CURSOR_INK = 60  # |dB| + |dG| + |dR| from that colour: a pixel of the bar
 _CURSOR_ROWS = 0.8  # share of the box's rows the bar must fill (a solid upright stroke, not a glyph)
@@ -291,7 +292,8 @@ def lone_cursor(boxes: Sequence[tuple[Box, tuple[int, int, int, int]]], small_be
 def _cursor_shaped(box: Box, small: tuple[int, int, int, int], before: np.ndarray, after: np.ndarray, scale: int,
                    max_width: int) -> bool:
     height = before.shape[0] * scale
-    if box.width > max_width or not _CURSOR_MIN_ASPECT * box.width <= box.height <= _CURSOR_MAX_HEIGHT * height:
+    tall = max(_CURSOR_MIN_ASPECT * box.width, _CURSOR_MIN_HEIGHT * height)
+    if box.width > max_width or not tall <= box.height <= _CURSOR_MAX_HEIGHT * height:
         return False
     x0, y0, x1, y1 = small
     for plain, bar in ((before, after), (after, before)):
