@@ -257,3 +257,22 @@ def test_a_picture_drawn_under_the_status_bar_keeps_the_platforms_band_only() ->
     result = treeless(before, after)
     assert result.verdict == "changed"
     assert all(box.bottom <= 72 or box.top >= 1700 for box in result.ignored)
+
+
+def text_page(words: str) -> np.ndarray:
+    img = np.full((H, W, 3), 250, np.uint8)
+    cv2.rectangle(img, (0, 0), (W, 72), (40, 40, 40), -1)
+    cv2.putText(img, "9:59", (20, 52), cv2.FONT_HERSHEY_SIMPLEX, 1.2, (255, 255, 255), 2)
+    for i in range(12):
+        cv2.putText(img, f"{words} {i}", (30, 330 + i * 120), cv2.FONT_HERSHEY_SIMPLEX, 2.0, (30, 30, 30), 4)
+    return buttons(img, (230, 230, 230))
+
+
+def test_a_new_page_of_text_rows_without_a_tree_is_one_region() -> None:
+    """Another page of text rows in the same places on the same plain background: its changed boxes
+    (the words) fill less than half of the screen, yet more than three regions spread over most of
+    it are the page, one `repaint` region, not a crop per line."""
+    result = treeless(text_page("Settings of the application"), text_page("Accounts and their sync"))
+    assert result.verdict == "changed"
+    assert [r.kind for r in result.regions] == ["repaint"]
+    assert result.regions[0].box.area > 0.5 * W * H
