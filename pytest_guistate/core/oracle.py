@@ -31,6 +31,7 @@ import cv2
 
 from pytest_guistate.core.frame import Frame, FrameError, png_size, size_change_text
 from pytest_guistate.core.geometry import Box
+from pytest_guistate.core.oracle_bars import pixel_bars
 from pytest_guistate.core.oracle_dim import DIM_FRACTION, compensate, dim_gain, find_overlay, floating_window
 from pytest_guistate.core.oracle_mask import (
     ChangeMasks,
@@ -42,7 +43,7 @@ from pytest_guistate.core.oracle_mask import (
     to_small,
 )
 from pytest_guistate.core.oracle_snap import SnappedRegion, grow_unstable, snap_regions
-from pytest_guistate.core.oracle_transient import FADING, TransientShapes
+from pytest_guistate.core.oracle_transient import FADING, TransientShapes, lone_cursor
 from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transient, Transition, Verdict
 from pytest_guistate.core.uitree import UINode, UITree
 from pytest_guistate.core.uitree_platform import ANDROID, is_ime_package
@@ -91,6 +92,10 @@ class VisualOracle:
         ignored = self._ignores(tree, width, height, ignore, status_bars)
         if status_bars is None and self.config.ignore_status_bar:
             ignored += _bars_behind_a_window(tree, before_tree, screen, ignored)
+        if tree is None and self.config.ignore_status_bar:  # no tree says where the bars are: the pixels do
+            found = pixel_bars(before.small(self.config.scale_divisor), after.small(self.config.scale_divisor),
+                               self.config.scale_divisor, (width, height))
+            ignored += [bar for bar in found if not any(box.contains(bar) for box in ignored)]
         masks = self._masks(before, after, ignored)
         raw_regions = find_regions(masks, self.config)
         trusted, untrusted = self._split_unstable(unstable, screen)
@@ -102,6 +107,11 @@ class VisualOracle:
                                  before_tree=before_tree, previous=previous.small(scale) if previous else None)
         transients = [t for t in (shapes.kind_of(raw.box) for raw in raw_regions) if t is not None]
         app_regions = [raw for raw in raw_regions if not any(t.box == raw.box for t in transients)]
+        if tree is None:  # no focused field to hold a cursor: its shape and pixels say it blinked
+            cursor = lone_cursor([(raw.box, raw.small) for raw in app_regions], before.small(scale),
+                                 after.small(scale), scale, self.config.cursor_max_width)
+            app_regions = [raw for raw in app_regions if raw.box != cursor]
+            flicker += [cursor] if cursor is not None else []
         kept = self._keep(app_regions, masks, trusted, untrusted, focused, flicker)
         transients += [Transient("cursor", box) for box in flicker]
         snapped = self._into_vanished_dialog(snap_regions(kept, tree, screen, self.config), before_tree, tree, screen)
@@ -126,6 +136,8 @@ class VisualOracle:
                 and all(s.region.kind == "change" for s in snapped):
             snapped += _another_window(covered, before_tree, tree, screen, ignored, notes, snapped)
         snapped = _join_fragments(snapped, self.config.max_crops, screen)
+        if tree is None:
+            snapped = _one_new_screen(snapped, screen, notes)
         verdict: Verdict
         if any(not s.uncertain for s in snapped):
             verdict = "changed"
@@ -529,6 +541,32 @@ def _join_fragments(snapped: list[SnappedRegion], crops: int, screen: Box) -> li
         return snapped  # nothing joined or taken
     loose.sort(key=lambda s: -s.strict_pixels)
     return [*fixed, *loose, *screen_level]
+
+
+def _one_new_screen(snapped: list[SnappedRegion], screen: Box, notes: list[str]) -> list[SnappedRegion]:
+    """A new screen judged with no tree (the light tier's call) is one region, its `repaint` or
+    `screen` region: with a tree its items are the tree's containers, what a reader compares; without
+    one they are the ink of each word and picture of the new page (up to 25 slivers on real apps,
+    issue 43), all inside the screen-level region, which is what a person sees change. Without a
+    tree, more regions than `_MOST_REGIONS` left after joining whose extent is half of the screen
+    or more are such a page too (its changed boxes fill less than half of it: rows of text on a
+    plain background), given its `repaint` region. An item outside the screen-level region stays,
+    and so does every item when none is certain (the screen-level region must not make a step that
+    only flickered `changed`), or when a dialog's scrim is a region (the dialog's box says more)."""
+    items = [s for s in snapped if s.region.kind == "change"]
+    if not any(not s.uncertain for s in items):
+        return snapped
+    whole = [s for s in snapped if s.region.kind in _WHOLE]
+    if not whole:
+        extent = Box.union_all(s.region.box for s in items)
+        if len(items) < len(snapped) or len(items) <= _MOST_REGIONS or extent is None \
+                or extent.area < DIM_FRACTION * screen.area:
+            return snapped
+        notes.append(f"repaint: {len(items)} changes over {extent.area / screen.area:.0%} of the screen")
+        whole = [_screen_level(extent, "repaint", "repainted area")]
+        snapped = [*snapped, *whole]
+    return [s for s in snapped if s.region.kind != "change"
+            or not any(w.region.box.contains(s.region.box) for w in whole)]
 
 
 def _joined(a: SnappedRegion, b: SnappedRegion) -> SnappedRegion:

@@ -29,7 +29,7 @@ so a reader sees what was set aside and why. The rules are about shapes, not app
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import cv2
 import numpy as np
@@ -39,7 +39,7 @@ from pytest_guistate.core.oracle_mask import to_small
 from pytest_guistate.core.oracle_types import Transient
 from pytest_guistate.core.uitree import UINode, UITree
 
-__all__ = ["FADING", "TransientShapes", "is_overlay"]
+__all__ = ["FADING", "TransientShapes", "is_overlay", "lone_cursor"]
 
 _BAR_MAX_WIDTH = 0.02  # of the screen's width (a 4 dp bar with its 1/2-scale rounding)
 _BAR_MIN_ASPECT = 4.0
@@ -56,6 +56,7 @@ _GLOW_MIN_HEIGHT = 0.02  # of the screen's height: thinner is a shadow (a toolba
 _HALO_REACH = 2.0  # a borderless ripple's circle reaches at most this many times its control's width and height
 _RIPPLE_MIN_COVER = 0.5  # of the control's area: a fading ripple fills its control; a thin shadow edge does not
 _HOST_MAX_FRACTION = 0.25  # a clickable node larger than this share of the screen is a page, not a control
+_CONTROL_MIN = 0.05  # of the screen's short side: the smallest side of a control's layer (18-20 dp)
 _BLOCK = 8  # px of the 1/2-scale pixels a layer is checked over (a translucent layer is smooth at this size)
 _RESIDUAL = 7.0  # grey levels a block may stray from "before under a layer" (JPEG noise of real screenshots)
 
@@ -92,6 +93,15 @@ def is_overlay(before: np.ndarray, after: np.ndarray, max_alpha: float) -> bool:
     # a layer only lowers contrast; a block across the layer's own edge (the control's bounds) gains a little
     gains = ~textured | ((gain >= 1.0 - max_alpha - 0.05) & (gain <= 1.0 + max_alpha / 2))
     return bool(np.all(fits & gains))
+
+
+def _channels(image: np.ndarray) -> np.ndarray:
+    """`image`'s colour values side by side as a grey image (each pixel's B, G, R in a row), so that
+    `is_overlay`'s blocks fit one gain and offset to all three channels."""
+    if image.ndim == 2:
+        return image
+    flat = np.ascontiguousarray(image).reshape(image.shape[0], -1)
+    return cv2.merge([flat, flat, flat])
 
 
 def _halo_of(box: Box, control: Box) -> bool:
@@ -196,6 +206,8 @@ class TransientShapes:
         return None
 
     def _ripple(self, box: Box) -> Transient | None:
+        if self.pixels is not None and self.tree is None:
+            return self._ripple_without_tree(box)
         if self.pixels is None or self.before_tree is None:
             return None
         tolerance = 2 * self.pixels[2]
@@ -213,6 +225,26 @@ class TransientShapes:
         if not self._layer(box, _RIPPLE_MAX_ALPHA) or not self._fading(box) or not self._unchanged(host):
             return None  # new content under the layer, or the control itself changed: the app's change
         return Transient("ripple", box, host.label or host.cls)
+
+    def _ripple_without_tree(self, box: Box) -> Transient | None:
+        """No tree names the tapped control (the light tier's call, issue 43): a change no larger than a
+        control (`_HOST_MAX_FRACTION` of the screen) whose pixels are what was there under a weak
+        translucent grey layer (one gain and offset for every colour channel), still fading, is taken
+        for a ripple all the same. It only makes the step `uncertain` (looked at again once settled,
+        when a layer that stood still is the app's change), so a tap that did nothing never passes on
+        a halo; new content under the layer is no layer."""
+        if box.area > _HOST_MAX_FRACTION * self.screen.area \
+                or min(box.width, box.height) < _CONTROL_MIN * min(self.screen.width, self.screen.height):
+            return None  # larger than a control, or a line (a divider drawn faint is no tap's layer)
+        assert self.pixels is not None
+        before, after, scale = self.pixels
+        x0, y0, x1, y1 = to_small(box, scale, after.shape)
+        # fitted over the colour channels together: a grey layer scales every channel alike, a button
+        # turning from blue to green (one grey level apart) does not
+        if not is_overlay(_channels(before[y0:y1, x0:x1]), _channels(after[y0:y1, x0:x1]), _RIPPLE_MAX_ALPHA) \
+                or not self._fading(box):
+            return None
+        return Transient("ripple", box, "screen")
 
     def _layer(self, box: Box, max_alpha: float) -> bool:
         assert self.pixels is not None
@@ -236,3 +268,43 @@ class TransientShapes:
         """Whether the before-tree holds `host` as it is now, with everything in it."""
         mine = _signature(host)
         return any(_signature(n) == mine for n in self._before() if n.bounds == host.bounds and n.cls == host.cls)
+
+
+_CURSOR_MIN_ASPECT = 3.0  # a text cursor is at least this many times as tall as wide
+_CURSOR_MAX_HEIGHT = 0.07  # of the screen's height: a line of text (a taller bar is a divider, a progress bar)
+_CURSOR_MIN_HEIGHT = 0.012  # of the screen's height: a line of small text (a shorter mark is a dot, a tick)
+_CURSOR_PLAIN = 45  # |dB| + |dG| + |dR|: how far a pixel of the cursor's place may stray from its colour without it
+_CURSOR_INK = 60  # |dB| + |dG| + |dR| from that colour: a pixel of the bar
+_CURSOR_ROWS = 0.8  # share of the box's rows the bar must fill (a solid upright stroke, not a glyph)
+
+
+def lone_cursor(boxes: Sequence[tuple[Box, tuple[int, int, int, int]]], small_before: np.ndarray,
+                small_after: np.ndarray, scale: int, max_width: int) -> Box | None:
+    """The one change among `boxes` (full-scale box, its 1/`scale` box) that is a text cursor
+    blinking, for a compare with no tree to name the focused field (issue 43: the light tier's call
+    took a blink for the app's change, passing a tap that did nothing): a solid upright bar at most
+    `max_width` wide and a text line tall, on a plain place in the other frame. Two such bars (one
+    gone, one come) are a cursor that moved to another field, the action's change: None then."""
+    found = [box for box, small in boxes if _cursor_shaped(box, small, small_before, small_after, scale, max_width)]
+    return found[0] if len(found) == 1 else None
+
+
+def _cursor_shaped(box: Box, small: tuple[int, int, int, int], before: np.ndarray, after: np.ndarray, scale: int,
+                   max_width: int) -> bool:
+    height = before.shape[0] * scale
+    tall = max(_CURSOR_MIN_ASPECT * box.width, _CURSOR_MIN_HEIGHT * height)
+    if box.width > max_width or not tall <= box.height <= _CURSOR_MAX_HEIGHT * height:
+        return False
+    x0, y0, x1, y1 = small
+    for plain, bar in ((before, after), (after, before)):
+        place = plain[y0:y1, x0:x1].astype(np.int32).reshape(-1, plain.shape[2] if plain.ndim == 3 else 1)
+        if place.size == 0:
+            return False
+        colour = np.median(place, axis=0)
+        if float(np.abs(place - colour).sum(axis=1).max()) > _CURSOR_PLAIN:
+            continue  # something is drawn there in this frame too: not a bar on a plain place
+        stroke = bar[y0:y1, x0:x1].astype(np.int32)
+        ink = (np.abs(stroke - colour).sum(axis=-1) if stroke.ndim == 3 else np.abs(stroke - colour[0])) > _CURSOR_INK
+        if ink.any(axis=1).mean() >= _CURSOR_ROWS and int(ink.any(axis=0).sum()) * scale <= max_width:
+            return True
+    return False
