@@ -87,6 +87,11 @@ def check_size(width: int, height: int, subject: str, screen: tuple[int, int] | 
 def _downscale(bgr: np.ndarray, scale_divisor: int) -> np.ndarray:
     height, width = bgr.shape[:2]
     size = (max(1, width // scale_divisor), max(1, height // scale_divisor))
+    if scale_divisor == 2 and width % 2 == 0 and height % 2 == 0:
+        # halving even sides, both are the mean of each 2x2 block rounded half up ((sum + 2) >> 2),
+        # bit for bit (tests/core/test_frame_decode.py); the bilinear path costs ~0.8 ms against 1.5-6 ms
+        # for a 1080x2340 frame on a loaded machine (issue 43)
+        return cv2.resize(bgr, size, interpolation=cv2.INTER_LINEAR)
     return cv2.resize(bgr, size, interpolation=cv2.INTER_AREA)
 
 

@@ -63,7 +63,7 @@ class Box:
 
     @property
     def is_empty(self) -> bool:
-        return self.width == 0 or self.height == 0
+        return self.right <= self.left or self.bottom <= self.top  # width or height 0, without the properties
 
     def to_bounds(self) -> str:
         return f"[{self.left},{self.top}][{self.right},{self.bottom}]"
@@ -94,7 +94,9 @@ class Box:
         return Box(left, top, right, bottom)
 
     def intersects(self, other: Box) -> bool:
-        return not self.intersection(other).is_empty
+        # `not self.intersection(other).is_empty` without building the box (called ~100k times a compare's snapping)
+        return (min(self.right, other.right) > max(self.left, other.left)
+                and min(self.bottom, other.bottom) > max(self.top, other.top))
 
     def union(self, other: Box) -> Box:
         return Box(

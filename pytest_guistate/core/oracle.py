@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, fields
 
 import cv2
 
@@ -88,6 +89,7 @@ class VisualOracle:
         if before.same_bytes(after):
             return self._identical(after, tree, ignore, unstable, started, status_bars)
         width, height = self._check_sizes(before, after)
+        tree, before_tree = _walked(tree), _read_once(before_tree)  # every rule below walks the same two trees
         screen = Box(0, 0, width, height)
         ignored = self._ignores(tree, width, height, ignore, status_bars)
         if status_bars is None and self.config.ignore_status_bar:
@@ -625,6 +627,40 @@ def _focused_editables(tree: UITree | None) -> list[UINode]:
         if node.focused and node.bounds is not None and (node.is_editable
                                                           or any(hint in node.cls for hint in _EDITABLE_HINTS))
     ]
+
+
+@dataclass
+class _WalkedTree(UITree):
+    """A tree whose nodes are listed once for one compare: the bars, the transient shapes, snapping,
+    the dialogs and the focused fields each walk the whole tree, a Python loop over every node."""
+
+    walked: list[UINode] = field(default_factory=list, repr=False)
+
+    def nodes(self) -> Iterator[UINode]:
+        return iter(self.walked)
+
+
+def _walked(tree: UITree | None) -> UITree | None:
+    """`tree` with its nodes listed once (the same nodes, the same order), for the length of one compare."""
+    if tree is None or isinstance(tree, _WalkedTree):
+        return tree
+    walked = _WalkedTree(**{f.name: getattr(tree, f.name) for f in fields(UITree)})
+    walked.walked = list(tree.nodes())
+    return walked
+
+
+def _read_once(source: Callable[[], UITree | None] | None) -> Callable[[], UITree | None] | None:
+    """`before_tree` read at most once a compare (its first read as it was), its nodes listed once."""
+    if source is None:
+        return None
+    read: list[UITree | None] = []
+
+    def before_tree() -> UITree | None:
+        if not read:
+            read.append(_walked(source()))
+        return read[0]
+
+    return before_tree
 
 
 def _where(frame: Frame) -> str:

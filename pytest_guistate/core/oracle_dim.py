@@ -19,6 +19,7 @@ such child the dialog is where the pixels do not follow the scrim's gain (the un
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import cv2
@@ -38,6 +39,7 @@ _RATIO_SPREAD = 0.2  # how far a pixel's ratio may stray from the gain and still
 _GAIN_SAMPLES = 1 << 15  # changed pixels the gain is read from (an even sample of them)
 _DIALOG_HINTS = ("Dialog", "AlertDialog", "BottomSheet", "PopupWindow")
 _DIALOG_IDS = (":id/parentPanel", ":id/dialog", "dialog")
+_DIALOG_HINT = re.compile("|".join(map(re.escape, _DIALOG_HINTS)))  # a class holding any hint, in one scan
 _LAYER = 0.8  # a dialog node covering this much of the screen is a dim layer, not the dialog's box
 
 
@@ -96,7 +98,7 @@ def _dialogs(tree: UITree | None, screen: Box | None = None) -> list[UINode]:
     if tree is None:
         return []
     found = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
-             and (any(h in n.cls for h in _DIALOG_HINTS) or any(n.resource_id.endswith(i) for i in _DIALOG_IDS))]
+             and (_DIALOG_HINT.search(n.cls) is not None or n.resource_id.endswith(_DIALOG_IDS))]
     found += _drawers(tree)
     window = floating_window(tree, screen)
     return found if window is None or any(n is window for n in found) else [window, *found]
@@ -129,9 +131,10 @@ def find_overlay(before: UITree | None, after: UITree | None, screen: Box | None
     """The outermost dialog in exactly one of the two trees (vanished first: closing is the common
     case); with `screen`, a dialog node that is a full-screen layer names its content child, and a
     dump holding only a floating window (`floating_window`) counts that window as a dialog."""
-    for source, other, change in ((before, after, "vanished"), (after, before, "appeared")):
-        others = {_key(n) for n in _dialogs(other, screen)}
-        lonely = [n for n in _dialogs(source, screen) if _key(n) not in others]
+    old, new = _dialogs(before, screen), _dialogs(after, screen)  # each tree walked once, not once a direction
+    for source, other, change in ((old, new, "vanished"), (new, old, "appeared")):
+        others = {_key(n) for n in other}
+        lonely = [n for n in source if _key(n) not in others]
         if lonely:
             node = max(lonely, key=lambda n: n.bounds.area if n.bounds else 0)
             if screen is None:
@@ -147,8 +150,9 @@ _GREY = np.array([0.114, 0.587, 0.299], dtype=np.float32)  # BGR weights of Open
 def _grey_at(pixels: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """Grey levels (float) of the pixels at flat `positions`: only the sampled pixels are converted."""
     if pixels.ndim == 2:
-        return np.asarray(pixels.reshape(-1)[positions], dtype=np.float32)
-    return np.asarray(pixels.reshape(-1, pixels.shape[2])[positions, :3].astype(np.float32) @ _GREY)
+        return np.asarray(np.take(pixels.reshape(-1), positions), dtype=np.float32)
+    rows = np.take(pixels.reshape(-1, pixels.shape[2]), positions, axis=0)  # ~2x a fancy index's gather
+    return np.asarray(rows[:, :3].astype(np.float32) @ _GREY)
 
 
 def _changed_sample(strict: np.ndarray, exclude: tuple[int, int, int, int] | None) -> np.ndarray | None:
@@ -163,8 +167,8 @@ def _changed_sample(strict: np.ndarray, exclude: tuple[int, int, int, int] | Non
     if count < 64:
         return None
     flat = strict.reshape(-1)
-    positions = np.arange(0, flat.size, max(1, flat.size // (4 * _GAIN_SAMPLES)), dtype=np.int64)
-    positions = positions[flat[positions] > 0]
+    step = max(1, flat.size // (4 * _GAIN_SAMPLES))
+    positions = np.flatnonzero(flat[::step]).astype(np.int64) * step  # the grid's changed positions, no gather
     if positions.size < _GAIN_SAMPLES // 8:
         positions = np.flatnonzero(flat)
     if exclude is not None:

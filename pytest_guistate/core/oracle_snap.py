@@ -69,8 +69,11 @@ class _Snapper:
         for node in tree.nodes():
             for child in node.children:
                 self.parents[id(child)] = node
-        self.order = [n for i, n in enumerate(drawn) if not self.is_transparent_layer(n, drawn[:i])]
+        # `drawn[:i]` only for an empty layer: a slice for every node cost O(nodes^2) on a large web page's tree
+        self.order = [n for i, n in enumerate(drawn)
+                      if not (n.is_empty_layer and self.is_transparent_layer(n, drawn[:i]))]
         self.changes: list[Box] = []  # every changed box of the pair: what a container is measured against
+        self._topmost: dict[Box, UINode | None] = {}
 
     def is_transparent_layer(self, node: UINode, beneath: Sequence[UINode]) -> bool:
         """An empty layer (`UINode.is_empty_layer`) drawn over other nodes, not its own parents: a
@@ -108,8 +111,22 @@ class _Snapper:
         )
 
     def topmost(self, box: Box) -> UINode | None:
-        """The last node in document order (drawn on top) that encloses `box`."""
-        return next((n for n in reversed(self.order) if self.encloses(n, box)), None)
+        """The last node in document order (drawn on top) that encloses `box` (`encloses`, its
+        slack worked out once for the box rather than once a node: this walk is most of snapping)."""
+        if box in self._topmost:  # `element` and `container` both ask it for each changed box
+            return self._topmost[box]
+        slack_x = max(self.config.snap_tolerance, int(_SNAP_SLACK * box.width))
+        slack_y = max(self.config.snap_tolerance, int(_SNAP_SLACK * box.height))
+        left, top, right, bottom = box.left + slack_x, box.top + slack_y, box.right - slack_x, box.bottom - slack_y
+        found: UINode | None = None
+        for node in reversed(self.order):
+            b = node.bounds
+            assert b is not None
+            if b.left <= left and b.top <= top and b.right >= right and b.bottom >= bottom:
+                found = node
+                break
+        self._topmost[box] = found
+        return found
 
     def element(self, box: Box) -> Box:
         """The node the change is in: a leaf (a TextView whose text changed) unless it is a large part

@@ -140,9 +140,10 @@ class TransientShapes:
         self.lists: list[UINode] = []
         self.controls: list[UINode] = []
         if tree is not None:
-            self.lists = _lists(tree.nodes())
+            nodes = list(tree.nodes())  # one walk of the tree for both lists
+            self.lists = _lists(nodes)
             limit = _HOST_MAX_FRACTION * screen.area
-            self.controls = [n for n in tree.nodes() if n.bounds is not None and not n.bounds.is_empty
+            self.controls = [n for n in nodes if n.bounds is not None and not n.bounds.is_empty
                              and (n.clickable or n.long_clickable) and n.bounds.area <= limit]
         self.tree = tree
         self.pixels = pixels

@@ -117,6 +117,24 @@ def test_the_reduced_decode_equals_the_full_decode_downscaled(size: tuple[int, i
     assert np.array_equal(ahead.bgr, full.bgr)  # full size when asked
 
 
+@pytest.mark.parametrize("size", [(2340, 1080), (2402, 1082), (480, 270), (2, 2)])
+@pytest.mark.parametrize("content", ["noise", "smooth", "levels"])
+def test_halving_decoded_pixels_equals_inter_area(size: tuple[int, int], content: str) -> None:
+    """A frame already decoded (a JPEG, pixels handed over) is halved by the faster bilinear path,
+    which must give INTER_AREA's very pixels, colour and grey: the thresholds were tuned on them."""
+    rng = np.random.default_rng(11)
+    image = rng.integers(0, 256, (*size, 3), dtype=np.uint8)
+    if content == "smooth":
+        image = cv2.GaussianBlur(image, (0, 0), 3)
+    elif content == "levels":  # flat areas and hard edges, each 2x2 block's sum at every remainder mod 4
+        image = (image // 85 * 85).astype(np.uint8)
+    frame = Frame.from_array(image)
+    half = (size[1] // 2, size[0] // 2)
+    assert np.array_equal(frame.small(2), cv2.resize(image, half, interpolation=cv2.INTER_AREA))
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    assert np.array_equal(frame.grey(2), cv2.resize(grey, half, interpolation=cv2.INTER_AREA))
+
+
 def test_an_odd_sized_frame_is_halved_from_its_full_decode() -> None:
     """The reduced decode rounds an odd side up, INTER_AREA down: odd sizes take the full decode."""
     image = np.random.default_rng(3).integers(0, 256, (101, 61, 3), dtype=np.uint8)

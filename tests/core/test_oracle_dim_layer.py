@@ -138,3 +138,33 @@ def test_a_closed_dialog_is_its_box_on_the_before_screen_not_the_list_under_it(p
     assert closed[0]["container"] == "dialog 'Delete post?' vanished"
     width = closed[0]["box"][2] - closed[0]["box"][0]
     assert width < 1000 and closed[0]["box"][3] - closed[0]["box"][1] < 600, "not the whole list"
+
+
+def test_a_dimmed_step_walks_each_tree_once_and_reads_the_before_tree_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 42: the dim path's rules (bars, transient shapes, snapping twice, the dialog looked up
+    twice) each walked both whole trees, a Python loop over every node; one compare lists each tree's
+    nodes once and asks for the before-tree once, with the same judgement."""
+    from pytest_guistate.core.uinode import UINode
+
+    before_tree, after_tree = parse_page_source(tree(False)), parse_page_source(tree(True))
+    roots = {id(before_tree.root): "before", id(after_tree.root): "after"}
+    walks: list[str] = []
+    reads: list[int] = []
+    original = UINode.walk
+
+    def counted(self: UINode):  # type: ignore[no-untyped-def]
+        if id(self) in roots:
+            walks.append(roots[id(self)])
+        return original(self)
+
+    def read_before():  # type: ignore[no-untyped-def]
+        reads.append(1)
+        return before_tree
+
+    monkeypatch.setattr(UINode, "walk", counted)
+    result = oracle.compare(Frame.from_array(feed()), Frame.from_array(dimmed(feed())), after_tree,
+                            before_tree=read_before)
+    assert any("global dim" in note for note in result.notes)
+    assert [r.box for r in result.regions][:1] == [DIALOG]
+    assert sorted(walks) == ["after", "before"], walks
+    assert reads == [1]
