@@ -8,8 +8,9 @@ Matching rule (replay): exchange N of the run must match exchange N of the casse
     are matched (not their outcome: settled/refreshed depends on timing), in `<task_state>` only
     the summary and tracker (the focus holds timing-dependent oracle verdicts), in
     `<transition>` only the action; `<recent_changes>` (the boxes of the recent crops) is image
-    evidence and ignored like the images themselves; element lines of toasts (transient, real-time)
-    are dropped, and so is `<flow_hints>` (it comes from the cross-run memory file).
+    evidence and ignored like the images themselves; element lines of toasts (transient, real-time:
+    Android's `Toast` rows and iOS's lone text in a window of its own, see `without_toasts`) are
+    dropped, and so is `<flow_hints>` (it comes from the cross-run memory file).
 Images are ignored (screenshots differ with the ticking clock and antialiasing); model name and
 max_tokens are ignored (switching models must not need a re-record to start replaying).
 Stored requests keep their text but images are replaced by a placeholder naming their size and
@@ -42,6 +43,7 @@ __all__ = [
     "cassette_path",
     "match_text",
     "strip_images",
+    "without_toasts",
 ]
 
 CASSETTE_SCHEMA = "guistate.cassette/1"
@@ -69,6 +71,49 @@ def _normalise(text: str) -> str:
     return re.sub(r"[ \t]+", " ", _TIME_RE.sub("<time>", text)).strip()
 
 
+_OVERLAY_ROOT = re.compile(r"^0/([1-9][0-9]*)/0$")  # the first node of a window above the app's own
+
+
+def _toast_ids(rows: list[dict[str, Any]]) -> set[str]:
+    """Element ids of toasts: Android's `Toast` rows, and iOS's shape of one (XCUITest has no toast
+    type): a window above the app's that holds one lone text and nothing to tap. An alert's window
+    holds its buttons too, so its texts stay matched."""
+    ids = {str(r.get("id")) for r in rows if r.get("kind") == "Toast"}
+    for row in rows:
+        found = _OVERLAY_ROOT.match(str(row.get("id")))
+        if found is None or row.get("kind") != "StaticText" or row.get("tap") or row.get("edit"):
+            continue
+        window = f"0/{found.group(1)}/"
+        if not any(str(other.get("id")).startswith(window) for other in rows if other is not row):
+            ids.add(str(row["id"]))
+    return ids
+
+
+def without_toasts(match: str) -> str:
+    """`match` without the element lines of toasts: a toast lives ~1.5 s of real time, so whether a
+    turn still sees it depends on machine speed. Applied to the live request and to the recorded
+    match alike, so a cassette recorded before a toast shape was known replays without a re-record."""
+    lines = match.splitlines()
+    dropped: set[int] = set()
+    start: int | None = None
+    for i, line in enumerate(lines):
+        if line.endswith(": <elements>"):
+            start = i + 1
+        elif line.endswith(": </elements>") and start is not None:
+            rows: dict[int, dict[str, Any]] = {}
+            for j in range(start, i):
+                try:
+                    row = json.loads(lines[j].split(": ", 1)[-1])
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(row, dict):
+                    rows[j] = row
+            toasts = _toast_ids(list(rows.values()))
+            dropped |= {j for j, row in rows.items() if str(row.get("id")) in toasts}
+            start = None
+    return "\n".join(line for i, line in enumerate(lines) if i not in dropped)
+
+
 def _sections(text: str) -> str:
     """Drop the timing-dependent parts of tagged sections (see the module docstring)."""
     def history(m: re.Match[str]) -> str:
@@ -90,7 +135,7 @@ def _sections(text: str) -> str:
             return m.group(0)
         return "<transition>\n" + json.dumps({"action": data.get("action")}) + "\n</transition>"
 
-    # a toast lives ~1.5 s of real time: whether a turn still sees it depends on machine speed
+    # a toast lives ~1.5 s of real time (see `without_toasts` for the iOS shape of one)
     text = "\n".join(line for line in text.splitlines() if '"kind":"Toast"' not in line)
     # recent crops are image evidence: their boxes move with redraw timing just like the pixels
     text = re.sub(r"<recent_changes>\n(.*?)\n</recent_changes>", "<recent_changes/>", text, flags=re.DOTALL)
@@ -119,7 +164,7 @@ def match_text(body: dict[str, Any], purpose: str) -> str:
             elif isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result"):
                 lines.append(f"{message.get('role')}: [{block['type']}] " + _normalise(json.dumps(
                     {k: v for k, v in block.items() if k not in ("id", "tool_use_id")}, sort_keys=True)))
-    return "\n".join(lines)
+    return without_toasts("\n".join(lines))
 
 
 def strip_images(value: Any) -> Any:
@@ -269,7 +314,7 @@ class ReplayServer:
             now = match_text(body, purpose)
             if self.scrub is not None:
                 now = "\n".join(self.scrub(now.splitlines()))
-            if now != recorded.match:
+            if now != without_toasts(recorded.match):
                 message = _describe(index, recorded, now, self.cassette.path)
                 self.divergence = self.divergence or Divergence(index, message)
                 return json_reply(400, {"type": "error", "error": {"type": "invalid_request_error", "message": message}},
@@ -281,7 +326,7 @@ class ReplayServer:
 
 
 def _describe(index: int, recorded: Exchange, now: str, path: Path) -> str:
-    old, new = recorded.match.splitlines(), now.splitlines()
+    old, new = without_toasts(recorded.match).splitlines(), now.splitlines()
     first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
     diff = list(difflib.unified_diff(old, new, "recorded", "now", n=1, lineterm=""))[:14]
     at = f"step {recorded.step}" if recorded.step is not None else "setup"
