@@ -109,6 +109,10 @@ def shots_in_step(device: Device, monkeypatch: pytest.MonkeyPatch, after_shot: C
     def tap() -> None:
         taken.clear()
         device.tap("Delete")
+        # the page draws its dialog in the click's handlers, which may end a few ms after the click returned:
+        # a change that late is rightly a change after the screenshot was asked for (looked at again), so the
+        # test leaves the page time to finish before the step asks for its after-frame
+        time.sleep(0.2)
         acted.append(time.monotonic())
 
     monkeypatch.setattr(device, "screenshot", counted)
