@@ -642,13 +642,18 @@ def motion_answer(value: object) -> bool | float | None:
     return None
 
 
+def _root_says(result: str, name: str) -> str | None:
+    """The value TREE_JS set on its root element as `name` (only the root's own tag is read), None if unset."""
+    head = result[: result.find(">") + 1]
+    found = re.search(f' {name}="([^"]*)"', head)
+    return None if found is None else found.group(1)
+
+
 def tree_moving(result: str) -> bool | float | None:
     """What TREE_JS said of the page's motion (`moving` on its root: `motion_answer`), None if it did not say."""
-    head = result[: result.find(">") + 1]
-    found = re.search(r' moving="([^"]*)"', head)
-    if found is None:
+    text = _root_says(result, "moving")
+    if text is None:
         return None
-    text = found.group(1)
     if text in ("true", "false"):
         return text == "true"
     try:
@@ -667,10 +672,9 @@ def quiet_answer(value: object) -> float | None:
 
 def tree_quiet(result: str) -> float | None:
     """What TREE_JS said of the page's quiet (`quiet` on its root: `quiet_answer`), None if it did not say."""
-    head = result[: result.find(">") + 1]
-    found = re.search(r' quiet="([^"]*)"', head)
+    text = _root_says(result, "quiet")
     try:
-        return quiet_answer(float(found.group(1))) if found is not None else None
+        return quiet_answer(float(text)) if text is not None else None
     except ValueError:
         return None
 

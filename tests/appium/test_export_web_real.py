@@ -22,6 +22,7 @@ import pytest
 from pytest_guistate.llm.cache.cachefile import load_cache
 from pytest_guistate.llm.export import build_export, export_test
 from pytest_guistate.llm.reference.server import ReferenceServer
+from tests.cache.conftest import CONFTEST
 from tests.helpers.export_record import check_against_record
 
 pytestmark = pytest.mark.appium
@@ -35,21 +36,6 @@ def test_notes_web(device, guistate):
     guistate.secret({password!r})
     result = guistate.run({goal!r}, max_steps=12)
     assert result.success, result.summary
-"""
-
-# the page's own record of what happened (window.__guistateActionLog), whatever the inner outcome
-GROUND_TRUTH = """
-import json
-from pathlib import Path
-
-import pytest
-
-
-@pytest.fixture(autouse=True)
-def ground_truth(request, device):
-    yield
-    Path("logs").mkdir(exist_ok=True)
-    Path("logs", request.node.name + ".json").write_text(json.dumps(device.action_log()))
 """
 
 
@@ -69,7 +55,7 @@ def test_a_browser_run_exports_to_a_test_that_opens_its_page_and_passes_alone(
 ) -> None:
     device_options = inner_device(150)
     page = f"{webapps}framework7.html?redraw=700&hydrate=0"
-    pytester.makeconftest(GROUND_TRUTH)
+    pytester.makeconftest(CONFTEST)  # the page's own record (window.__guistateActionLog), whatever the outcome
     pytester.makepyfile(test_web=INNER.format(page=page, password=PASSWORD, goal=GOAL))
     common = ("-p", "no:cacheprovider", "--guistate-memory=off", "-o", "guistate_llm_updater=off", *device_options)
     with ReferenceServer() as server:

@@ -18,23 +18,11 @@ import pytest
 from pytest_guistate.llm.cache.cachefile import load_cache
 from pytest_guistate.llm.export import export_test
 from pytest_guistate.llm.reference.server import ReferenceServer
+from tests.cache.conftest import CONFTEST
 from tests.cache.test_export import ruff_format_check
 from tests.helpers.chromium import require_chromium
 from tests.helpers.inner_run import run_inprocess
 
-CONFTEST = """
-import json
-from pathlib import Path
-
-import pytest
-
-
-@pytest.fixture(autouse=True)
-def ground_truth(request, device):
-    yield
-    Path("logs").mkdir(exist_ok=True)
-    Path("logs", request.node.name + ".json").write_text(json.dumps(device.action_log()))
-"""
 SUITE = """
 import pytest
 
