@@ -18,7 +18,7 @@ expect, so each step reads the tree):
   light/standard/full no-expect   the same taps with no expect (on demand): the plugin's own share,
               to compare with bare+shot (at light such a step fetches no page source, issue 12).
   Chromium only: bare+devtools   bare+shot with the screenshot taken the plugin's way (DevTools,
-              optimizeForSpeed, the dialog check: `devices/devtools_capture.py`), and light
+              optimizeForSpeed: `devices/devtools_capture.py`), and light
               no-expect-w3c, the plugin with the W3C screenshot; column /bare+devtools = the plugin's own work.
   Columns: ms/step, page sources/step, ratio to bare+shot (the plugin's per-step share) and to bare.
 With `--appium URL`, the same against a real Appium server (chromium driver, headless Chromium, the

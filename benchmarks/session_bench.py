@@ -14,7 +14,7 @@ delete dialog, cancel it" (sim: Bob's post; Chromium: the web Feed's first post,
                     the `expect` rows: what a careful script does);
   bare new          the tap + screenshot body with a new session per test (start and quit per test);
   bare reuse devtools   Chromium only: `bare reuse` with its screenshots taken the plugin's way
-                    (`devices/devtools_capture.py`: DevTools, optimizeForSpeed, the dialog check), so the
+                    (`devices/devtools_capture.py`: DevTools, optimizeForSpeed), so the
                     ratio to it is the plugin's own work alone;
   test|worker light|standard [expect]   the plugin's `device` + `guistate` fixtures, each step a
                     `guistate.perform(...)` (with `expect=visible/gone("Delete post?")` in the expect
@@ -143,7 +143,7 @@ def test_body(driver, n):
         for by, value in ((OPEN_BY, OPEN), (CANCEL_BY, CANCEL)):
             driver.find_element(getattr(AppiumBy, by), value).click()
             if devtools is not None:
-                base64.b64decode(devtools.take())  # the plugin's Chromium route, with its dialog check
+                base64.b64decode(devtools.take())  # the plugin's Chromium route (its capture checks for a dialog)
             else:
                 driver.get_screenshot_as_png()
             if CHECK:
@@ -472,7 +472,7 @@ def measure(args: argparse.Namespace, where: str, url: str, caps: dict[str, Any]
           "target worker <= 1.10x bare reuse")
     if devtools is not None:
         print("  /bare devtools: against the bare client taking its screenshots the plugin's Chromium way "
-              "(DevTools, with the dialog check): the plugin's own work alone")
+              "(DevTools, optimizeForSpeed): the plugin's own work alone")
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ from pytest_guistate.core.explain import (
 )
 from pytest_guistate.core.observation import Observation, Screen, TreeExpired
 from pytest_guistate.core.oracle import VisualOracle
-from pytest_guistate.core.oracle_types import Transition
+from pytest_guistate.core.oracle_types import OracleConfig, Transition
 from pytest_guistate.core.records import ArtifactSink, MemoryArtifacts, StepRecord
 from pytest_guistate.core.settle import Clock, SettlePolicy, SystemClock, settle
 from pytest_guistate.core.state import (
@@ -134,7 +134,8 @@ class TaskSession:
         if on_milestone_failure not in ("raise", "record"):
             raise ValueError(f"on_milestone_failure must be 'raise' or 'record', got {on_milestone_failure!r}")
         self.screen = screen
-        self.oracle = oracle or VisualOracle()
+        # a screen without system bars (a desktop browser's page) has nothing at its edges to set aside
+        self.oracle = oracle or VisualOracle(OracleConfig(ignore_status_bar=bool(getattr(screen, "system_bars", True))))
         self.policy = policy or TierPolicy.for_tier("standard")
         self.updater: StateUpdater = updater or OfflineUpdater()
         self.hooks = hooks or SessionHooks()

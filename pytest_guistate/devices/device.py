@@ -225,6 +225,17 @@ class Device:
         return self._web
 
     @property
+    def system_bars(self) -> bool:
+        """Whether the screenshot shows the system's bars (a phone's status and navigation bars), which
+        the oracle sets aside. A desktop browser's screenshot is its page's viewport alone: a band at
+        its top is the page's own header, and a change there is the page's (a phone's browser, a
+        native app's web view and the sim show the whole screen, bars included)."""
+        if not self.browser:
+            return True
+        caps = getattr(self.driver, "capabilities", None) or {}
+        return str(caps.get("platformName") or "").lower() in ("android", "ios")
+
+    @property
     def is_web(self) -> bool:
         """The current context is a web one (a browser session, or a native app's web view): HTML page
         source, DOM locators and checks."""
@@ -517,11 +528,7 @@ class Device:
     def _screenshot(self, source: str) -> Frame:
         devtools = self._devtools_route()
         if devtools is not None and devtools.state == "on":
-            frame = self._frame(devtools.capture(), source)
-            if self.decode_ahead:
-                frame.prefetch()  # the decode overlaps the dialog check
-            devtools.check_dialog()
-            return frame
+            return self._frame(devtools.capture(), source)
         encoded = devtools.take() if devtools is not None else None
         if encoded is None:
             encoded = self._call("screenshot", self.driver.get_screenshot_as_base64)

@@ -7,12 +7,12 @@ emulation, 1082x2402) one run measured 113 vs 137 ms per screenshot, and 13.6 vs
 oracle's half-size decode (benchmarks/latency_bench.py --appium). On a device this fast, a
 screenshot is most of a step.
 
-chromedriver runs a DevTools command without the check for an open JavaScript dialog that its W3C
-screenshot makes first. A `title` request makes that check: a dialog still fails the screenshot
-("unexpected alert open"), as before, and chromedriver's prompt behaviour still applies. It costs
-one quick window command (~10 ms). It is sent after the capture, while the frame decodes on the
-background thread. A dialog open during the capture is therefore still caught, and the check costs
-the step less.
+chromedriver runs its DevTools command as it runs the W3C screenshot: a window command, which
+first looks for an open JavaScript dialog. A dialog fails the capture ("unexpected alert open"),
+and chromedriver's prompt behaviour applies, as with the W3C screenshot. An earlier version sent a
+`title` request after each capture to make that check; it repeated what the capture had done, at
+one window command a screenshot (`tests/appium/test_device_real.py` opens a `confirm()` and checks
+that both routes fail alike).
 
 The route is tried once per session. A driver without it (another browser, an older chromedriver,
 an Appium driver that does not pass it on) gets the W3C screenshot from then on, and `reason` says
@@ -24,7 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_guistate.devices.errors import CapabilityUnavailable, DeviceError, driver_call
+from selenium.common.exceptions import UnexpectedAlertPresentException
+
+from pytest_guistate.devices.errors import DeviceError, driver_call
 
 __all__ = ["COMMAND", "DevtoolsScreenshots", "wants_devtools"]
 
@@ -45,8 +47,7 @@ def wants_devtools(capabilities: Mapping[str, Any]) -> bool:
 
 class DevtoolsScreenshots:
     """One session's DevTools screenshot route: `take()` until it is known to work (base64 PNG data,
-    or None when the route is not there and the caller takes the W3C screenshot), then `capture()`
-    followed by `check_dialog()`."""
+    or None when the route is not there and the caller takes the W3C screenshot), then `capture()`."""
 
     def __init__(self, driver: Any, url: str) -> None:
         self.driver = driver
@@ -55,20 +56,17 @@ class DevtoolsScreenshots:
         self.reason = ""  # why it is off
 
     def take(self) -> Any:
-        """A screenshot while the route is not known to work: the first of the session finds out
-        (the dialog check, then the capture). Base64 text, or None: take the W3C screenshot. Once
-        `state` is "on", the caller uses `capture()` and `check_dialog()` instead."""
+        """A screenshot while the route is not known to work: the first of the session finds out.
+        Base64 text, or None: take the W3C screenshot. Once `state` is "on", the caller uses
+        `capture()` instead. An open JavaScript dialog is the page's state, not a missing route: it
+        fails this screenshot as it would fail the W3C one, and the route stays untried."""
         if self.state == "off":
             return None
         try:
-            # a failure other than a missing command is the device's: an open dialog must not pass unseen
-            self.check_dialog()
-        except CapabilityUnavailable as exc:
-            self._off(f"no `title` command for the dialog check ({exc})")
-            return None
-        try:
-            data = driver_call("screenshot (DevTools)", self.url, self._capture)
+            data = driver_call("screenshot", self.url, self._capture)
         except DeviceError as exc:
+            if isinstance(exc.__cause__, UnexpectedAlertPresentException):
+                raise
             self._off(f"no DevTools route ({exc})")
             return None
         if not isinstance(data, str):
@@ -79,13 +77,8 @@ class DevtoolsScreenshots:
 
     def capture(self) -> Any:
         """Once the route works: the screenshot's base64 text, as the driver sent it (the caller
-        checks it as it checks a W3C answer). Follow it with `check_dialog()`."""
+        checks it as it checks a W3C answer). chromedriver's dialog check came before it."""
         return driver_call("screenshot", self.url, self._capture)
-
-    def check_dialog(self) -> None:
-        """The W3C screenshot's check for an open JavaScript dialog (see the module docstring): after
-        the capture, so that the frame's decode can overlap it; a dialog fails the screenshot."""
-        driver_call("screenshot", self.url, lambda: self.driver.title)
 
     def _off(self, why: str) -> None:
         """The route is not there: W3C screenshots for the rest of the session."""

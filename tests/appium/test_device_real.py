@@ -7,6 +7,7 @@ is served on loopback; its `window.__guistateActionLog` is the ground truth of w
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import cv2
 import numpy as np
@@ -19,6 +20,7 @@ from pytest_guistate.devices.device import (
     DeviceError,
     ElementNotFound,
 )
+from pytest_guistate.devices.devtools_capture import COMMAND
 from pytest_guistate.devices.web_feed import FeedServer
 
 pytestmark = pytest.mark.appium
@@ -194,3 +196,33 @@ def test_chromium_screenshots_take_the_devtools_route_with_the_same_pixels_and_d
             dev.screenshot()
     assert device.screenshot_route == "devtools"  # a dialog is the page's state, not a missing route
     assert device.screenshot().size == (1082, 2402)  # chromedriver dismissed it ("dismiss and notify")
+
+
+def test_the_devtools_capture_is_the_dialog_check_from_the_first_screenshot_on(
+        device: Device, feed_server: FeedServer) -> None:
+    """chromedriver's DevTools command checks for an open dialog before it runs, as its W3C screenshot
+    does: the route sends nothing else, and a dialog met by the session's first try fails that
+    screenshot instead of turning the route off (a W3C screenshot after it would pass the dialog unseen)."""
+    device.open_url(feed_server.page_url())
+    fresh = Device(device.driver, url=device.url)
+    sent: list[str] = []
+    execute = device.driver.execute
+
+    def counted(command: str, params: Any = None) -> Any:
+        sent.append(command)
+        return execute(command, params)
+
+    device.driver.execute = counted
+    try:
+        device.driver.execute_script("setTimeout(() => alert('Saved'), 0)")
+        time.sleep(0.3)
+        with pytest.raises(DeviceError, match=r"screenshot failed .*unexpected alert open.*Saved"):
+            fresh.screenshot()
+        assert fresh.screenshot_route == "devtools (untried)"
+        sent.clear()
+        frames = [fresh.screenshot() for _ in range(3)]
+    finally:
+        device.driver.execute = execute
+    assert fresh.screenshot_route == "devtools"
+    assert all(f.size == (1082, 2402) for f in frames)
+    assert sent == [COMMAND] * 3, sent  # one DevTools command a screenshot, no `title` beside it
