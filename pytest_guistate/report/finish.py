@@ -109,7 +109,7 @@ def finalize(
         "outcome": outcome, "error": error_text, "state": state, "anchors": anchors,
         "triage": label.to_dict() if label else None, "llm_tokens": llm_tokens,
     })
-    recorder.journal.close(sync=True)
+    recorder.journal.close(sync=keep)  # a folder not kept is deleted below: no power cut to guard it against
     writes.run(recorder.close_writer)
     folder = relabel(recorder, root=root, worker=worker)  # a secret learnt during the test leaves the name
     journal = read_journal(folder)

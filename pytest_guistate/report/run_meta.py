@@ -3,6 +3,7 @@ start time, plugin version), taken once when the test's recorder is made."""
 
 from __future__ import annotations
 
+import functools
 import re
 from importlib import metadata
 from typing import Any
@@ -14,7 +15,10 @@ _SECRET_NAME = re.compile(r"pass(word)?|secret|token|key|auth|credential|cookie|
 _HIDDEN = "[hidden]"
 
 
+@functools.cache
 def plugin_version() -> str:
+    """The installed version, looked up once a process: the lookup reads the package metadata from disk
+    (~6 ms, every test's setup paid it)."""
     try:
         return metadata.version("pytest-guistate")
     except metadata.PackageNotFoundError:
