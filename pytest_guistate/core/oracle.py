@@ -335,8 +335,10 @@ class VisualOracle:
 
     def _ignores(self, tree: UITree | None, width: int, height: int, extra: Sequence[Box],
                  status_bars: Sequence[Box] | None = None) -> list[Box]:
-        bars = status_bar_boxes(tree, width, height) if status_bars is None else list(status_bars)
-        boxes = bars if self.config.ignore_status_bar else []
+        if not self.config.ignore_status_bar:  # a screen with no system bars (a desktop browser's page)
+            boxes: list[Box] = []
+        else:
+            boxes = status_bar_boxes(tree, width, height) if status_bars is None else list(status_bars)
         return boxes + [box.clamp(width, height) for box in extra if not box.clamp(width, height).is_empty]
 
     def _masks(self, before: Frame, after: Frame, ignored: Sequence[Box]) -> ChangeMasks:
