@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -410,6 +411,10 @@ class _DeadNodeDriver:
 
     def execute(self, command: Any, params: dict[str, Any] | None = None) -> Any:
         raise self._dead("POST", str(command))
+
+    @property
+    def command_executor(self) -> Any:  # where the DevTools screenshot's command is registered
+        return SimpleNamespace(_commands={}, add_command=lambda *args: None)
 
     def quit(self) -> None:
         pass
