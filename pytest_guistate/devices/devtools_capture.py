@@ -24,9 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from selenium.common.exceptions import UnexpectedAlertPresentException
-
-from pytest_guistate.devices.errors import DeviceError, driver_call
+from pytest_guistate.devices.errors import CapabilityUnavailable, driver_call
 
 __all__ = ["COMMAND", "DevtoolsScreenshots", "wants_devtools"]
 
@@ -58,17 +56,18 @@ class DevtoolsScreenshots:
     def take(self) -> Any:
         """A screenshot while the route is not known to work: the first of the session finds out.
         Base64 text, or None: take the W3C screenshot. Once `state` is "on", the caller uses
-        `capture()` instead. An open JavaScript dialog is the page's state, not a missing route: it
-        fails this screenshot as it would fail the W3C one, and the route stays untried."""
+        `capture()` instead. Only a driver that does not know the command turns the route off; an open
+        JavaScript dialog is the page's state, not a missing route: it fails this screenshot as it would
+        fail the W3C one."""
         if self.state == "off":
             return None
         try:
             data = driver_call("screenshot", self.url, self._capture)
-        except DeviceError as exc:
-            if isinstance(exc.__cause__, UnexpectedAlertPresentException):
-                raise
+        except CapabilityUnavailable as exc:
             self._off(f"no DevTools route ({exc})")
             return None
+        # any other failure (an open dialog, a dead node, a timeout) is the device's, as it would be the
+        # W3C screenshot's: raised, and the route stays untried
         if not isinstance(data, str):
             self._off(f"the DevTools screenshot answered a {type(data).__name__}, not base64 text")
             return None
