@@ -374,6 +374,10 @@ def wait_for(done, what):
 def test_on_device(device, n):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     (OUT / f"{{n}}.json").write_text(json.dumps({{"worker": worker, "url": device.url}}))
+    (OUT / f"holding-{{worker}}").write_text(device.url)
+    # both workers hold a device before one is stopped: else a worker starting late (a loaded machine)
+    # finds the doomed group's worker already moved on to the survivor, which was still free
+    wait_for(lambda: len(list(OUT.glob("holding-*"))) == 2, "both workers to hold a device")
     if device.url == DOOMED and not (OUT / "stop").exists():
         (OUT / "stop").write_text(str(n))  # the outer test stops this device now
         wait_for(lambda: (OUT / "stopped").exists(), "the device to stop")
