@@ -184,15 +184,17 @@ class DevicePool:
                 os.close(fd)
                 busy.append((spec, holder))
                 continue
+            # the holder's name first: a process that finds the lock taken while this one probes reads
+            # it, not the name of an earlier holder that has ended
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, self._holder().encode())
             reason = self.probe(spec)  # under the lock: one process probes a device at a time
             if reason is not None:
                 os.close(fd)
                 self.mark_dead(spec, reason)
                 dead[spec.key] = reason
                 continue
-            os.ftruncate(fd, 0)
-            os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, self._holder().encode())
             self._held = (spec, fd)
             return busy
         return busy

@@ -231,10 +231,88 @@ def test_a_crashed_process_leaves_no_lease_behind(tmp_path: Path, sims: tuple[Si
     other.close()
 
 
+RACER = """
+import sys, time
+from pathlib import Path
+from pytest_guistate.devices.device_list import DeviceSpec
+from pytest_guistate.devices.errors import DeviceError
+from pytest_guistate.devices.pool import DevicePool
+
+url, go, worker, lock_dir = sys.argv[1:]
+pool = DevicePool([DeviceSpec(url)], run_id="race", worker=worker, lock_dir=Path(lock_dir))
+probe = pool.probe
+pool.probe = lambda spec: (time.sleep(0.3), probe(spec))[1]  # widen the window between lock and lease
+print("ready", flush=True)
+while not Path(go).exists():
+    time.sleep(0.001)
+try:
+    print("leased", pool.acquire().url, flush=True)
+except DeviceError as exc:
+    print("busy", exc, flush=True)
+sys.stdin.read()  # hold whatever it got until the test ends
+"""
+
+
+def test_processes_racing_for_one_device_lease_it_once(tmp_path: Path, sims: tuple[SimServer, SimServer]) -> None:
+    """Four processes ask for one device at the same instant, the winner slowed down while it probes:
+    exactly one leases it (the lease is the lock itself, never a check followed by a write)."""
+    url = sims[0].url
+    go = tmp_path / "go"
+    command = [sys.executable, "-c", RACER, url, str(go)]
+    racers = [
+        subprocess.Popen([*command, f"gw{i}", str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for i in range(4)
+    ]
+    try:
+        for racer in racers:
+            assert racer.stdout is not None and racer.stdout.readline().strip() == "ready"
+        go.write_text("")
+        answers = [racer.stdout.readline().strip() for racer in racers if racer.stdout is not None]
+    finally:
+        for racer in racers:
+            racer.communicate("", timeout=60)
+    assert answers.count(f"leased {url}") == 1, f"one process leases the device: {answers}"
+    busy = [answer for answer in answers if answer != f"leased {url}"]
+    assert all(answer.startswith("busy no free device for gw") for answer in busy), answers
+
+
+def test_a_process_probing_a_device_is_named_as_its_holder_not_an_earlier_one(
+    tmp_path: Path, sims: tuple[SimServer, SimServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lease file keeps the last holder's name after it ends; while the next holder probes the
+    device under the lock, a third process must be told who holds it now."""
+    spec = DeviceSpec(sims[0].url)
+    earlier = DevicePool([spec], run_id="r7", worker="gw9", lock_dir=tmp_path)
+    earlier.acquire()
+    earlier.close()  # the file still says "gw9 pid …"
+    probing, done = threading.Event(), threading.Event()
+    prober = DevicePool([spec], run_id="r7", worker="gw1", lock_dir=tmp_path)
+    real_probe = prober.probe
+
+    def slow_probe(probed: DeviceSpec) -> str | None:
+        probing.set()
+        done.wait(30)
+        return real_probe(probed)
+
+    monkeypatch.setattr(prober, "probe", slow_probe)
+    leasing = threading.Thread(target=prober.acquire)
+    leasing.start()
+    try:
+        assert probing.wait(30)
+        with pytest.raises(DeviceError) as info:
+            DevicePool([spec], run_id="r7", worker="gw2", lock_dir=tmp_path).acquire()
+    finally:
+        done.set()
+        leasing.join(30)
+    assert f"{spec.url} [gw1 pid {os.getpid()}]" in str(info.value)
+    assert prober.current == spec
+    prober.close()
+
+
 # --- whole runs ---------------------------------------------------------------------------------
 
 RECORDING_TESTS = """
-import json, os, pathlib, pytest
+import json, os, pathlib, time, pytest
 
 OUT = pathlib.Path({out!r})
 
@@ -243,6 +321,14 @@ OUT = pathlib.Path({out!r})
 def test_on_device(device, n):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     (OUT / f"{{n}}.json").write_text(json.dumps({{"worker": worker, "url": device.url}}))
+    (OUT / f"holding-{{worker}}").write_text(device.url)
+    # Both workers hold a lease at once before any test goes on. Without this, a worker starting late
+    # (a loaded machine) may find the other already ended (xdist ends a worker with nothing left to
+    # run) and rightly lease the device it freed: one device, two workers, never at the same time.
+    deadline = time.monotonic() + 30
+    while len(list(OUT.glob("holding-*"))) < 2:
+        assert time.monotonic() < deadline, "the other worker never held a device"
+        time.sleep(0.02)
     assert device.size[0] > 0
 """
 
@@ -254,9 +340,12 @@ def test_two_workers_use_two_live_devices_and_skip_a_dead_one(
     pytester.makepyfile(RECORDING_TESTS.format(out=str(out)))
     dead = closed_url()
     devices = f"{dead},{sims[0].url},{sims[1].url}"
-    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--guistate=off",
-                                           f"--guistate-device={devices}")
+    result = pytester.runpytest_subprocess(  # `--dist load` gives each worker tests from the start
+        "-n", "2", "--dist", "load", "-p", "no:cacheprovider", "--guistate=off", f"--guistate-device={devices}"
+    )
     result.assert_outcomes(passed=6)
+    held = {path.name: path.read_text() for path in out.glob("holding-*")}
+    assert len(set(held.values())) == 2, f"two workers alive at once hold two devices: {held}"
     used = [json.loads(p.read_text()) for p in out.glob("*.json")]
     by_url: dict[str, set[str]] = {}
     for record in used:
@@ -285,6 +374,10 @@ def wait_for(done, what):
 def test_on_device(device, n):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     (OUT / f"{{n}}.json").write_text(json.dumps({{"worker": worker, "url": device.url}}))
+    (OUT / f"holding-{{worker}}").write_text(device.url)
+    # both workers hold a device before one is stopped: else a worker starting late (a loaded machine)
+    # finds the doomed group's worker already moved on to the survivor, which was still free
+    wait_for(lambda: len(list(OUT.glob("holding-*"))) == 2, "both workers to hold a device")
     if device.url == DOOMED and not (OUT / "stop").exists():
         (OUT / "stop").write_text(str(n))  # the outer test stops this device now
         wait_for(lambda: (OUT / "stopped").exists(), "the device to stop")
