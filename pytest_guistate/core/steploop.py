@@ -288,14 +288,15 @@ class StepLoop:
             node = None
             if box in gone and before_tree is not None and after_tree is not None:
                 node = appeared_in(before_tree, after_tree, box)
+            where = box.to_bounds()
             if node is not None:
-                probe.notes.append(f"{(node.text or node.content_desc)!r} at {box} was gone one frame later: "
+                probe.notes.append(f"{(node.text or node.content_desc)!r} at {where} was gone one frame later: "
                                    "the action's effect, seen before it ended (not flicker)")
                 continue
             probe.unstable.append(box)
             if box in gone:
                 probe.ended.append(box)
-                probe.notes.append(f"the change at {box} was gone one frame later and the page source names "
+                probe.notes.append(f"the change at {where} was gone one frame later and the page source names "
                                    "nothing new there: flicker or an effect that ended, not proof of either")
         return probe
 

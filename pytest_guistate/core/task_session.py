@@ -576,7 +576,7 @@ class TaskSession:
         if not self.policy.retry:
             return f"retries are off at tier {self.policy.tier.value}"
         if verification.ended and not verification.met:
-            boxes = ", ".join(str(box) for box in verification.ended)
+            boxes = ", ".join(box.to_bounds() for box in verification.ended)
             return (f"the first after-frame showed a change ({boxes}) that was gone one frame later: it cannot be "
                     "proven that the action did not take effect, so it is not repeated blindly")
         if not verification.proven_no_effect(check):
