@@ -15,7 +15,7 @@ from pytest_guistate.core.observation import Observation
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.uitree import UINode, UITree
 
-__all__ = ["is_system_alert", "popup_title", "refreshable_list", "route_change", "undrawn_change"]
+__all__ = ["appeared_in", "is_system_alert", "popup_title", "refreshable_list", "route_change", "undrawn_change"]
 
 _DIALOG_HINTS = ("Dialog", "AlertDialog", "Alert", "PopupWindow")
 _DIALOG_IDS = ("alertTitle", "parentPanel", "dialog", "aerr_", "popup")
@@ -130,4 +130,19 @@ def undrawn_change(before: UITree, after: UITree, masked: Sequence[Box] = ()) ->
         if any(m.contains(box) for m in masked):
             continue
         return node
+    return None
+
+
+def appeared_in(before: UITree, after: UITree, box: Box) -> UINode | None:
+    """A node of the after-tree over `box` whose text or description the before-tree showed nowhere:
+    words that appeared (a toast's message, a snackbar), which no blink or animation writes into the
+    page source. Asked of a change the after-frame showed and the next frame no longer did: with such a
+    node it was the action's effect, seen before it ended, not flicker."""
+    said = {words for n in before.nodes() if n.displayed for words in (n.text, n.content_desc) if words}
+    for node in after.nodes():
+        bounds = node.bounds
+        if not node.displayed or bounds is None or not bounds.intersects(box):
+            continue
+        if any(words and words not in said for words in (node.text, node.content_desc)):
+            return node
     return None

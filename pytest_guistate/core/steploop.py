@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pytest_guistate.core.checks import Check, CheckResult
-from pytest_guistate.core.detect import refreshable_list, undrawn_change
+from pytest_guistate.core.detect import appeared_in, refreshable_list, undrawn_change
 from pytest_guistate.core.detectors import DetectFn
 from pytest_guistate.core.frame import Frame
 from pytest_guistate.core.geometry import Box
@@ -92,15 +92,30 @@ class Verification:
     judgement: Judgement
     refreshed_by: str = ""
     unstable: list[Box] = field(default_factory=list)
+    # changes the first after-frame showed that were gone one frame later, the page source naming nothing
+    # new there (`StepLoop._probe`): maybe the action's effect that ended, so never proof of no effect
+    ended: list[Box] = field(default_factory=list)
 
     def proven_no_effect(self, expect: Check | None) -> bool:
         """True only when the evidence shows the action did not take effect (TSR: no blind retry):
-        the expect is still unmet, or with no expect the oracle still sees no change at all."""
-        if self.met:
+        the expect is still unmet, or with no expect the oracle still sees no change at all, and no
+        change the first after-frame showed ended before the probe could tell effect from flicker."""
+        if self.met or self.ended:
             return False
         if expect is not None:
             return self.judgement.expect_result is not None and not self.judgement.expect_result.ok
         return self.judgement.verdict == "no_change"
+
+
+@dataclass
+class _Probe:
+    """What the stability probe found: `unstable` (set aside when judging), of which `ended` (gone in
+    the probe's frame, unexplained: `Verification.ended`), notes for the transition, the probe's frame."""
+
+    again: Observation
+    unstable: list[Box] = field(default_factory=list)
+    ended: list[Box] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -241,11 +256,20 @@ class StepLoop:
         changed = Box.union_all(r.raw for r in t.regions)
         return changed is not None and changed.area <= self.oracle.config.max_unstable_fraction * width * height
 
-    def _probe(self, before: Observation, after: Observation, judgement: Judgement) -> tuple[list[Box], Observation]:
+    def _probe(self, before: Observation, after: Observation, judgement: Judgement) -> _Probe:
         """Stability probe, only when a small no-expect change decides the step: one more frame
-        with no action; what differs between the two is flicker (banner, spinner), not effect."""
+        with no action; what differs between the two is flicker (banner, spinner), not effect.
+
+        Except a change that is gone in the probe's frame (its pixels are the before-frame's again): a
+        toast that ended between the two frames looks the same as a blink. When the after-tree (read
+        for the change just judged) shows words there that the before-tree did not, it was the action's
+        effect, seen before it ended: not flicker. Otherwise the probe cannot tell, and that change is
+        `ended`: set aside like flicker, but never proof that the action had no effect (a retry would
+        repeat an action whose effect was on screen). How far apart the two frames are is the machine's
+        doing (a loaded one takes seconds), so the decision must not hang on whether the toast outlived
+        the gap."""
         if not self._probe_due(after, judgement):
-            return [], after
+            return _Probe(again=after)
         self.clock.sleep(self.settle_policy.interval_s)
         again = self._observe("stability probe")
         # no action in between: `after`'s tree (read for the change just judged) places the flicker,
@@ -253,7 +277,28 @@ class StepLoop:
         tree = again.tree if again.tree_fetched else _tree_if_known(after)
         if tree is not None and not again.tree_fetched and again.frame.same_bytes(after.frame):
             again.tree = tree  # the same screen, no input: the next step's before-tree is already read
-        return self.oracle.unstable_regions(after.frame, again.frame, tree, ignore=self.ignore(again)), again
+        moved = self.oracle.unstable_regions(after.frame, again.frame, tree, ignore=self.ignore(again))
+        if not moved:
+            return _Probe(again=again)
+        still = self.oracle.unstable_regions(before.frame, again.frame, tree, ignore=self.ignore(again))
+        gone = [box for box in moved if not any(box.intersects(other) for other in still)]
+        before_tree, after_tree = _tree_if_known(before), _tree_if_known(after)
+        probe = _Probe(again=again)
+        for box in moved:
+            node = None
+            if box in gone and before_tree is not None and after_tree is not None:
+                node = appeared_in(before_tree, after_tree, box)
+            where = box.to_bounds()
+            if node is not None:
+                probe.notes.append(f"{(node.text or node.content_desc)!r} at {where} was gone one frame later: "
+                                   "the action's effect, seen before it ended (not flicker)")
+                continue
+            probe.unstable.append(box)
+            if box in gone:
+                probe.ended.append(box)
+                probe.notes.append(f"the change at {where} was gone one frame later and the page source names "
+                                   "nothing new there: flicker or an effect that ended, not proof of either")
+        return probe
 
     def _after_motion(self, before: Observation, after: Observation, expect: Check | None, judgement: Judgement,
                       trees: bool, *, since: float) -> tuple[Observation, Judgement]:
@@ -408,13 +453,28 @@ class StepLoop:
             since = (started if acted_at is None else acted_at) if after is first else self.clock.monotonic()
             after, judgement = self._after_motion(before, after, expect, judgement, trees, since=since)
             latest = after
+        ended: list[Box] = []
         if judgement.met and before is not None:
-            unstable, latest = self._probe(before, after, judgement)
+            probe = self._probe(before, after, judgement)
+            unstable, ended, latest = probe.unstable, probe.ended, probe.again
             if unstable:
                 judgement = self.judge(before, after, expect, unstable=unstable, trees=trees)
+            if judgement.transition is not None:
+                judgement.transition.notes.extend(probe.notes)
+            if ended and not judgement.met:
+                judgement.verdict = "uncertain"  # a change was on screen: not `no_change`
         self._attempt(record, stage, judgement, started)
         if judgement.met:
             return Verification(True, stage, after, judgement, unstable=unstable)
+        verification = self._recover(record, before, after, latest, expect, unstable, refreshers, judgement)
+        verification.ended = ended
+        return verification
+
+    def _recover(self, record: StepRecord, before: Observation | None, after: Observation, latest: Observation,
+                 expect: Check | None, unstable: list[Box], refreshers: Sequence[tuple[str, RefreshFn | None]],
+                 judgement: Judgement) -> Verification:
+        """An unmet first look: settle and judge again, then refresh (or, with nothing to refresh, wait
+        for the effect) and judge again; the action is never repeated here."""
         if self.policy.settle:
             # with a refresh to follow, stop at the first still screen and refresh (TSR fig. 2);
             # with none, wait for the effect itself up to the settle timeout

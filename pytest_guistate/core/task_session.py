@@ -576,6 +576,10 @@ class TaskSession:
             return "the action is declared non-idempotent (idempotent=False), so it is never repeated"
         if not self.policy.retry:
             return f"retries are off at tier {self.policy.tier.value}"
+        if verification.ended and not verification.met:
+            boxes = ", ".join(box.to_bounds() for box in verification.ended)
+            return (f"the first after-frame showed a change ({boxes}) that was gone one frame later: it cannot be "
+                    "proven that the action did not take effect, so it is not repeated blindly")
         if not verification.proven_no_effect(check):
             return (f"the oracle's verdict is {verification.judgement.verdict!r}: it cannot be proven that the "
                     "action did not take effect, so it is not repeated blindly")

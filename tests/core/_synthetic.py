@@ -2,7 +2,7 @@
 
 It reproduces, on a virtual clock, the behaviours the step loop must handle: a list whose
 redraw lags the backend (stale screen), pull-to-refresh with a spinner, taps the touchscreen
-drops, a counter (a non-idempotent action) and a blinking banner (flicker).
+drops, a counter (a non-idempotent action), a blinking banner (flicker) and a toast that ends on its own.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class ListScreen:
         self.dialog: str | None = None
         self.clickable_rows = clickable_rows
         self.pressed: tuple[int, float, float | None] | None = None  # (row, since, fade_s; None: it stays)
+        self.toast: tuple[str, float, bool] | None = None  # (text, until, in the page source)
         self.action_count = 0
         self.log: list[tuple[str, object]] = []
         self.frames: list[Frame] = []
@@ -101,6 +102,13 @@ class ListScreen:
         if self._tap():
             self.pressed = (row, self.clock(), fade_s)
 
+    def show_toast(self, text: str, lasts_s: float, *, in_tree: bool = True) -> None:
+        """A tap whose only effect is a toast that ends `lasts_s` later; `in_tree=False`: a toast the
+        dump does not hold (Android's own, issue 43's docs: its area is a change)."""
+        if self._tap():
+            self.toast = (text, self.clock() + lasts_s, in_tree)
+            self.log.append(("toast", text))
+
     def pull_to_refresh(self) -> bool:
         self.action_count += 1
         self.log.append(("refresh", None))
@@ -115,6 +123,8 @@ class ListScreen:
             self.shown, self.redraw_at = list(self.backend), None
         if self.refreshing_until is not None and now >= self.refreshing_until:
             self.shown, self.refreshing_until = list(self.backend), None
+        if self.toast is not None and now >= self.toast[1]:
+            self.toast = None
 
     def _draw(self) -> np.ndarray:
         img = np.full((H, W, 3), 255, np.uint8)
@@ -140,6 +150,9 @@ class ListScreen:
             top = LIST_TOP + row * ROW_H
             part = img[top:top + ROW_H].astype(np.float32)
             img[top:top + ROW_H] = (part * (1.0 - alpha)).astype(np.uint8)  # a black layer, `alpha` opaque
+        if self.toast is not None:
+            cv2.rectangle(img, (60, H - 110), (300, H - 70), (50, 50, 50), -1)
+            cv2.putText(img, self.toast[0], (72, H - 84), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (255, 255, 255), 1)
         if self.dialog is not None:
             cv2.rectangle(img, (40, 250), (320, 390), (250, 250, 250), -1)
             cv2.rectangle(img, (40, 250), (320, 390), (0, 0, 0), 2)
@@ -165,6 +178,10 @@ class ListScreen:
                   f'bounds="[40,250][320,390]" package="{self.package}"><android.widget.TextView '
                   f'class="android.widget.TextView" resource-id="android:id/alertTitle" text={quoteattr(self.dialog)} '
                   f'bounds="[55,300][300,330]"/></android.widget.FrameLayout>' if self.dialog else "")
+        toast = (f'<android.widget.Toast class="android.widget.Toast" package="com.android.systemui" '
+                 f'bounds="[60,{H - 110}][300,{H - 70}]"><android.widget.TextView class="android.widget.TextView" '
+                 f'text={quoteattr(self.toast[0])} bounds="[72,{H - 100}][290,{H - 80}]"/></android.widget.Toast>'
+                 if self.toast is not None and self.toast[2] else "")
         return (
             f'<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0" width="{W}" height="{H}">'
             f'<android.widget.FrameLayout class="android.widget.FrameLayout" bounds="[0,0][{W},{H}]" package="{self.package}">'
@@ -175,7 +192,7 @@ class ListScreen:
             f'<androidx.recyclerview.widget.RecyclerView class="androidx.recyclerview.widget.RecyclerView" '
             f'resource-id="{self.package}:id/list" scrollable="false" package="{self.package}" '
             f'bounds="[0,{LIST_TOP}][{W},{H}]">{rows}{spinner}</androidx.recyclerview.widget.RecyclerView>'
-            f"{dialog}</android.widget.FrameLayout></hierarchy>"
+            f"{dialog}{toast}</android.widget.FrameLayout></hierarchy>"
         )
 
     def observe(self) -> Observation:

@@ -253,6 +253,33 @@ def test_blinking_banner_is_flagged_by_the_stability_probe() -> None:
     assert session.perform("increment", screen.increment).outcome == "ok"  # a real change still counts
 
 
+def test_a_toast_that_ended_before_the_probes_frame_is_the_taps_effect_never_a_reason_to_tap_again() -> None:
+    """A tap whose only effect is a toast: the after-frame shows it, and the stability probe's frame
+    comes after it ended (on a loaded machine the two frames are seconds apart; here the toast lasts
+    less than the probe's interval). The probe used to take the toast for flicker, judge no change,
+    and tap again (the hybrid app's Help tapped twice under load). The page source read for the
+    after-frame holds the toast's words: the tap is met at once, and runs once."""
+    session, screen, _ = make()
+    rec = session.perform("tap help", lambda: screen.show_toast("Sign in first", lasts_s=0.05))
+    assert screen.log == [("toast", "Sign in first")] and rec.actions == 1
+    assert rec.outcome == "ok" and rec.verdict == "changed" and stages(rec) == ["initial"]
+    assert any("'Sign in first'" in note and "seen before it ended" in note for note in rec.transition["notes"])
+    # the same toast still on screen one frame later: met, as before
+    session, screen, _ = make()
+    assert session.perform("tap help", lambda: screen.show_toast("Sign in first", lasts_s=5.0)).actions == 1
+
+
+def test_a_change_gone_one_frame_later_that_the_page_source_does_not_name_is_never_retried() -> None:
+    """The same toast where the dump does not hold it (an Android toast): the probe cannot tell an
+    effect that ended from a blink, so the step is `uncertain`, fails as unproven, and is not repeated."""
+    session, screen, _ = make()
+    with pytest.raises(StepFailed, match="gone one frame later: it cannot be proven"):
+        session.perform("tap help", lambda: screen.show_toast("Sign in first", lasts_s=0.05, in_tree=False))
+    rec = session.steps[-1]
+    assert rec.actions == 1 and [e for e in screen.log if e[0] != "refresh"] == [("toast", "Sign in first")]
+    assert rec.attempts[0].verdict == "uncertain" and not rec.attempts[0].met
+
+
 def test_ignore_hook_hides_a_blinking_banner() -> None:
     hooks = SessionHooks(extra_ignore_regions=lambda obs: [Box(290, 590, 350, 630)])
     session, screen, _ = make(blink=True, hooks=hooks, tap_s=0.1)

@@ -3,12 +3,20 @@
 The sim's slow paths, through the plugin at standard and full on both personas, with no screen
 taken from an earlier one (`device.known_screens = 0`): a list that redraws late after a confirmed
 delete (`refresh_delay`), a search whose spinner turns before the results (`search_delay`), and a
-step with no visible effect on a login form whose focused field's cursor blinks. Each settles over
-many polls; the step reads its first look and one screen per later look (the screen that look
-settled on), plus its before-screen (the spinner, the cursor) or the screen right after a pull to
-refresh (the late redraw, read at once as any screen that is not a poll), whatever the number of
-polls. Before this change every poll whose pixels differed from the one before read its own (the
-recorder's redaction and the oracle's status bar and cursor): 7, 9-11 and 12 sources in these steps.
+step with no visible effect on a login form whose focused field's cursor blinks. Each settles; the
+step reads its first look and one screen per later look (the screen that look settled on), plus its
+before-screen (the spinner, the cursor) or the screen right after a pull to refresh (the late
+redraw, read at once as any screen that is not a poll), whatever the number of polls. Before this
+change every poll whose pixels differed from the one before read its own (the recorder's redaction
+and the oracle's status bar and cursor): 7, 9-11 and 12 sources in these steps.
+
+How many polls a look takes is the machine's doing, not the plugin's promise: the sim's delays run
+in real time (1.5 s), and on a loaded machine one screenshot of the iOS persona takes up to 2 s, so
+a look may end after one poll: the stale list is the same until its redraw, and two frames of the
+sim's iOS spinner a whole turn apart (1 s, twelve steps) are the same bytes. So this test asserts the
+bound, not a number of polls (it asserted at least 3, and failed on 10 of 40 runs under load, each
+time on that count alone); the promise over many polls is pinned on a virtual clock in
+tests/core/test_settle_sources.py.
 """
 
 from __future__ import annotations
@@ -87,7 +95,7 @@ def test_a_settling_step_reads_one_page_source_per_look_not_per_poll(
         record = event["record"]
         polls = sum(a["polls"] for a in record["attempts"])
         looks = len(record["attempts"])
-        assert looks >= 2 and polls >= 3, f"{test}: the step should settle over several polls: {record['attempts']}"
+        assert looks >= 2, f"{test}: the step's first look should be unmet, then settle: {record['attempts']}"
         # the first look, one per later look, the before-screen unless reused (the reuse window is 1 s
         # of a loaded machine's time) and the screen right after a refresh
         refreshed = sum(1 for a in record["attempts"] if a["stage"] == "refresh" and a["refreshed_by"])

@@ -29,6 +29,7 @@ class Faults:
     animation_ms: int = 0  # screen transitions slide for this long
     seed: int | None = None  # RNG seed for fault randomness; None = the phone's seed
     webview_screenshot_hang: float = 0.0  # Hybrid: a proxied web view screenshot hangs this long
+    toast_s: float | None = None  # how long a toast stays; None: the phone's own (`phone.TOAST_S`, 1.5 s)
 
     def updated(self, changes: dict[str, Any]) -> Faults:
         """A copy with `changes` applied; unknown keys or bad values raise `SimError`."""
@@ -81,4 +82,11 @@ def _check(name: str, value: Any) -> Any:
         return n
     if name == "seed":
         return None if value is None else _integer(name, value)
+    if name == "toast_s":
+        if value is None:
+            return None
+        seconds = _number(name, value)
+        if not 0.0 <= seconds <= 600.0:
+            raise SimError("invalid argument", f"fault 'toast_s' must be within 0..600 s or null, got {value!r}")
+        return seconds
     raise SimError("invalid argument", f"unknown fault key {name!r}")

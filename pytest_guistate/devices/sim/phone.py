@@ -170,7 +170,8 @@ class Phone:
         self._log.append({"t": round(self.now() - self._t0, 3), "app": package, "action": action, **fields})
 
     def _show_toast(self, package: str, text: str, start: float | None) -> None:
-        end = (self.now() if start is None else start) + TOAST_S
+        lasts = TOAST_S if self._faults.toast_s is None else self._faults.toast_s
+        end = (self.now() if start is None else start) + lasts
         if end > self.now():
             self._toast = (text, package, end)
             self._version += 1

@@ -122,3 +122,14 @@ def test_long_press_on_a_row_opens_the_delete_dialog() -> None:
 def test_content_is_deterministic_per_seed() -> None:
     texts = [[n.text for n in make_phone(seed=s)[0].root().walk() if n.key.endswith("/text")] for s in (1, 1, 2)]
     assert texts[0] == texts[1] and texts[0] != texts[2]
+
+
+def test_a_toast_stays_as_long_as_the_toast_s_fault_says() -> None:
+    """`toast_s`: a test whose check reads a toast's words keeps it on screen longer than 1.5 s of
+    real time, which a loaded machine can spend between the screenshot and the page source."""
+    phone, clock = make_phone(faults={"toast_s": 10.0})
+    delete_via_dialog(phone, "p1")
+    clock.advance(9.9)
+    assert node(phone, "system/toast").text == "Post deleted"
+    clock.advance(0.2)
+    assert phone.find_key("system/toast") is None
