@@ -12,11 +12,12 @@ thread once the step passed), never on the step's path; every read of the memory
 
 Learning costs no screenshot of its own (issue 12, "tree on demand"): the element's look comes
 from the device's newest observation while it still shows the screen the element was found on
-(the step's before-screen, `_screen_for`). Its tree is used when already read (standard, full, a
-step with a check); at a step that reads no trees (light) it is not fetched. There, an element
-whose look the memory already keeps costs no request at all (issue 38): the step's verdict is
-awaited, then the kept look is searched in the before-frame and refreshed (`refresh_kept`), so a
-suite run again and again on one app pays nothing for learning. Only a look not kept yet (or one
+(the step's before-screen, `_screen_for`). An element whose look the memory already keeps costs
+no request and no full-size decode at any tier (issues 38 and 42): the step's verdict is awaited,
+then the kept look is searched in the before-frame's half-size copy and refreshed (`refresh_kept`),
+so a suite run again and again on one app pays nothing for learning. For a new look, the tree is used
+when already read (standard, full, a step with a check); at a step that reads no trees (light) it is
+not fetched. Only a look not kept yet (or one
 that was not found again in this test) asks the element its box, app and whether it is a password
 field (`ElementFacts`); the full-size decode of the before-frame that the look is cropped from
 starts at once on the decode thread, overlapping the tap. Only when no current screen is known
@@ -87,7 +88,10 @@ class MemoryBridge:
         if step is None:
             return  # outside a step nothing confirms the action worked: nothing to learn
         locator = Locator(kind, value)
-        if (screen is not None and not screen.tree_fetched and not step.reads_trees
+        # a look the memory keeps is found again in the before-frame's half-size copy once the step passed:
+        # no request, and no full-size decode of that frame (a tree already read gives the box for free,
+        # but the crop it would cut, ~14 ms of decode a step, competed with the step for the CPU; issue 42)
+        if (screen is not None and (screen.tree_fetched or not step.reads_trees)
                 and self._kept(function_key(locator, function))):
             self._found.append(_Found(step.index, screen, locator, None, function))  # no request now
             return

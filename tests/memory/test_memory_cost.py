@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -20,6 +21,7 @@ from appium import webdriver
 from appium.options.android import UiAutomator2Options
 from appium.options.ios import XCUITestOptions
 
+from pytest_guistate.core import frame as frame_module
 from pytest_guistate.core.task_session import TaskSession
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.devices.device import Device
@@ -252,3 +254,39 @@ def test_on_ios_too_a_read_tree_gives_the_box_and_a_tree_less_light_step_asks_no
     light = run(server, tmp_path, "light", ios_open_and_cancel, memory=True, ios=True)
     assert _shape(light.requests) == _shape(light_off.requests) and light.looks == []
     assert len(light.unlearned) == 2 and all("names no app" in why for why in light.unlearned)
+
+
+def test_a_standard_step_whose_look_is_kept_refreshes_it_without_a_full_size_decode(
+        server: SimServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 42: at standard the tree gives the tapped element's box for free, and the memory cut its look
+    from the before-frame decoded in full (~14 ms of CPU a step beside the test, competing with it on a
+    2-core machine) even when it already kept that look. A kept look is now found again in the half-size
+    copy the oracle decoded, as at light: refreshed, and its frame never decoded in full for it."""
+    first = run(server, tmp_path, "standard", open_and_cancel, memory=True)  # a new memory: both looks learnt
+    asked: list[str] = []  # full-size decodes asked for the memory: queued ahead, or made while learning
+    prefetch_full, decode, learn = frame_module.Frame.prefetch_full, frame_module._imdecode, MemoryBridge._learn
+    learning: list[bool] = []
+
+    def queued(self: frame_module.Frame) -> None:
+        asked.append("prefetch_full")
+        prefetch_full(self)
+
+    def counted(png: bytes) -> Any:
+        if learning:
+            asked.append("decoded while learning")
+        return decode(png)
+
+    def learnt(self: MemoryBridge, item: Any, step_name: str) -> None:
+        learning.append(True)
+        try:
+            learn(self, item, step_name)
+        finally:
+            learning.pop()
+
+    monkeypatch.setattr(frame_module.Frame, "prefetch_full", queued)
+    monkeypatch.setattr(frame_module, "_imdecode", counted)
+    monkeypatch.setattr(MemoryBridge, "_learn", learnt)
+    again = run(server, tmp_path, "standard", open_and_cancel, memory=True)  # the same memory file
+    assert again.looks == first.looks and again.unlearned == []
+    assert [u - f for u, f in zip(again.uses, first.uses, strict=True)] == [1, 1]  # each look refreshed once
+    assert asked == [], asked
