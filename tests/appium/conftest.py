@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ import pytest
 from pytest_guistate.config import get_config
 from pytest_guistate.devices import capabilities
 from pytest_guistate.devices.web_feed import FeedServer
+from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread
 
 # The real UI component libraries of .ci/webapps (`bash .ci/webapps.sh`), served by `webapps`
 WEBAPPS = Path(__file__).resolve().parents[2] / ".ci" / "webapps"
@@ -57,14 +57,14 @@ def webapps() -> Iterator[str]:
     if missing:
         pytest.fail(f"the component libraries {missing} are not installed in {WEBAPPS / 'node_modules'}: "
                     "run `bash .ci/webapps.sh` (npm ci from the committed lock file)")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(WEBAPPS)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    handler = functools.partial(_Quiet, directory=str(WEBAPPS))
+    served = ServedThread(lambda address: LoopbackHTTPServer(address, handler), host="127.0.0.1", port=0,
+                          name="webapps", what="the component libraries' server")
+    served.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/apps/"
+        yield f"{served.url}/apps/"
     finally:
-        server.shutdown()
-        server.server_close()
+        served.stop()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -10,15 +10,15 @@ An overlay that really covers the control (a scrim, a toast) still waits and is 
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_guistate.devices.device import Device, ElementNotReady
+from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread
 
 pytestmark = pytest.mark.appium
 
@@ -136,13 +136,14 @@ def site() -> Iterator[str]:
     for package in ("@ionic/core", "@shoelace-style/shoelace", "@ui5/webcomponents", "@material/web"):
         if not (WEBAPPS / "node_modules" / package / "package.json").is_file():
             pytest.fail(f"{package} is not installed in {WEBAPPS / 'node_modules'}: run `bash .ci/webapps.sh`")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Pages, directory=str(WEBAPPS)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    handler = functools.partial(_Pages, directory=str(WEBAPPS))
+    served = ServedThread(lambda address: LoopbackHTTPServer(address, handler), host="127.0.0.1", port=0,
+                          name="shadow-pages", what="the shadow-label pages' server")
+    served.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        yield f"{served.url}/"
     finally:
-        server.shutdown()
-        server.server_close()
+        served.stop()
 
 
 def _defined(device: Device, *tags: str) -> None:

@@ -6,12 +6,13 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from pytest_guistate.devices import timeouts
 from pytest_guistate.devices.timeouts import DeviceTimeout, bounded_connection
+from pytest_guistate.support.httpserver import LoopbackHTTPServer, ServedThread
 
 
 class _Answers(BaseHTTPRequestHandler):
@@ -34,15 +35,13 @@ class _Answers(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    served = ServedThread(lambda address: LoopbackHTTPServer(address, _Answers), host="127.0.0.1", port=0,
+                          name="deadlines", what="the hung driver")
+    served.start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+        yield served.url
     finally:
-        httpd.shutdown()
-        httpd.server_close()
+        served.stop()
 
 
 def test_commands_start_no_thread_each(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
