@@ -34,7 +34,7 @@ from typing import Any
 from pytest_guistate.core.uinode import UINode
 
 __all__ = ["NEIGHBOUR_SHARE", "Identity", "LookalikePick", "carries", "differs", "identity", "identity_words", "lookalikes",
-           "pick_lookalike", "surroundings", "target_hint"]
+           "pick_lookalike", "row_words", "surroundings", "target_hint"]
 
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
 _SMALL = frozenset({"an", "the", "to", "of", "by", "in", "for", "and", "or", "at", "with", "your", "my", "its",
@@ -114,7 +114,8 @@ class LookalikePick:
     lookalikes: int = 0
 
 
-def _row_words(row: dict[str, Any]) -> frozenset[str]:
+def row_words(row: dict[str, Any]) -> frozenset[str]:
+    """The identity words an element's row shows: its text, description and the row it sits in."""
     return identity_words(" ".join(str(row.get(k) or "") for k in ("text", "desc", "in")))
 
 
@@ -136,10 +137,10 @@ def pick_lookalike(rows: list[dict[str, Any]], nodes: dict[str, UINode], cached:
                                     f"{identity(mine).label!r} ({len(alike)} lookalike(s) of {name!r})", len(alike))
     if len(agree) == 1:
         return LookalikePick(True, "", len(alike))
-    shared = frozenset.intersection(*(_row_words(r) for r in agree))
+    shared = frozenset.intersection(*(row_words(r) for r in agree))
     cues = identity_words(str(cached.get("in") or "") + " " + str(cached.get("desc") or "")) - shared - want.words
     if cues:
-        scores = [len(cues & _row_words(r)) for r in agree]
+        scores = [len(cues & row_words(r)) for r in agree]
         best = max(scores)
         if best >= NEIGHBOUR_SHARE * len(cues) and scores.count(best) == 1:
             chosen = agree[scores.index(best)]
@@ -168,7 +169,7 @@ def surroundings(rows: list[dict[str, Any]], row: dict[str, Any]) -> tuple[str, 
     heading). Two lookalikes with the same row differ here, and a recorded element keeps them."""
     if row not in rows:
         return "", ""
-    own = identity_words(" ".join(str(row.get(k) or "") for k in ("text", "desc", "in")))
+    own = row_words(row)
 
     def label(other: dict[str, Any]) -> str:
         text = _row_label(other)

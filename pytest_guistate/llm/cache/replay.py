@@ -53,6 +53,7 @@ from pytest_guistate.llm.cache.identity import (
     identity_words,
     lookalikes,
     pick_lookalike,
+    row_words,
     surroundings,
     target_hint,
 )
@@ -249,8 +250,7 @@ def _named_alone(tree: UITree, step: CachedStep) -> tuple[TargetMatch | None, st
     near = fp.get("near")
     cues = identity_words(" ".join([str(fp.get("in") or ""), *map(str, near if isinstance(near, list) else [])]))
     cues -= want.words
-    around = [str(row.get(k) or "") for k in ("text", "desc", "in")] + list(surroundings(rows, row))
-    shown = cues & identity_words(" ".join(around))
+    shown = cues & (row_words(row) | identity_words(" ".join(surroundings(rows, row))))
     if len(shown) < NEIGHBOUR_SHARE * len(cues):
         return None, f"{said} names an element whose row is not the cached one ({len(shown)} of {len(cues)} words)"
     found = best_target(tree, fp, accept=lambda r: r["id"] == row["id"])
