@@ -10,7 +10,6 @@ device makes next instead of adding to the step (issue 6: ~13-15 ms of a real Ap
 from __future__ import annotations
 
 import hashlib
-import os
 import struct
 import threading
 import time
@@ -19,6 +18,8 @@ from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
+
+from pytest_guistate.core.threads import own_thread
 
 __all__ = ["MAX_FRAME_PIXELS", "MAX_FRAME_SIDE", "SCREEN_FACTOR", "Frame", "FrameError", "check_png", "check_size",
            "describe_bytes", "png_size", "size_change_text"]
@@ -38,19 +39,9 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MAX_FRAME_SIDE = 10_000
 MAX_FRAME_PIXELS = 50_000_000
 SCREEN_FACTOR = 2
-_decoder: tuple[int, ThreadPoolExecutor] | None = None  # (pid that made it, pool)
-_decoder_lock = threading.Lock()
-
-
 def _decode_pool() -> ThreadPoolExecutor:
-    """One decode thread per process, made on first use (each pytest-xdist worker has its own). A
-    forked child gets a new one: the parent's thread does not exist there, and work queued to
-    its pool would never run."""
-    global _decoder
-    with _decoder_lock:
-        if _decoder is None or _decoder[0] != os.getpid():
-            _decoder = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="guistate-decode"))
-        return _decoder[1]
+    """One decode thread per process (`threads.own_thread`)."""
+    return own_thread("guistate-decode")
 
 
 def _imdecode(png: bytes) -> np.ndarray | None:

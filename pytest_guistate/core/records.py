@@ -12,9 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["OUTCOMES", "ArtifactSink", "Attempt", "MemoryArtifacts", "StepRecord", "stored_names"]
+__all__ = ["JUDGED_FIELDS", "OUTCOMES", "ArtifactSink", "Attempt", "MemoryArtifacts", "StepRecord", "stored_names"]
 
 OUTCOMES = ("ok", "settled", "refreshed", "retried", "failed")
+# what a step's judgement and its bookkeeping fill in (`StepRecord.pending`): read before they are, they are waited for
+JUDGED_FIELDS = frozenset({
+    "outcome", "verdict", "attempts", "episode", "ended", "regions", "crops", "frames", "package_after",
+    "context_after", "route_changed", "anchors", "error", "explanation", "transition", "state", "page_sources",
+})
 
 
 @dataclass
@@ -98,6 +103,16 @@ class StepRecord:
     heal: str = ""
     # whether this step reads its trees (light tier: only with a check, `TaskSession._reads_trees`)
     reads_trees: bool = field(default=True, repr=False)
+    # a step whose look is judged beside the test (issue 42): what records it once judged
+    # (`Journal.flush`); reading any field the judgement fills calls it first (`JUDGED_FIELDS`)
+    pending: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in JUDGED_FIELDS:
+            pending = object.__getattribute__(self, "pending")
+            if pending is not None:
+                pending()  # the journal clears `pending` first, then fills these fields
+        return object.__getattribute__(self, name)
 
     @property
     def duration_s(self) -> float | None:

@@ -22,6 +22,7 @@ an unmet look's regions once its tree is read (see `tiers.py`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 
 from pytest_guistate.core.checks import Check, CheckResult
@@ -36,6 +37,7 @@ from pytest_guistate.core.oracle_mask import StatusBars, steady_keyboard
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.records import Attempt, StepRecord
 from pytest_guistate.core.settle import Clock, SettlePolicy, SettleResult, settle
+from pytest_guistate.core.threads import own_thread
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.uitree import UITree
 
@@ -95,6 +97,9 @@ class Verification:
     # changes the first after-frame showed that were gone one frame later, the page source naming nothing
     # new there (`StepLoop._probe`): maybe the action's effect that ended, so never proof of no effect
     ended: list[Box] = field(default_factory=list)
+    # a first look judged beside the test (`StepLoop.judge_beside`): `judgement` is met with no verdict
+    # until the session takes this one's result in its place (`TaskSession`)
+    pending: Future[Judgement] | None = None
 
     def proven_no_effect(self, expect: Check | None) -> bool:
         """True only when the evidence shows the action did not take effect (TSR: no blind retry):
@@ -182,7 +187,16 @@ class StepLoop:
         lazy = not trees
         expect_result = expect(after) if expect is not None and lazy else None  # its tree serves the oracle
         if self.policy.compare and before is not None:
-            transition = self._compare(before, after, unstable, lazy and not after.tree_fetched, previous)
+            compare = self._compare_call(before, after, unstable, lazy and not after.tree_fetched, previous)
+            if expect is not None and not lazy and (before.tree_fetched or not self.policy.step_trees):
+                # the expect (a find, or the tree already read) runs while the oracle compares on its
+                # thread (issue 42): neither reads what the other writes; the oracle's inputs were taken
+                # above, and its dim test reads only a before-tree already read
+                pending = own_thread("guistate-judge").submit(compare)
+                expect_result = expect(after)  # raising, it leaves the compare to end on its own: pure work
+                transition = pending.result()
+            else:
+                transition = compare()
             verdict = transition.verdict
             if self.hooks.transition_check is not None:
                 override = self.hooks.transition_check(before, after, transition, expect)
@@ -190,7 +204,7 @@ class StepLoop:
                     if override not in VERDICTS:
                         raise ValueError(f"transition_check hook returned {override!r}; expected one of {VERDICTS}")
                     verdict = override
-        if expect is not None and not lazy:
+        if expect is not None and not lazy and expect_result is None:
             expect_result = expect(after)
         if expect_result is not None:
             met = expect_result.ok
@@ -203,6 +217,13 @@ class StepLoop:
     def _compare(self, before: Observation, after: Observation, unstable: Sequence[Box], pixels_only: bool,
                  previous: Observation | None = None) -> Transition:
         """The oracle on one pair; `pixels_only`: without the after-tree (not read: light tier)."""
+        return self._compare_call(before, after, unstable, pixels_only, previous)()
+
+    def _compare_call(self, before: Observation, after: Observation, unstable: Sequence[Box], pixels_only: bool,
+                      previous: Observation | None = None) -> Callable[[], Transition]:
+        """`_compare` in two halves: what it reads of the session (the ignore hook, trees already read,
+        the status bar learnt) is taken now; the oracle's work is the callable returned, which touches
+        only the frames and what was taken, so another thread may run it (`judge_beside`)."""
         if before.frame.same_bytes(after.frame):
             # nothing changed to snap: a step whose frames did not change reads no tree; at standard
             # and full the before-tree (already read) stands for the identical after-screen, so the
@@ -213,17 +234,41 @@ class StepLoop:
         else:
             tree = None if pixels_only and not self.policy.step_trees else after.tree
         ignore = [*self.ignore(after), *steady_keyboard(_tree_if_known(before), tree)]
+        earlier = previous.frame if previous is not None else None
         if self.policy.step_trees:
-            return self.oracle.compare(
+            return lambda: self.oracle.compare(
                 before.frame, after.frame, tree, ignore=ignore, unstable=unstable,
                 before_tree=lambda: before.tree,  # read only when the whole screen dimmed / undimmed
-                previous=previous.frame if previous is not None else None,
+                previous=earlier,
             )
         width, height = after.frame.size
-        return self.oracle.compare(before.frame, after.frame, tree, ignore=ignore, unstable=unstable,
-                                   before_tree=lambda: _tree_if_known(before),
-                                   previous=previous.frame if previous is not None else None,
-                                   status_bars=self.status_bars.boxes(tree, width, height))
+        known_before = _tree_if_known(before)
+        bars = self.status_bars.boxes(tree, width, height)
+        return lambda: self.oracle.compare(before.frame, after.frame, tree, ignore=ignore, unstable=unstable,
+                                           before_tree=lambda: known_before, previous=earlier, status_bars=bars)
+
+    def judges_beside(self, before: Observation | None, after: Observation, expect: Check | None,
+                      trees: bool) -> bool:
+        """Whether nothing waits for this first look's verdict, so it may be judged beside the test
+        (issue 42): the tier does not gate transitions (light), the step has no check and reads no
+        tree, and no `transition_check` hook overrides verdicts (user code runs on the test's
+        thread). Such a step is met whatever the oracle says: the verdict, its regions and crops
+        are its record's, nothing more. Frames of different sizes are judged at once: that error
+        (a rotation) is the step's own."""
+        return (before is not None and expect is None and not trees and self.policy.compare
+                and not self.policy.gate_transitions and self.hooks.transition_check is None
+                and before.frame.size == after.frame.size)
+
+    def judge_beside(self, before: Observation, after: Observation) -> Future[Judgement]:
+        """The first look of a step `judges_beside` allows, judged on the `guistate-judge` thread
+        while the test goes on; the result is what `judge` would have returned (met: nothing gates
+        it). The session reads it before anything else is recorded (`TaskSession`, `Journal.close_later`)."""
+        compare = self._compare_call(before, after, (), True)
+
+        def judged() -> Judgement:
+            transition = compare()
+            return Judgement(True, transition.verdict, transition, None)
+        return own_thread("guistate-judge").submit(judged)
 
     def complete(self, before: Observation | None, verification: Verification, *, trees: bool) -> None:
         """Light tier, an unmet look: read its after-tree now, while that screen is current (a
@@ -554,9 +599,14 @@ class StepLoop:
             return "pull-to-refresh" if self.screen.pull_to_refresh() else ""
         return ""
 
+    def record_attempt(self, record: StepRecord, stage: str, judgement: Judgement, started: float,
+                       ended: float) -> None:
+        """The attempt of a look judged beside the test, once judged; `ended`: when the step ended."""
+        self._attempt(record, stage, judgement, started, ended=ended)
+
     def _attempt(
         self, record: StepRecord, stage: str, judgement: Judgement, started: float, *, polls: int = 0,
-        refreshed_by: str = "",
+        refreshed_by: str = "", ended: float | None = None,
     ) -> None:
         # the items' boxes: a scrim (the dimmed screen behind a dialog) is no place the step acted on
         regions = [r.box.as_list() for r in judgement.transition.regions if r.kind != "scrim"] \
@@ -570,7 +620,7 @@ class StepLoop:
             regions=regions,
             polls=polls,
             refreshed_by=refreshed_by,
-            elapsed_s=self.clock.monotonic() - started,
+            elapsed_s=(self.clock.monotonic() if ended is None else ended) - started,
         ))
 
 

@@ -12,6 +12,8 @@ dropped.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_guistate.core import watchdog
@@ -35,6 +37,18 @@ if TYPE_CHECKING:
     from pytest_guistate.core.updater import StateUpdater
 
 __all__ = ["FrameWindow", "Journal", "JournalHost"]
+
+
+@dataclass
+class _Later:
+    """A step `Journal.close_later` keeps until its look is judged: what its end was."""
+
+    record: StepRecord
+    before: Observation | None
+    verification: Verification
+    judged: Callable[[], None]
+    ended: float
+    page_sources: int | None
 
 
 class FrameWindow:
@@ -127,6 +141,7 @@ class Journal:
         self._last_subgoal: Anchor | None = None
         self._pending: list[Anchor] = []  # EXCEPTIONs since the last SUBGOAL, linked "blocks" when it comes
         self._emitted_step = 0  # index of the last step handed to the listeners
+        self._later: _Later | None = None  # a step whose look is judged beside the test, recorded by `flush`
 
     # -- listeners -------------------------------------------------------------------------
     def _emit(self, method: str, arg: Any) -> None:
@@ -155,6 +170,7 @@ class Journal:
         """Add an anchor when the tier records anchors (None otherwise)."""
         if not self.host.policy.anchors:
             return None
+        self.flush()  # the timeline reads in order
         open_step = self.host.current_step
         if step_index is None and open_step is not None:
             step_index = open_step.index
@@ -204,14 +220,47 @@ class Journal:
     # -- after a step ----------------------------------------------------------------------
     def close_step(self, record: StepRecord, before: Observation | None, verification: Verification | None) -> None:
         """The bookkeeping of a finished step; a budget interrupt waits until it is done (issue 22)."""
+        self.flush()
         with watchdog.deferred():
             self._close_step(record, before, verification)
 
-    def _close_step(self, record: StepRecord, before: Observation | None, verification: Verification | None) -> None:
+    def close_later(self, record: StepRecord, before: Observation | None, verification: Verification,
+                    judged: Callable[[], None]) -> None:
+        """A step whose look is judged beside the test (issue 42, `StepLoop.judge_beside`): what belongs
+        to its end is taken now (its end time, its page sources, the commands and source line the
+        listeners keep through `on_step_end`), and it is recorded, as `close_step` does, at the next
+        `flush`: the session's next step once its action has run, any read of the state, steps or
+        anchors, the test's end. `judged()` puts the judgement in `verification` (or raises why not)."""
+        self.flush()
+        calls = getattr(self.host.screen, "page_source_calls", None)
+        pages = calls - record.page_sources_at_start \
+            if isinstance(calls, int) and record.page_sources_at_start is not None else None
+        self._later = _Later(record, before, verification, judged, self.host.clock.monotonic(), pages)
+        self.host.frames.unpin()  # the next step pins its own before-screen
+        self._emit("on_step_end", record)
+        record.pending = self.flush  # its judged fields, read before the next flush, wait for it
+
+    def flush(self) -> None:
+        """Record the step judged beside the test, if one waits: its judgement is taken (waited for
+        if still running) and the step is closed as `close_step` would have closed it then."""
+        later, self._later = self._later, None
+        if later is None:
+            return
+        later.record.pending = None
+        try:
+            later.judged()
+        except BaseException:
+            self.close_failed_step(later.record, later.before)
+            raise
+        with watchdog.deferred():
+            self._close_step(later.record, later.before, later.verification, later)
+
+    def _close_step(self, record: StepRecord, before: Observation | None, verification: Verification | None,
+                    later: _Later | None = None) -> None:
         host = self.host
         after = verification.after if verification is not None else None
         transition = verification.judgement.transition if verification is not None else None
-        record.ended = host.clock.monotonic()
+        record.ended = host.clock.monotonic() if later is None else later.ended
         if verification is not None:
             record.verdict = verification.judgement.verdict
         trees = record.reads_trees  # else (light, no check) only what was read: no page source for the journal
@@ -232,9 +281,12 @@ class Journal:
         self._update(record, before, after, transition, app)  # SUBGOALs first: the timeline reads in order
         self._step_anchors(record, before, after, failed, app, route, transition)
         calls = getattr(host.screen, "page_source_calls", None)  # counted last: the detectors read trees too
-        if isinstance(calls, int) and record.page_sources_at_start is not None:
+        if later is not None:
+            record.page_sources = later.page_sources  # counted at its end: the next step's reads are its own
+        elif isinstance(calls, int) and record.page_sources_at_start is not None:
             record.page_sources = calls - record.page_sources_at_start
-        host.frames.unpin()
+        if later is None:
+            host.frames.unpin()
         self._emitted_step = record.index
         self._emit("on_step", record)
         self.emit_state(self.state)
@@ -337,6 +389,7 @@ class Journal:
 
     # -- end -------------------------------------------------------------------------------
     def finish(self, outcome: str, error: BaseException | None) -> None:
+        self.flush()
         host = self.host
         detail = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}" if error else ""
         last = host.last_observation

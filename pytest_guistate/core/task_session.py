@@ -48,7 +48,7 @@ from pytest_guistate.core.state import (
     TaskState,
     normalise_plan,
 )
-from pytest_guistate.core.steploop import SessionHooks, StepLoop, Verification
+from pytest_guistate.core.steploop import Judgement, SessionHooks, StepLoop, Verification
 from pytest_guistate.core.task_journal import FrameWindow, Journal
 from pytest_guistate.core.tiers import TierPolicy
 from pytest_guistate.core.updater import OfflineUpdater, StateUpdater
@@ -89,10 +89,21 @@ class SessionListener(Protocol):
 class StepHandle:
     """What `with session.step(...) as s` yields; filled in when the block exits."""
 
-    def __init__(self, record: StepRecord) -> None:
+    def __init__(self, record: StepRecord, flush: Callable[[], None]) -> None:
         self.record = record
-        self.transition: Transition | None = None  # the oracle's judgement of the final check
         self.before: Observation | None = None
+        self.verification: Verification | None = None
+        self._flush = flush
+
+    @property
+    def transition(self) -> Transition | None:
+        """The oracle's judgement of the final check (a look judged beside the test is waited for)."""
+        verification = self.verification
+        if verification is None:
+            return None
+        if verification.pending is not None:
+            self._flush()
+        return verification.judgement.transition
 
     @property
     def name(self) -> str:
@@ -157,7 +168,8 @@ class TaskSession:
         self._last: tuple[Observation, int, float, object] | None = None  # obs, epoch, time, screen actions
         self._open_step: StepRecord | None = None
         self._looked_again: Observation | None = None  # a before-screen taken again after a locator's wait
-        self.last_transition: Transition | None = None
+        self._last_transition: Transition | None = None
+        self._beside = True  # a look nothing waits for may be judged beside the test (`judging_at_once`)
         self.episodes = 0  # stale-screen episodes (a first check unmet)
         self.retries = 0
         self.outcome: str | None = None  # set by finish()
@@ -174,16 +186,19 @@ class TaskSession:
     # -- read-only views -------------------------------------------------------------------
     @property
     def state(self) -> TaskState:
+        self.journal.flush()
         return self.journal.state
 
     @property
     def conflicts(self) -> int:
         """State-vs-screen conflicts recorded so far (the journal counts them)."""
+        self.journal.flush()
         return self.journal.conflicts
 
     @property
     def updater_errors(self) -> int:
         """State updates that raised so far (the journal counts them)."""
+        self.journal.flush()
         return self.journal.updater_errors
 
     @property
@@ -198,7 +213,25 @@ class TaskSession:
 
     @property
     def steps(self) -> list[StepRecord]:
+        self.journal.flush()
         return list(self._steps)
+
+    @property
+    def last_transition(self) -> Transition | None:
+        """What the oracle saw at the last judged step (a look judged beside the test is waited for)."""
+        self.journal.flush()
+        return self._last_transition
+
+    @contextmanager
+    def judging_at_once(self) -> Iterator[None]:
+        """Inside, every step is judged before `step`/`perform` returns: for callers that read the
+        returned record at once (the LLM actor, the action cache), never a look judged beside it."""
+        self.journal.flush()
+        was, self._beside = self._beside, False
+        try:
+            yield
+        finally:
+            self._beside = was
 
     @property
     def progress(self) -> Progress:
@@ -210,6 +243,7 @@ class TaskSession:
 
     def failure_section(self, max_anchors: int = 8) -> str:
         """Plain-text report section "guistate" (no ANSI): goal, progress, last step, anchors."""
+        self.journal.flush()
         return failure_section(self, max_anchors=max_anchors)
 
     # -- goal and plan ---------------------------------------------------------------------
@@ -243,7 +277,7 @@ class TaskSession:
         `StepFailed`."""
         check = as_check(expect) if expect is not None else None
         record = self._begin(name, "step", check, idempotent)
-        handle = StepHandle(record)
+        handle = StepHandle(record, self.journal.flush)
         try:
             before = self._observing(record, None, "before the action", self._before, record)
             handle.before = before
@@ -255,9 +289,10 @@ class TaskSession:
                 self._body_error(record, self._met_before(before), exc)
                 raise
             before = handle.before = self._met_before(before)
+            self._observing(record, before, "after the action", self.journal.flush)  # the last step judged beside
             verification = self._observing(record, before, "after the action", self._verify, record, before, check,
                                            refresh, "initial")
-            handle.transition = verification.judgement.transition if verification else None
+            handle.verification = verification
             if verification is None or verification.met:
                 self._succeed(record, before, verification, 0)
                 return
@@ -293,6 +328,8 @@ class TaskSession:
                     self._body_error(record, self._met_before(attempt_before), exc)
                     raise
                 met = self._met_before(attempt_before)
+                # the previous step, if judged beside the test, is recorded now: its judgement ran during this action
+                self._observing(record, met, "after the action", self.journal.flush)
                 if attempt == 0:
                     before = met
                 attempt_before = met
@@ -317,6 +354,7 @@ class TaskSession:
         so an actor decides on a finished screen rather than a spinner mid-load; `until` ends
         that wait as soon as it holds on a new frame (what the caller waits for has shown). Its
         tree is read here: the callers (actor, AI check, memory) use it after they act."""
+        self.journal.flush()
         observation = self._fresh()
         if settled and self.policy.settle:
             observation = settle(self.screen, self.oracle, observation, self.settle_policy, self.clock,
@@ -543,7 +581,10 @@ class TaskSession:
             return True
         if check is not None and (check.needs_tree or not getattr(self.screen, "find_checks", False)):
             return True  # a locator check is a find only on a screen that answers finds (issue 24)
-        state = self.state
+        # the state as journaled so far: a step judged beside the test that is not recorded yet changes no
+        # milestone (it was judged beside because no milestone had a check), and waiting for it here would
+        # put its judgement back on the test's path
+        state = self.journal.state
         names = [state.current, state.completed[-1] if state.completed else None]
         return any(m is not None and m.check is not None for m in map(state.milestone, filter(None, names)))
 
@@ -553,8 +594,14 @@ class TaskSession:
             return None  # tier off and nothing expected: the action itself is all there is
         acted = self.clock.monotonic()  # the action has returned: what it opened has been drawing since
         after = self._observe("after")
-        refreshers = [("step refresh", refresh), ("session refresh", self._refresh)]
-        verification = self.loop.verify(record, before, after, check, refreshers, stage=stage, acted_at=acted)
+        if self._beside and before is not None and self.loop.judges_beside(before, after, check, record.reads_trees):
+            # nothing waits for this verdict: judged while the test goes on, recorded by `_succeed`'s
+            # `Journal.close_later` once judged (issue 42)
+            verification = Verification(True, stage, after, Judgement(True, None, None, None),
+                                        pending=self.loop.judge_beside(before, after))
+        else:
+            refreshers = [("step refresh", refresh), ("session refresh", self._refresh)]
+            verification = self.loop.verify(record, before, after, check, refreshers, stage=stage, acted_at=acted)
         if not verification.met:
             self.loop.complete(before, verification, trees=record.reads_trees)  # light: the report needs the tree now
         if self._last is not None and self._last[0] is verification.after:
@@ -562,12 +609,38 @@ class TaskSession:
             # anything needed it), as when the recorder fetched every tree inside observe()
             observation, epoch, _, actions = self._last
             self._last = (observation, epoch, self.clock.monotonic(), actions)
+        self._judged(record, verification)
+        return verification
+
+    def _judged(self, record: StepRecord, verification: Verification) -> None:
+        """What the session keeps of a judged look (a look judged beside the test: once judged)."""
+        if verification.pending is not None:
+            return
         if verification.judgement.transition is not None:
-            self.last_transition = verification.judgement.transition
+            self._last_transition = verification.judgement.transition
         if record.attempts and not record.attempts[0].met and not record.episode:
             record.episode = True
             self.episodes += 1
-        return verification
+
+    def _take_judgement(self, record: StepRecord, verification: Verification, started: float, ended: float) -> None:
+        """A look judged beside the test: its judgement in the placeholder's place, the attempt it was.
+        A judgement that raised (a screenshot OpenCV cannot decode) fails the step it judged, as it
+        would have on the test's path, named by the frame it could not read."""
+        pending = verification.pending
+        if pending is None:
+            return
+        try:
+            judgement = pending.result()
+        except Exception as exc:
+            verification.pending = None
+            record.outcome = "failed"
+            record.error = f"{type(exc).__name__}: {exc}"
+            record.explanation = (f"step {record.index} {record.name!r} failed while reading the screen after the "
+                                  f"action (judged beside the test): {record.error}")
+            raise
+        verification.judgement, verification.pending = judgement, None
+        self.loop.record_attempt(record, verification.stage, judgement, started, ended)
+        self._judged(record, verification)
 
     def _refuse_retry(self, verification: Verification, check: Check | None, idempotent: bool,
                       attempt: int, max_retries: int) -> str:
@@ -594,9 +667,15 @@ class TaskSession:
             record.outcome = "ok"
         else:
             record.outcome = "retried" if attempt > 0 else _OUTCOME_BY_STAGE[verification.stage]
-        self.journal.close_step(record, before, verification)
-        if self.policy.compare:  # a loop is seen in compared frames only
-            self.cycles.after_step(record, verification, milestones_done=len(self.state.completed), steps=self._steps,
+        if verification is not None and verification.pending is not None:
+            ended = self.clock.monotonic()  # nothing of the judgement was on the test's path: no time of it
+            self.journal.close_later(record, before, verification,
+                                     lambda: self._take_judgement(record, verification, ended, ended))
+        else:
+            self.journal.close_step(record, before, verification)
+        if self.policy.compare:  # a loop is seen in compared frames only (a step judged beside reads no tree: none)
+            self.cycles.after_step(record, verification, milestones_done=len(self.journal.state.completed),
+                                   steps=self._steps,
                                    journal=self.journal, artifacts=self.artifacts,
                                    scale_divisor=self.oracle.config.scale_divisor)
 

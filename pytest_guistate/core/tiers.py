@@ -39,6 +39,9 @@ known without a page source (packages, trees already read, else a large changed 
 the journal's packages are the known ones ("" when none was read). A step with a check reads
 the trees as before (the check needs them). An unmet step reads its after-tree while that screen
 is current and snaps its regions to containers then, so a failure report is what it was.
+
+With `gate_transitions` off, a step with no check is met whatever the oracle says, so its compare
+runs beside the test (`StepLoop.judges_beside`) and the step is recorded once judged.
 """
 
 from __future__ import annotations

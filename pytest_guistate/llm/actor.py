@@ -254,7 +254,8 @@ class _Run:
     def perform(self, turn: Turn, name: str, action: Any, expect: Check | None, idempotent: bool) -> RunResult | None:
         completed_before = list(self.session.state.completed)
         try:
-            record = self.session.perform(name, action, expect=expect, idempotent=idempotent)
+            with self.session.judging_at_once():  # the record and its transition are read below
+                record = self.session.perform(name, action, expect=expect, idempotent=idempotent)
         except StepFailed as exc:
             record = exc.record
             turn.step, turn.outcome = (record.index if record else None), "failed"

@@ -92,8 +92,9 @@ class AllureAdapter:
         if test is None:
             return  # no Allure test is open (e.g. a session used outside a test)
         index = int(record.index)
-        stop = time.time()
         duration = record.duration_s or 0.0
+        # when the step ended, not when it is reported: a step judged beside the test is reported later
+        stop = record.wall + duration if isinstance(getattr(record, "wall", None), float) else time.time()
         status = Status.FAILED if record.outcome == "failed" else Status.PASSED
         params = [Parameter(name="outcome", value=record.outcome or "running"),
                   Parameter(name="verdict", value=str(record.verdict))]

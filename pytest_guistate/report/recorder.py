@@ -142,6 +142,7 @@ class ArtifactRecorder:
                                        step_trees=self.tier in ("standard", "full"))
         # the device commands sent since the last step (`CommandLog.take`), for the viewer's action log
         self.command_source: Callable[[], list[dict[str, Any]]] | None = None
+        self._ended: dict[int, dict[str, Any]] = {}  # step index -> its trace, taken at its end (`on_step_end`)
         self.driver_log: Any = None  # where the finish reads this test's driver log from (runtime.py)
         self.journal.write("meta", {
             "schema": JOURNAL_SCHEMA, "nodeid": self.nodeid, "tier": self.tier,
@@ -328,13 +329,21 @@ class ArtifactRecorder:
         """Optional: let the recorder stream links of the session's anchor graph per step."""
         self._graph = getattr(session, "anchors", None) or getattr(session, "graph", None)
 
+    def on_step_end(self, record: Any) -> None:
+        """A step ended whose record comes later (its look judged beside the test, `Journal.close_later`):
+        its commands and the test's line are taken now, before the next step sends its own."""
+        self._ended[int(record["index"] if isinstance(record, dict) else record.index)] = self._trace()
+
+    def _trace(self) -> dict[str, Any]:
+        return {"commands": self.command_source() if self.command_source is not None else [],
+                "source": test_source_line(self.raw_nodeid)}  # on the test's thread: its stack is here
+
     def on_step(self, record: Any) -> None:
         links = len(getattr(self._graph, "links", None) or [])  # the graph as it is now, not when written
         step = _as_dict(record)
         # a failed step keeps its before-crops at every tier (README: the failed step's before/after crops)
         before_crops = self.before_crops or step.get("outcome") == "failed"
-        trace = {"commands": self.command_source() if self.command_source is not None else [],
-                 "source": test_source_line(self.raw_nodeid)}  # on the test's thread: its stack is here
+        trace = self._ended.pop(int(step.get("index", 0)), None) or self._trace()
         self.screens.step_closed()
         self._submit("on_step", self._on_step, step, before_crops, links, trace, step=True)
 

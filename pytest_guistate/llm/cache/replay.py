@@ -529,8 +529,9 @@ def replay_run(session: TaskSession, actuator: Actuator, cached: CachedRun, reco
             session.remember(str(key), value, source=f"action cache step {step.n}")
         args = fill(step.args, secrets or {})
         try:
-            record = session.perform(name, _action(step, actuator, session, tree, match, size, heal, args),
-                                     expect=expect, idempotent=step.idempotent)
+            with session.judging_at_once():  # the record is cached below: its verdict, regions and crops
+                record = session.perform(name, _action(step, actuator, session, tree, match, size, heal, args),
+                                         expect=expect, idempotent=step.idempotent)
         except StepFailed as exc:
             if not step.idempotent:
                 outcome.non_idempotent_done.append(step.n)
