@@ -39,6 +39,8 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MAX_FRAME_SIDE = 10_000
 MAX_FRAME_PIXELS = 50_000_000
 SCREEN_FACTOR = 2
+
+
 def _decode_pool() -> ThreadPoolExecutor:
     """One decode thread per process (`threads.own_thread`)."""
     return own_thread("guistate-decode")

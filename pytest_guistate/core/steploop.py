@@ -247,15 +247,14 @@ class StepLoop:
         return lambda: self.oracle.compare(before.frame, after.frame, tree, ignore=ignore, unstable=unstable,
                                            before_tree=lambda: known_before, previous=earlier, status_bars=bars)
 
-    def judges_beside(self, before: Observation | None, after: Observation, expect: Check | None,
-                      trees: bool) -> bool:
+    def judges_beside(self, before: Observation, after: Observation, expect: Check | None, trees: bool) -> bool:
         """Whether nothing waits for this first look's verdict, so it may be judged beside the test
         (issue 42): the tier does not gate transitions (light), the step has no check and reads no
         tree, and no `transition_check` hook overrides verdicts (user code runs on the test's
         thread). Such a step is met whatever the oracle says: the verdict, its regions and crops
         are its record's, nothing more. Frames of different sizes are judged at once: that error
         (a rotation) is the step's own."""
-        return (before is not None and expect is None and not trees and self.policy.compare
+        return (expect is None and not trees and self.policy.compare
                 and not self.policy.gate_transitions and self.hooks.transition_check is None
                 and before.frame.size == after.frame.size)
 
@@ -599,10 +598,10 @@ class StepLoop:
             return "pull-to-refresh" if self.screen.pull_to_refresh() else ""
         return ""
 
-    def record_attempt(self, record: StepRecord, stage: str, judgement: Judgement, started: float,
-                       ended: float) -> None:
-        """The attempt of a look judged beside the test, once judged; `ended`: when the step ended."""
-        self._attempt(record, stage, judgement, started, ended=ended)
+    def record_attempt(self, record: StepRecord, stage: str, judgement: Judgement, ended: float) -> None:
+        """The attempt of a look judged beside the test, once judged: none of its time was the step's
+        (`ended`: when the step ended)."""
+        self._attempt(record, stage, judgement, ended, ended=ended)
 
     def _attempt(
         self, record: StepRecord, stage: str, judgement: Judgement, started: float, *, polls: int = 0,

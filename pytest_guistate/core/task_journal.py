@@ -232,10 +232,8 @@ class Journal:
         `flush`: the session's next step once its action has run, any read of the state, steps or
         anchors, the test's end. `judged()` puts the judgement in `verification` (or raises why not)."""
         self.flush()
-        calls = getattr(self.host.screen, "page_source_calls", None)
-        pages = calls - record.page_sources_at_start \
-            if isinstance(calls, int) and record.page_sources_at_start is not None else None
-        self._later = _Later(record, before, verification, judged, self.host.clock.monotonic(), pages)
+        self._later = _Later(record, before, verification, judged, self.host.clock.monotonic(),
+                             self._page_sources(record))
         self.host.frames.unpin()  # the next step pins its own before-screen
         self._emit("on_step_end", record)
         record.pending = self.flush  # its judged fields, read before the next flush, wait for it
@@ -280,16 +278,21 @@ class Journal:
         record.route_changed = route is not None
         self._update(record, before, after, transition, app)  # SUBGOALs first: the timeline reads in order
         self._step_anchors(record, before, after, failed, app, route, transition)
-        calls = getattr(host.screen, "page_source_calls", None)  # counted last: the detectors read trees too
-        if later is not None:
-            record.page_sources = later.page_sources  # counted at its end: the next step's reads are its own
-        elif isinstance(calls, int) and record.page_sources_at_start is not None:
-            record.page_sources = calls - record.page_sources_at_start
+        # counted last (the detectors read trees too); a step recorded later was counted at its end: the
+        # next step's reads are its own
+        record.page_sources = self._page_sources(record) if later is None else later.page_sources
         if later is None:
             host.frames.unpin()
         self._emitted_step = record.index
         self._emit("on_step", record)
         self.emit_state(self.state)
+
+    def _page_sources(self, record: StepRecord) -> int | None:
+        """The page sources the screen fetched since `record` began (None: the screen does not count them)."""
+        calls = getattr(self.host.screen, "page_source_calls", None)
+        if isinstance(calls, int) and record.page_sources_at_start is not None:
+            return calls - record.page_sources_at_start
+        return record.page_sources
 
     def close_failed_step(self, record: StepRecord, before: Observation | None) -> None:
         """Journal a step that failed while reading the screen (issue 22), without letting the

@@ -622,7 +622,7 @@ class TaskSession:
             record.episode = True
             self.episodes += 1
 
-    def _take_judgement(self, record: StepRecord, verification: Verification, started: float, ended: float) -> None:
+    def _take_judgement(self, record: StepRecord, verification: Verification, ended: float) -> None:
         """A look judged beside the test: its judgement in the placeholder's place, the attempt it was.
         A judgement that raised (a screenshot OpenCV cannot decode) fails the step it judged, as it
         would have on the test's path, named by the frame it could not read."""
@@ -639,7 +639,7 @@ class TaskSession:
                                   f"action (judged beside the test): {record.error}")
             raise
         verification.judgement, verification.pending = judgement, None
-        self.loop.record_attempt(record, verification.stage, judgement, started, ended)
+        self.loop.record_attempt(record, verification.stage, judgement, ended)
         self._judged(record, verification)
 
     def _refuse_retry(self, verification: Verification, check: Check | None, idempotent: bool,
@@ -670,7 +670,7 @@ class TaskSession:
         if verification is not None and verification.pending is not None:
             ended = self.clock.monotonic()  # nothing of the judgement was on the test's path: no time of it
             self.journal.close_later(record, before, verification,
-                                     lambda: self._take_judgement(record, verification, ended, ended))
+                                     lambda: self._take_judgement(record, verification, ended))
         else:
             self.journal.close_step(record, before, verification)
         if self.policy.compare:  # a loop is seen in compared frames only (a step judged beside reads no tree: none)

@@ -35,6 +35,14 @@ class Steps:
         self.events.append(("end", record.index, self.screen.action_count))
 
 
+def observed(tier: str = "light", *, hooks: SessionHooks | None = None) -> tuple[TaskSession, Any, Steps]:
+    """A session on the synthetic list screen with a `Steps` listener."""
+    session, screen, _ = make(tier, hooks=hooks)
+    steps = Steps(screen)
+    session.journal.listeners.append(steps)
+    return session, screen, steps
+
+
 def hold_compare(session: TaskSession, *, fail: Exception | None = None) -> tuple[threading.Event, threading.Event]:
     """The session's compare waits for `release` (at most GATE_S); `started` tells it began."""
     started, release = threading.Event(), threading.Event()
@@ -51,9 +59,7 @@ def hold_compare(session: TaskSession, *, fail: Exception | None = None) -> tupl
 
 
 def test_a_light_step_with_no_check_returns_while_its_look_is_judged_and_reads_as_judged() -> None:
-    session, screen, _ = make("light")
-    steps = Steps(screen)
-    session.journal.listeners.append(steps)
+    session, screen, steps = observed()
     started, release = hold_compare(session)
     record = session.perform("increment", screen.increment)
     assert started.wait(GATE_S) and not release.is_set()
@@ -66,9 +72,7 @@ def test_a_light_step_with_no_check_returns_while_its_look_is_judged_and_reads_a
 
 
 def test_the_next_action_runs_while_the_previous_look_is_judged_and_the_journal_keeps_step_order() -> None:
-    session, screen, _ = make("light")
-    steps = Steps(screen)
-    session.journal.listeners.append(steps)
+    session, screen, steps = observed()
     started, release = hold_compare(session)
     first = session.perform("increment", screen.increment)
     assert started.wait(GATE_S)
@@ -85,9 +89,7 @@ def test_the_next_action_runs_while_the_previous_look_is_judged_and_the_journal_
 
 
 def test_a_look_that_cannot_be_judged_beside_fails_its_own_step_by_name() -> None:
-    session, screen, _ = make("light")
-    steps = Steps(screen)
-    session.journal.listeners.append(steps)
+    session, screen, steps = observed()
     broken = FrameError("corrupt screenshot (step 1 after): 1234 bytes that OpenCV cannot decode")
     _, release = hold_compare(session, fail=broken)
     release.set()
@@ -104,9 +106,7 @@ def test_a_look_that_cannot_be_judged_beside_fails_its_own_step_by_name() -> Non
 @pytest.mark.parametrize("case", ["light with an expect", "standard", "a verdict hook", "judging at once"])
 def test_a_look_something_waits_for_is_judged_before_the_step_returns(case: str) -> None:
     hooks = SessionHooks(transition_check=lambda *_: None) if case == "a verdict hook" else None
-    session, screen, _ = make("standard" if case == "standard" else "light", hooks=hooks)
-    steps = Steps(screen)
-    session.journal.listeners.append(steps)
+    session, screen, steps = observed("standard" if case == "standard" else "light", hooks=hooks)
     expect = "Count: 1" if case == "light with an expect" else None
     if case == "judging at once":
         with session.judging_at_once():
@@ -118,9 +118,7 @@ def test_a_look_something_waits_for_is_judged_before_the_step_returns(case: str)
 
 
 def test_the_tests_end_records_the_last_step_judged_beside() -> None:
-    session, screen, _ = make("light")
-    steps = Steps(screen)
-    session.journal.listeners.append(steps)
+    session, screen, steps = observed()
     session.perform("increment", screen.increment)
     session.finish("passed")
     assert [e for e, _, _ in steps.events] == ["end", "step"]
