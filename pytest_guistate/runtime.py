@@ -496,8 +496,10 @@ class GuistateRuntime:
         user_refresh = any(impl.plugin is not own for impl in hook.pytest_guistate_refresh.get_hookimpls())
         # none implemented: None, so a settle poll that waits for a change can be judged by its pixels first
         checks = bool(hook.pytest_guistate_transition_check.get_hookimpls())
+        # none implemented: None, so the oracle's pixels can start before the after-screen is asked about
+        ignores = bool(hook.pytest_guistate_ignore_regions.get_hookimpls())
         return SessionHooks(
-            extra_ignore_regions=ignore, refresh=refresh if user_refresh else None,
+            extra_ignore_regions=ignore if ignores else None, refresh=refresh if user_refresh else None,
             transition_check=transition_check if checks else None,
             detect_anchors=anchor_detector(self.config, item),
         )

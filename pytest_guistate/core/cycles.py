@@ -18,9 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import cv2
-import numpy as np
-
 from pytest_guistate.core.errors import StepFailed
 from pytest_guistate.core.frame import FrameError
 from pytest_guistate.core.records import stored_names
@@ -36,7 +33,6 @@ __all__ = ["CycleDetected", "CycleGuard", "ScreenKey", "find_cycle", "screen_key
 DEFAULT_LIMIT = 8  # steps in a loop with no milestone before the test fails; 0 = never fail
 _MAX_BITS = 6  # hash bits two looks of one screen may differ by (clock, cursor, spinner)
 _PERIODS = (1, 2, 3)
-_SAMPLES = 128  # pixels across the frame's short side the fingerprint reads
 _SYSTEM_UI = "com.android.systemui"
 
 
@@ -56,14 +52,7 @@ class ScreenKey:
 
 
 def screen_key(observation: Observation, scale_divisor: int = 4) -> ScreenKey:
-    small = observation.frame.small(scale_divisor)
-    # the 8x8 block means from every `stride`-th pixel (each block still averages ~1000 of them):
-    # an area resize of the whole copy cost 2-8 ms a step for 64 numbers (issue 42)
-    stride = max(1, min(small.shape[:2]) // _SAMPLES)
-    sampled = small[::stride, ::stride]
-    grey = cv2.cvtColor(cv2.resize(sampled, (8, 8), interpolation=cv2.INTER_AREA), cv2.COLOR_BGR2GRAY)
-    bits = (grey > grey.mean()).flatten()
-    phash = int(np.packbits(bits).view(">u8")[0]) if bits.size == 64 else 0
+    phash = observation.frame.block_hash(scale_divisor)
     digest = hashlib.blake2b(digest_size=12)
     tree = observation.tree
     for node in tree.nodes() if tree is not None else ():

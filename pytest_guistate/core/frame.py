@@ -41,6 +41,9 @@ MAX_FRAME_PIXELS = 50_000_000
 SCREEN_FACTOR = 2
 
 
+_HASH_SAMPLES = 128  # pixels across the frame's short side `block_hash` reads
+
+
 def _decode_pool() -> ThreadPoolExecutor:
     """One decode thread per process (`threads.own_thread`)."""
     return own_thread("guistate-decode")
@@ -185,6 +188,7 @@ class Frame:
     _digest: str | None = field(default=None, repr=False)
     _grey_cache: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _small_cache: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _block_hashes: dict[int, int] = field(default_factory=dict, repr=False)  # kept when the pixels are released
     _decoding: Future[tuple[np.ndarray | None, np.ndarray | None]] | None = field(default=None, repr=False)
     _decoding_divisor: int = field(default=1, repr=False)
     # one full-size decode per frame, whichever thread needs it first (the step loop, the report
@@ -217,6 +221,7 @@ class Frame:
         twin = Frame(png=bytes(bytearray(self.png)), timestamp=time.time() if timestamp is None else timestamp,
                      source=source)
         twin._digest = self._digest
+        twin._block_hashes = self._block_hashes  # the same bytes: the same hash (ints, never changed once set)
         if not self.released:
             twin._small_cache = dict(self._small_cache)  # the arrays are shared, never written in place
             twin._grey_cache = dict(self._grey_cache)
@@ -358,6 +363,22 @@ class Frame:
             if cached is None:
                 cached = _downscale(self.bgr, scale_divisor)  # names a corrupt frame
             self._small_cache[scale_divisor] = cached
+        return cached
+
+    def block_hash(self, scale_divisor: int = 2) -> int:
+        """A 64-bit average hash of the screen (8x8 block means against their mean, of the 1/`scale_divisor`
+        copy), cached: the cycle guard's fingerprint of a look (`cycles.screen_key`), which the step loop
+        computes on the judge thread while the page source is read. The block means come from every
+        `stride`-th pixel (each block still averages ~1000 of them): an area resize of the whole copy
+        cost 2-8 ms a step for 64 numbers (issue 42)."""
+        cached = self._block_hashes.get(scale_divisor)
+        if cached is None:
+            small = self.small(scale_divisor)
+            stride = max(1, min(small.shape[:2]) // _HASH_SAMPLES)
+            sampled = np.ascontiguousarray(small[::stride, ::stride])  # a strided view costs cv2 a slower copy
+            grey = cv2.cvtColor(cv2.resize(sampled, (8, 8), interpolation=cv2.INTER_AREA), cv2.COLOR_BGR2GRAY)
+            bits = (grey > grey.mean()).flatten()
+            cached = self._block_hashes[scale_divisor] = int(np.packbits(bits).view(">u8")[0]) if bits.size == 64 else 0
         return cached
 
     def release_pixels(self) -> None:

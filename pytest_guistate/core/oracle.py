@@ -33,7 +33,7 @@ import cv2
 from pytest_guistate.core.frame import Frame, FrameError, png_size, size_change_text
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.oracle_bars import pixel_bars
-from pytest_guistate.core.oracle_dim import DIM_FRACTION, compensate, dim_gain, find_overlay, floating_window
+from pytest_guistate.core.oracle_dim import DIM_FRACTION, Overlay, find_overlay, floating_window
 from pytest_guistate.core.oracle_mask import (
     ChangeMasks,
     RawRegion,
@@ -43,6 +43,7 @@ from pytest_guistate.core.oracle_mask import (
     status_bar_boxes,
     to_small,
 )
+from pytest_guistate.core.oracle_pixels import PixelWork
 from pytest_guistate.core.oracle_snap import SnappedRegion, grow_unstable, snap_regions
 from pytest_guistate.core.oracle_transient import FADING, TransientShapes, lone_cursor
 from pytest_guistate.core.oracle_types import Crop, OracleConfig, Region, Transient, Transition, Verdict
@@ -77,6 +78,7 @@ class VisualOracle:
         before_tree: Callable[[], UITree | None] | None = None,
         status_bars: Sequence[Box] | None = None,
         previous: Frame | None = None,
+        work: PixelWork | None = None,
     ) -> Transition:
         """Judge one transition. `tree` is the UI tree of the AFTER screen (snapping, cursors);
         `before_tree` gives the before-screen's, read for a global dim / undim (oracle_dim.py), a
@@ -84,22 +86,18 @@ class VisualOracle:
         `tree` (light tier: `StatusBars`, no page source). `previous`: a frame taken just before `after`
         with no input in between (the step loop's last settle poll): a ripple or glow whose pixels
         did not move between the two is not fading, so it is the app's change (a highlight the
-        tree does not report), not set aside."""
+        tree does not report), not set aside. `work`: this pair's pixels, computed ahead for the
+        inputs the caller predicted (`prepare`); other inputs are computed here, as without it."""
         started = time.perf_counter()
         if before.same_bytes(after):
             return self._identical(after, tree, ignore, unstable, started, status_bars)
         width, height = self._check_sizes(before, after)
         tree, before_tree = _walked(tree), _read_once(before_tree)  # every rule below walks the same two trees
         screen = Box(0, 0, width, height)
-        ignored = self._ignores(tree, width, height, ignore, status_bars)
-        if status_bars is None and self.config.ignore_status_bar:
-            ignored += _bars_behind_a_window(tree, before_tree, screen, ignored)
-        if tree is None and self.config.ignore_status_bar:  # no tree says where the bars are: the pixels do
-            found = pixel_bars(before.small(self.config.scale_divisor), after.small(self.config.scale_divisor),
-                               self.config.scale_divisor, (width, height))
-            ignored += [bar for bar in found if not any(box.contains(bar) for box in ignored)]
-        masks = self._masks(before, after, ignored)
-        raw_regions = find_regions(masks, self.config)
+        work = work if work is not None and work.serves(before, after) else PixelWork(before, after, self.config)
+        ignored = self._ignored(before, after, tree, before_tree, ignore, status_bars)
+        masks = work.masks(ignored)
+        raw_regions = work.regions(ignored)
         trusted, untrusted = self._split_unstable(unstable, screen)
         focused = _focused_editables(tree)
         flicker: list[Box] = []
@@ -120,8 +118,8 @@ class VisualOracle:
         covered = Box.union_all(s.region.raw for s in snapped)
         if covered is not None and covered.area >= DIM_FRACTION * screen.area:
             under_scrim: list[Transient] = []
-            undimmed = self._undim(before, after, tree, before_tree, ignored, masks, (trusted, untrusted, focused),
-                                   shapes, under_scrim)
+            undimmed = self._undim(work, tree, before_tree, ignored, (trusted, untrusted, focused), shapes,
+                                   under_scrim)
             if undimmed is not None:
                 snapped, note = undimmed
                 notes.append(note)
@@ -171,6 +169,51 @@ class VisualOracle:
             notes=notes,
             transients=transients,
         )
+
+    def prepare(self, work: PixelWork, tree: UITree | None, *, ignore: Sequence[Box] = (),
+                before_tree: UITree | None = None) -> None:
+        """Compute `work`'s pixels for a compare still to come, for the inputs `tree` predicts (the
+        step loop passes the before-screen's while the after-screen's page source is read): the
+        change masks and regions for the ignore regions it gives, and, when they cover most of
+        the screen, the dim / undim for a dialog of `before_tree` that vanished, then for one found
+        from the pixels, each guess only while the compare is not yet waiting (`PixelWork.want`).
+        Hand `work` to `compare(work=...)`; a prediction that does not hold costs the compare
+        nothing but the wait for this. Errors are left for the compare to name."""
+        before, after = work.before, work.after
+        try:
+            if before.same_bytes(after):
+                return
+            width, height = self._check_sizes(before, after)
+            screen = Box(0, 0, width, height)
+            walked = _walked(tree)
+            ignored = self._ignored(before, after, walked, lambda: walked, ignore, None)
+            covered = Box.union_all(raw.box for raw in work.regions(ignored))
+            if covered is None or covered.area < DIM_FRACTION * screen.area:
+                return
+            shape = work.masks(ignored).strict.shape
+            # a dialog of the before-screen closed
+            vanished = find_overlay(walked if before_tree is tree else _walked(before_tree), None, screen)
+            for overlay in (vanished, None) if vanished is not None else (None,):
+                if work.wanted:
+                    return
+                work.dimmed(ignored, *_dim_inputs(overlay, ignored, self.config.scale_divisor, shape))
+        except Exception:  # noqa: BLE001 - work ahead only: the compare meets the same error and names it
+            return
+
+    def _ignored(self, before: Frame, after: Frame, tree: UITree | None,
+                 before_tree: Callable[[], UITree | None] | None, ignore: Sequence[Box],
+                 status_bars: Sequence[Box] | None) -> list[Box]:
+        """Every box the compare sets aside: the system bars (from `status_bars`, the tree, a window
+        over an app's bars, or the pixels when there is no tree) and `ignore`."""
+        width, height = after.size
+        ignored = self._ignores(tree, width, height, ignore, status_bars)
+        if status_bars is None and self.config.ignore_status_bar:
+            ignored += _bars_behind_a_window(tree, before_tree, Box(0, 0, width, height), ignored)
+        if tree is None and self.config.ignore_status_bar:  # no tree says where the bars are: the pixels do
+            found = pixel_bars(before.small(self.config.scale_divisor), after.small(self.config.scale_divisor),
+                               self.config.scale_divisor, (width, height))
+            ignored += [bar for bar in found if not any(box.contains(bar) for box in ignored)]
+        return ignored
 
     def _keep(self, raws: Sequence[RawRegion], masks: ChangeMasks, trusted: Sequence[Box], untrusted: Sequence[Box],
               focused: Sequence[UINode], flicker: list[Box]) -> list[tuple[RawRegion, bool]]:
@@ -233,31 +276,24 @@ class VisualOracle:
         notes.append(f"repaint: {covered.area / screen.area:.0%} of the screen redrawn in one window")
         return _screen_level(covered, "repaint", "repainted area")
 
-    def _undim(self, before: Frame, after: Frame, tree: UITree | None,
-               before_tree: Callable[[], UITree | None] | None, ignored: list[Box], masks: ChangeMasks,
-               unstable: tuple[list[Box], list[Box], list[UINode]], shapes: TransientShapes,
+    def _undim(self, work: PixelWork, tree: UITree | None, before_tree: Callable[[], UITree | None] | None,
+               ignored: list[Box], unstable: tuple[list[Box], list[Box], list[UINode]], shapes: TransientShapes,
                set_aside: list[Transient]) -> tuple[list[SnappedRegion], str] | None:
         """A global dim / undim: the dialog that (dis)appeared plus what changed under the scrim. A
         scrollbar fading under the scrim (the touch that opened or closed the dialog scrolled nothing,
         but the list still shows its bar) is set aside into `set_aside` like one outside it."""
+        after = work.after
         screen = Box(0, 0, *after.size)
         overlay = find_overlay(before_tree() if before_tree is not None else None, tree, screen)
         scale = self.config.scale_divisor
-        small_before, small_after = before.small(scale), after.small(scale)
         # no dialog node (a div over a scrim, no role="dialog"; issue 34), or a dim layer with no content
         # node: the dialog is found from the pixels, as the area that does not follow the scrim's gain
         by_pixels = overlay is None or overlay.layer and overlay.content is None
-        exclude = None if by_pixels or overlay is None else to_small(overlay.box, scale, masks.strict.shape)
-        gain = dim_gain(small_before, small_after, masks.strict, exclude)
-        if gain is None:
+        exclude, residual_ignored = _dim_inputs(overlay, ignored, scale, work.masks(ignored).strict.shape)
+        dimmed = work.dimmed(ignored, exclude, residual_ignored)
+        gain, residual, found = dimmed.gain, dimmed.residual, dimmed.found
+        if gain is None or residual is None:
             return None
-        # compared at the darker frame's brightness: brightening the dimmed frame would clip a white
-        # dialog to the white of the page behind it, leaving only its text as change (its box lost)
-        darker = (compensate(small_before, gain), small_after) if gain < 1 else (
-            small_before, compensate(small_after, 1.0 / gain))
-        residual = change_masks(*darker, self.config, after.size,
-                                ignored if by_pixels or overlay is None else [*ignored, overlay.box])
-        found = find_regions(residual, self.config)
         set_aside += [t for t in (shapes.kind_of(raw.box, layers=False) for raw in found) if t is not None]
         kept = self._keep([raw for raw in found if not any(t.box == raw.box for t in set_aside)], residual, *unstable, [])
         if by_pixels:  # the dialog is the largest area that does not follow the scrim's gain
@@ -649,6 +685,16 @@ def _walked(tree: UITree | None) -> UITree | None:
     walked = _WalkedTree(**{f.name: getattr(tree, f.name) for f in fields(UITree)})
     walked.walked = list(tree.nodes())
     return walked
+
+
+def _dim_inputs(overlay: Overlay | None, ignored: list[Box], scale: int,
+                shape: tuple[int, ...]) -> tuple[tuple[int, int, int, int] | None, list[Box]]:
+    """(where the gain is not read, what the residual sets aside) for a dim around `overlay`: the
+    dialog's box when the tree gives it, nothing when the dialog is to be found from the pixels
+    (no dialog node, or a dim layer with no content node)."""
+    if overlay is None or overlay.layer and overlay.content is None:
+        return None, ignored
+    return to_small(overlay.box, scale, shape), [*ignored, overlay.box]
 
 
 def _read_once(source: Callable[[], UITree | None] | None) -> Callable[[], UITree | None] | None:

@@ -168,13 +168,14 @@ def _changed_sample(strict: np.ndarray, exclude: tuple[int, int, int, int] | Non
         return None
     flat = strict.reshape(-1)
     step = max(1, flat.size // (4 * _GAIN_SAMPLES))
-    positions = np.flatnonzero(flat[::step]).astype(np.int64) * step  # the grid's changed positions, no gather
-    if positions.size < _GAIN_SAMPLES // 8:
-        positions = np.flatnonzero(flat)
-    if exclude is not None:
+    dense = np.count_nonzero(flat[::step]) < _GAIN_SAMPLES // 8  # the grid misses a sparse change: list it all
+    if exclude is not None:  # its positions dropped: zeroed in a copy (~0.1 ms), not tested one by one (~1 ms)
         x0, y0, x1, y1 = exclude
-        ys, xs = np.divmod(positions, strict.shape[1])
-        positions = positions[~((xs >= x0) & (xs < x1) & (ys >= y0) & (ys < y1))]
+        outside = strict.copy()
+        outside[y0:y1, x0:x1] = 0
+        flat = outside.reshape(-1)
+    # the grid's changed positions, no gather
+    positions = np.flatnonzero(flat) if dense else np.flatnonzero(flat[::step]).astype(np.int64) * step
     return positions[:: -(-positions.size // _GAIN_SAMPLES)] if positions.size else None
 
 

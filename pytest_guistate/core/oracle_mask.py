@@ -29,8 +29,8 @@ from pytest_guistate.core.oracle_types import OracleConfig
 from pytest_guistate.core.uitree import UINode, UITree
 
 __all__ = [
-    "ChangeMasks", "RawRegion", "StatusBars", "change_masks", "colour_difference", "find_regions", "merge_boxes",
-    "status_bar_boxes", "steady_keyboard", "to_small",
+    "ChangeMasks", "Differences", "RawRegion", "StatusBars", "change_masks", "colour_difference", "differences",
+    "find_regions", "masked", "merge_boxes", "status_bar_boxes", "steady_keyboard", "to_small",
 ]
 
 _STATUS_BAR_FRACTION = 0.03  # top 3% when neither the tree nor its app nodes say where the bar is
@@ -96,14 +96,18 @@ def colour_difference(small_before: np.ndarray, small_after: np.ndarray) -> np.n
     return np.maximum(np.maximum(diff[..., 0], diff[..., 1]), diff[..., 2])
 
 
-def change_masks(
-    small_before: np.ndarray,
-    small_after: np.ndarray,
-    config: OracleConfig,
-    full_size: tuple[int, int],
-    ignore: Sequence[Box] = (),
-) -> ChangeMasks:
-    """Steps 1-4 of the module docstring."""
+@dataclass(frozen=True)
+class Differences:
+    """Steps 1-3 of one frame pair: what does not depend on the ignore regions, so one pair's masks
+    for several ignore lists (`PixelWork`) share it. Read only: `masked` copies what it zeroes."""
+
+    loose: np.ndarray  # before closing and before any ignore region
+    strict: np.ndarray
+    scale: int
+
+
+def differences(small_before: np.ndarray, small_after: np.ndarray, config: OracleConfig) -> Differences:
+    """Steps 1-3 of the module docstring."""
     scale = config.scale_divisor
     diff = colour_difference(small_before, small_after)
     if config.background_weight > 0:
@@ -117,22 +121,41 @@ def change_masks(
     _, strict = cv2.threshold(diff, config.strict_threshold, 255, cv2.THRESH_BINARY)
     if scale == 1:  # at full scale nothing has averaged single stray pixels away yet
         loose = cv2.morphologyEx(loose, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
-    ignored_pixels = np.zeros(diff.shape, dtype=np.uint8) if ignore else None
+    return Differences(loose, strict, scale)
+
+
+def masked(found: Differences, config: OracleConfig, full_size: tuple[int, int],
+           ignore: Sequence[Box] = ()) -> ChangeMasks:
+    """Step 4 of the module docstring on `found` (left as it was)."""
+    scale = found.scale
+    loose, strict = (found.loose.copy(), found.strict.copy()) if ignore else (found.loose, found.strict)
+    ignored_pixels = np.zeros(strict.shape, dtype=np.uint8) if ignore else None
     for box in ignore:
-        x0, y0, x1, y1 = to_small(box, scale, diff.shape)
+        x0, y0, x1, y1 = to_small(box, scale, strict.shape)
         loose[y0:y1, x0:x1] = 0
         strict[y0:y1, x0:x1] = 0
         if ignored_pixels is not None:
             ignored_pixels[y0:y1, x0:x1] = 1
-    counted = diff.size - (int(cv2.countNonZero(ignored_pixels)) if ignored_pixels is not None else 0)
+    counted = strict.size - (int(cv2.countNonZero(ignored_pixels)) if ignored_pixels is not None else 0)
     join = _kernel_px(config.join_distance, scale)
     if join > 1:
         kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (join, join))
         loose = cv2.morphologyEx(loose, cv2.MORPH_CLOSE, kernel)
         for box in ignore:  # closing must not leak a change back into an ignore region
-            x0, y0, x1, y1 = to_small(box, scale, diff.shape)
+            x0, y0, x1, y1 = to_small(box, scale, strict.shape)
             loose[y0:y1, x0:x1] = 0
     return ChangeMasks(loose=loose, strict=strict, scale=scale, full_size=full_size, counted_pixels=counted)
+
+
+def change_masks(
+    small_before: np.ndarray,
+    small_after: np.ndarray,
+    config: OracleConfig,
+    full_size: tuple[int, int],
+    ignore: Sequence[Box] = (),
+) -> ChangeMasks:
+    """Steps 1-4 of the module docstring."""
+    return masked(differences(small_before, small_after, config), config, full_size, ignore)
 
 
 def find_regions(masks: ChangeMasks, config: OracleConfig) -> list[RawRegion]:

@@ -23,17 +23,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 
 from pytest_guistate.core.checks import Check, CheckResult
 from pytest_guistate.core.detect import appeared_in, refreshable_list, undrawn_change
 from pytest_guistate.core.detectors import DetectFn
-from pytest_guistate.core.frame import Frame
+from pytest_guistate.core.frame import Frame, FrameError
 from pytest_guistate.core.geometry import Box
 from pytest_guistate.core.observation import Observation, Screen, TreeExpired
 from pytest_guistate.core.oracle import VisualOracle
 from pytest_guistate.core.oracle_dim import find_overlay
 from pytest_guistate.core.oracle_mask import StatusBars, steady_keyboard
+from pytest_guistate.core.oracle_pixels import PixelWork
 from pytest_guistate.core.oracle_types import Transition
 from pytest_guistate.core.records import Attempt, StepRecord
 from pytest_guistate.core.settle import Clock, SettlePolicy, SettleResult, settle
@@ -166,6 +168,7 @@ class StepLoop:
         self.probe = probe
         # light: the bar learnt from the trees that were read
         self.status_bars = StatusBars(str(getattr(screen, "platform", "") or ""))
+        self._last_ignored: list[Box] = []  # the ignore hook's latest answer: the pixels ahead predict it holds
 
     def ignore(self, observation: Observation) -> list[Box]:
         if self.hooks.extra_ignore_regions is None:
@@ -174,6 +177,7 @@ class StepLoop:
         for box in boxes:
             if not isinstance(box, Box):
                 raise TypeError(f"extra_ignore_regions hook returned {box!r}; expected Box instances")
+        self._last_ignored = boxes
         return boxes
 
     def judge(
@@ -185,10 +189,22 @@ class StepLoop:
         transition: Transition | None = None
         verdict: str | None = None
         lazy = not trees
-        expect_result = expect(after) if expect is not None and lazy else None  # its tree serves the oracle
+        # light, a check that reads no tree (a find): the oracle's pixels-only compare runs while it asks;
+        # not with an ignore hook, which is asked about the after-screen after the check (it may read the tree)
+        beside_find = (lazy and expect is not None and self.policy.compare and before is not None
+                       and not after.tree_fetched and self.hooks.extra_ignore_regions is None)
+        # the check first: its tree serves the oracle
+        expect_result = expect(after) if expect is not None and lazy and not beside_find else None
         if self.policy.compare and before is not None:
             compare = self._compare_call(before, after, unstable, lazy and not after.tree_fetched, previous)
-            if expect is not None and not lazy and (before.tree_fetched or not self.policy.step_trees):
+            if beside_find:
+                assert expect is not None
+                pending = own_thread("guistate-judge").submit(compare)
+                expect_result = expect(after)
+                transition = pending.result()
+                if after.tree_fetched:  # the find could not decide and the check read the tree: the oracle uses it
+                    transition = self._compare(before, after, unstable, False, previous)
+            elif expect is not None and not lazy and (before.tree_fetched or not self.policy.step_trees):
                 # the expect (a find, or the tree already read) runs while the oracle compares on its
                 # thread (issue 42): neither reads what the other writes; the oracle's inputs were taken
                 # above, and its dim test reads only a before-tree already read
@@ -231,21 +247,44 @@ class StepLoop:
             if self.policy.step_trees and before.tree_fetched and not after.tree_fetched:
                 after.tree = before.tree
             tree = _tree_if_known(after)
+            ahead = None
         else:
+            ahead = self._pixels_ahead(before, after)  # while the page source below is read
             tree = None if pixels_only and not self.policy.step_trees else after.tree
+            if ahead is not None:
+                ahead[0].want()
         ignore = [*self.ignore(after), *steady_keyboard(_tree_if_known(before), tree)]
         earlier = previous.frame if previous is not None else None
         if self.policy.step_trees:
             return lambda: self.oracle.compare(
                 before.frame, after.frame, tree, ignore=ignore, unstable=unstable,
                 before_tree=lambda: before.tree,  # read only when the whole screen dimmed / undimmed
-                previous=earlier,
+                previous=earlier, work=_done(ahead),
             )
         width, height = after.frame.size
         known_before = _tree_if_known(before)
         bars = self.status_bars.boxes(tree, width, height)
         return lambda: self.oracle.compare(before.frame, after.frame, tree, ignore=ignore, unstable=unstable,
                                            before_tree=lambda: known_before, previous=earlier, status_bars=bars)
+
+    def _pixels_ahead(self, before: Observation, after: Observation) -> tuple[PixelWork, Future[None]] | None:
+        """Standard and full: the compare's pixels, started on the judge thread before the
+        after-screen's page source is read (issue 42), with the inputs the before-tree predicts:
+        the bars and a steady keyboard where they were, a dialog of the before-screen closing, and
+        the ignore hook answering as it last did (it is asked about the after-screen only once its
+        tree is read: user code may read it). The compare finds them done where the after-screen
+        agrees (`PixelWork`); its result is the same either way."""
+        if not self.policy.step_trees or after.tree_fetched or not before.tree_fetched:
+            return None
+        before_tree = before.tree
+        work = PixelWork(before.frame, after.frame, self.oracle.config)
+        ignore = [*self._last_ignored, *steady_keyboard(before_tree, before_tree)]
+
+        def ahead() -> None:
+            self.oracle.prepare(work, before_tree, ignore=ignore, before_tree=before_tree)
+            with suppress(FrameError):  # a frame OpenCV cannot decode: the compare names it
+                after.frame.block_hash(self.oracle.config.scale_divisor)  # the cycle guard's fingerprint of it
+        return work, own_thread("guistate-judge").submit(ahead)
 
     def judges_beside(self, before: Observation, after: Observation, expect: Check | None, trees: bool) -> bool:
         """Whether nothing waits for this first look's verdict, so it may be judged beside the test
@@ -632,6 +671,14 @@ def _dialog_appeared(before: Observation, after: Observation) -> bool:
     except TreeExpired:
         return False
     return overlay is not None and overlay.change == "appeared"
+
+
+def _done(ahead: tuple[PixelWork, Future[None]] | None) -> PixelWork | None:
+    """The work ahead once it has ended (at once on the judge thread: it ran first)."""
+    if ahead is None:
+        return None
+    ahead[1].result()
+    return ahead[0]
 
 
 def _tree_if_known(observation: Observation) -> UITree | None:

@@ -593,7 +593,9 @@ class TaskSession:
         if before is None and check is None:
             return None  # tier off and nothing expected: the action itself is all there is
         acted = self.clock.monotonic()  # the action has returned: what it opened has been drawing since
-        after = self._observe("after")
+        # its tree is read by the step loop next, not by the recorder at once: at standard the
+        # oracle's pixels start while that page source is read (`StepLoop._pixels_ahead`)
+        after = self._observe("after", poll=True)
         if self._beside and before is not None and self.loop.judges_beside(before, after, check, record.reads_trees):
             # nothing waits for this verdict: judged while the test goes on, recorded by `_succeed`'s
             # `Journal.close_later` once judged (issue 42)

@@ -8,9 +8,10 @@ crops), a crop whose frame the caller names takes that frame's, other bytes that
 saw those of the latest screens. At light (`defer`, issue 12) a screen's tree is read only when
 something is put, or at once when the screen before it had a secure field (it may still show one);
 a screen that moved on unread is remembered as unknown and filled whole if ever put, its crops too.
-At standard and full (`step_trees`) every screen's tree is read at once, except a settle poll's (issue 38):
-it waits the same way, for the step loop to read it (the screen a settle ends on is judged), a put, or the
-step's close.
+At standard and full (`step_trees`) every screen's tree is read at once, except a settle poll's (issue 38)
+and a step's after-screen (issue 42: the step loop reads it next, once the oracle's pixels have started):
+they wait the same way, for the step loop to read them (the screen a settle ends on is judged), a put, or
+the step's close.
 
 The caller's thread notes what is observed (`observe`, `settle`); what the boxes are kept for runs
 on the recorder's writer, in order with the puts (`record`, `boxes_for`).

@@ -76,8 +76,10 @@ class RecordingScreen:
         return observation
 
     def observe_poll(self) -> Any:
-        """A settle poll (`TaskSession._observe_poll`): at standard and full its tree is read only if
-        something reads it (`ObservedScreens.observe`), not at once as every other screen's."""
+        """A settle poll (`TaskSession._observe_poll`) or a step's after-screen: at standard and full
+        its tree is read only when something reads it (`ObservedScreens.observe`), not at once as
+        every other screen's. The step loop reads an after-screen's next, once the oracle's pixel
+        work has started (`StepLoop._pixels_ahead`)."""
         observation = self._screen.observe()
         self._recorder.on_observation(observation, poll=True)
         return observation
