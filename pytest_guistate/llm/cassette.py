@@ -43,6 +43,7 @@ __all__ = [
     "cassette_path",
     "match_text",
     "strip_images",
+    "toast_ids",
     "without_toasts",
 ]
 
@@ -74,7 +75,7 @@ def _normalise(text: str) -> str:
 _OVERLAY_ROOT = re.compile(r"^0/([1-9][0-9]*)/0$")  # the first node of a window above the app's own
 
 
-def _toast_ids(rows: list[dict[str, Any]]) -> set[str]:
+def toast_ids(rows: list[dict[str, Any]]) -> set[str]:
     """Element ids of toasts: Android's `Toast` rows, and iOS's shape of one (XCUITest has no toast
     type): a window above the app's that holds one lone text and nothing to tap. An alert's window
     holds its buttons too, so its texts stay matched."""
@@ -108,7 +109,7 @@ def without_toasts(match: str) -> str:
                     continue
                 if isinstance(row, dict):
                     rows[j] = row
-            toasts = _toast_ids(list(rows.values()))
+            toasts = toast_ids(list(rows.values()))
             dropped |= {j for j, row in rows.items() if str(row.get("id")) in toasts}
             start = None
     return "\n".join(line for i, line in enumerate(lines) if i not in dropped)

@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_guistate.core.uitree import UINode, UITree
 from pytest_guistate.llm.cache.identity import differs, identity, identity_words, lookalikes, surroundings
-from pytest_guistate.llm.cassette import cassette_path
+from pytest_guistate.llm.cassette import cassette_path, toast_ids
 from pytest_guistate.llm.prompt import ImageScale, element_lines
 
 __all__ = ["SCHEMA", "ActionCache", "CacheError", "CachedCheck", "CachedQuery", "CachedRun", "CachedStep", "TargetMatch",
@@ -64,10 +64,12 @@ def _words(*texts: str) -> set[str]:
 def screen_labels(tree: UITree) -> list[str]:
     """Every label the actor is shown (texts, descriptions, resource ids), in screen order, once."""
     labels: list[str] = []
-    passing = [n.index_path for n in tree.nodes() if n.cls.endswith(_TRANSIENT)]
-    for row in screen_rows(tree):
+    rows = screen_rows(tree)
+    # a toast (Android's type, or iOS's shape of one: `toast_ids`) or a spinner: there on one run, gone on the next
+    passing = [n.index_path for n in tree.nodes() if n.cls.endswith(_TRANSIENT)] + sorted(toast_ids(rows))
+    for row in rows:
         if any(row["id"] == p or str(row["id"]).startswith(p + "/") for p in passing):
-            continue  # a toast or a spinner: there on one run, gone on the next
+            continue
         for key in ("text", "desc", "rid"):
             value = str(row.get(key) or "").strip()
             if value and value not in labels:
