@@ -13,6 +13,7 @@ import hashlib
 import struct
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -42,6 +43,37 @@ SCREEN_FACTOR = 2
 
 
 _HASH_SAMPLES = 128  # pixels across the frame's short side `block_hash` reads
+RECENT_COPIES = 8  # the oracle's copies of this many recent screens are kept by their bytes' digest
+_RECENT_BYTES = 64 << 20  # and no more than this in all (8 phone screens at half size take ~16 MB)
+
+
+class _RecentCopies:
+    """The oracle's reduced copies of the last screens decoded, by their PNG's digest (issue 42): a
+    screen seen again with the very same bytes (the list a cancelled dialog leaves, a launch screen
+    after a reset: `Device.known_screens`) takes its copy from here instead of a ~15 ms decode, so its
+    compare can begin at once. Equal digests are equal pixels; the arrays are never written in place."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        self._copies: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
+        self._count, self._limit = count, limit
+        self._lock = threading.Lock()
+
+    def get(self, digest: str, scale_divisor: int) -> np.ndarray | None:
+        with self._lock:
+            copy = self._copies.get((digest, scale_divisor))
+            if copy is not None:
+                self._copies.move_to_end((digest, scale_divisor))
+            return copy
+
+    def put(self, digest: str, scale_divisor: int, copy: np.ndarray) -> None:
+        with self._lock:
+            self._copies[(digest, scale_divisor)] = copy
+            self._copies.move_to_end((digest, scale_divisor))
+            while len(self._copies) > self._count or sum(c.nbytes for c in self._copies.values()) > self._limit:
+                self._copies.popitem(last=False)
+
+
+_recent_copies = _RecentCopies(RECENT_COPIES, _RECENT_BYTES)
 
 
 def _decode_pool() -> ThreadPoolExecutor:
@@ -239,8 +271,13 @@ class Frame:
     def prefetch(self, scale_divisor: int = 2) -> None:
         """Start decoding (and the oracle's 1/`scale_divisor` copy) on the background thread;
         `bgr`/`small` then wait for it instead of decoding. Nothing happens for a frame already
-        decoded (or decoding) or with no bytes."""
+        decoded (or decoding) or with no bytes. A frame whose digest is known and whose very bytes
+        were decoded for one of the last screens takes that copy instead (`_RecentCopies`)."""
         if self._bgr is None and self._decoding is None and self.png and scale_divisor not in self._small_cache:
+            recent = _recent_copies.get(self._digest, scale_divisor) if self._digest is not None else None
+            if recent is not None:
+                self._small_cache[scale_divisor] = recent
+                return
             self._decoding_divisor = scale_divisor
             self._decoding = _decode_pool().submit(_decode_ahead, self.png, scale_divisor)
 
@@ -303,6 +340,8 @@ class Frame:
             return None
         if small is not None:
             self._small_cache[self._decoding_divisor] = small
+            if self._digest is not None:
+                _recent_copies.put(self._digest, self._decoding_divisor, small)
         return image
 
     @property

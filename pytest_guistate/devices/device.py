@@ -724,6 +724,7 @@ class Device:
     def _observe(self) -> Observation:
         asked_at = time.monotonic()
         frame = self.screenshot()
+        key = self._screen_key(frame)  # its digest first: a screen decoded lately is not decoded again
         if self.decode_ahead:
             frame.prefetch()  # overlaps the page-source request (or the caller's next steps)
         self._shots += 1
@@ -733,7 +734,6 @@ class Device:
         def current() -> bool:
             return (self._shots, self.action_count) == (shot, inputs)
 
-        key = self._screen_key(frame)
         known = self._known_screens.get(key) if self.known_screens > 0 else None
         if known is not None:  # this session read this very screen before: its tree, no page source
             self._known_screens.move_to_end(key)

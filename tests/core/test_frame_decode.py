@@ -259,3 +259,30 @@ def test_a_twin_decodes_itself_when_the_shared_decode_was_cancelled() -> None:
     expected = cv2.resize(cv2.imdecode(np.frombuffer(first.png, np.uint8), cv2.IMREAD_COLOR), (60, 120),
                           interpolation=cv2.INTER_AREA)
     assert np.array_equal(twin.small(2), expected)
+
+
+def test_a_screen_decoded_lately_is_not_decoded_again_and_the_oldest_is_forgotten() -> None:
+    """Issue 42: the same bytes seen again (a dialog cancelled back to its list) take the oracle's copy
+    decoded for them before, when the frame's digest is known before its prefetch (as `Device` does)."""
+    pngs = [_png(100 + seed) for seed in range(frame_module.RECENT_COPIES + 1)]
+    first = Frame(pngs[0])
+    _ = first.digest
+    first.prefetch()
+    decoded = first.small(2)
+    again = Frame(bytes(bytearray(pngs[0])))
+    _ = again.digest
+    again.prefetch()
+    assert again._decoding is None, "the same bytes were sent to the decoder again"
+    assert again.small(2) is decoded
+    unknown = Frame(bytes(bytearray(pngs[0])))  # no digest asked for: nothing to look up by
+    unknown.prefetch()
+    assert unknown._decoding is not None and np.array_equal(unknown.small(2), decoded)
+    for png in pngs[1:]:  # as many other screens as are kept: the first is the oldest, forgotten
+        other = Frame(png)
+        _ = other.digest
+        other.prefetch()
+        other.small(2)
+    late = Frame(bytes(bytearray(pngs[0])))
+    _ = late.digest
+    late.prefetch()
+    assert late._decoding is not None and np.array_equal(late.small(2), decoded)
