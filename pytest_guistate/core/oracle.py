@@ -286,10 +286,11 @@ class VisualOracle:
         screen = Box(0, 0, *after.size)
         overlay = find_overlay(before_tree() if before_tree is not None else None, tree, screen)
         scale = self.config.scale_divisor
-        # no dialog node (a div over a scrim, no role="dialog"; issue 34), or a dim layer with no content
-        # node: the dialog is found from the pixels, as the area that does not follow the scrim's gain
-        by_pixels = overlay is None or overlay.layer and overlay.content is None
         exclude, residual_ignored = _dim_inputs(overlay, ignored, scale, work.masks(ignored).strict.shape)
+        # no dialog node (a div over a scrim, no role="dialog"; issue 34), or a dim layer with no content
+        # node: nothing to read the gain around, so the dialog is found from the pixels, as the area that
+        # does not follow the scrim's gain
+        by_pixels = exclude is None
         dimmed = work.dimmed(ignored, exclude, residual_ignored)
         gain, residual, found = dimmed.gain, dimmed.residual, dimmed.found
         if gain is None or residual is None:

@@ -92,11 +92,11 @@ class PixelWork:
         done = self._dimmed.get(key)
         if done is not None:
             return done
-        gain = self._gains.get(key[:2])
-        if key[:2] not in self._gains:
+        if key[:2] not in self._gains:  # None is a result too: no uniform dim
             scale = self.config.scale_divisor
-            gain = self._gains[key[:2]] = dim_gain(self.before.small(scale), self.after.small(scale),
-                                                   self.masks(ignored).strict, exclude)
+            self._gains[key[:2]] = dim_gain(self.before.small(scale), self.after.small(scale),
+                                            self.masks(ignored).strict, exclude)
+        gain = self._gains[key[:2]]
         if gain is None:
             done = Dimmed(None, None, ())
         else:
